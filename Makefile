@@ -1,0 +1,175 @@
+# llmkit — build, test, install.
+#
+#   make                 build lib/libllm.a and bin/llm-*
+#   make check           install missing packages, build, run every test (no GPU needed)
+#   make check SAN=1     the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make check-gpu       CUDA ops against the CPU reference (needs a GPU; says "skipped" otherwise)
+#   make demo            install missing packages, build, run the sample pipeline end to end
+#   make bench           throughput of every tool on the samples, beside its peers where installed
+#   make fuzz            run every fuzz target for FUZZ_SECONDS (default 300)
+#   make deps            install the Debian packages llmkit needs (as root), or print the command
+#   make install         PREFIX=/usr/local: binaries and man pages
+#
+# Build probes (each prints what it found; override on the command line):
+#   CUDA=auto|0|1        compile kernels/ with nvcc; 1 fails when nvcc is missing
+#   BLAS=auto|0|1        OpenBLAS for matrix products; 0 uses the portable loops in lib/
+#   MPI=auto|0|1         MPI data parallelism in llm-train
+#
+# Sources are found by wildcard: a new lib/NAME.c, tools/llm-NAME.c, tests/unit/test_NAME.c,
+# tests/fuzz/fuzz_NAME.c or kernels/NAME.cu is built without editing this file.
+# See CONTRIBUTING.md for the checklist when adding a tool.
+
+VERSION  := 0.1.0
+PREFIX   ?= /usr/local
+CUDA     ?= auto
+BLAS     ?= auto
+MPI      ?= auto
+SAN      ?= 0
+FUZZ_SECONDS ?= 300
+
+CC       ?= cc
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+OPT      ?= -O2
+CFLAGS   ?= $(OPT) -g
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+CPPFLAGS += -Ilib -D_GNU_SOURCE -DLLM_VERSION='"$(VERSION)"'
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -pthread -fno-strict-aliasing
+LDLIBS_DATA := -lzstd -lpcre2-8 -lxxhash -larchive
+LDLIBS_BASE := -lm -lpthread
+
+# Sanitizer builds live in their own tree so that switching SAN never mixes objects.
+ifeq ($(SAN),1)
+  ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  LDFLAGS += -fsanitize=address,undefined
+  B := build/san
+else
+  B := build/rel
+endif
+
+# Probes run once per configuration; their results land in $(B)/config.mk.
+PROBE_VARS := CC=$(CC) NVCC=$(NVCC) CUDA=$(CUDA) BLAS=$(BLAS) MPI=$(MPI)
+$(shell mkdir -p $(B) && echo '$(PROBE_VARS)' | cmp -s - $(B)/config.vars || echo '$(PROBE_VARS)' > $(B)/config.vars)
+$(B)/config.mk: $(B)/config.vars mk/probe.sh
+	@$(PROBE_VARS) sh mk/probe.sh $(B) > $@.tmp && mv $@.tmp $@
+-include $(B)/config.mk
+
+CPPFLAGS += $(PROBE_CPPFLAGS)
+LDLIBS   := -Wl,--as-needed $(PROBE_LDLIBS) $(LDLIBS_DATA) $(LDLIBS_BASE)
+
+LIB_SRC   := $(sort $(wildcard lib/*.c))
+LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
+LIBLLM    := $(B)/libllm.a
+TOOL_SRC  := $(sort $(wildcard tools/llm-*.c))
+TOOLS     := $(TOOL_SRC:tools/%.c=bin/%)
+TOOLSUP_SRC := $(filter-out $(TOOL_SRC),$(wildcard tools/*.c))
+TOOLSUP_OBJ := $(TOOLSUP_SRC:%.c=$(B)/%.o)
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(B)/fuzz/%-replay)
+CU_SRC    := $(sort $(wildcard kernels/*.cu))
+CU_OBJ    := $(CU_SRC:%.cu=$(B)/%.o)
+MAN_PAGES := $(sort $(wildcard man/man1/*.1 man/man5/*.5))
+
+ifeq ($(HAVE_CUDA),1)
+  LIBCUDA := $(B)/libllmcuda.a
+  CUDA_LDLIBS := $(LIBCUDA) $(PROBE_CUDA_LDLIBS)
+endif
+
+.PHONY: all deps check test check-gpu demo bench fuzz install clean lint-man
+.DELETE_ON_ERROR:
+
+all: $(TOOLS) lib/libllm.a $(LIBCUDA)
+
+# lib/libllm.a is the installed-name view of the archive of the current build tree.
+lib/libllm.a: $(LIBLLM)
+	@cp $< $@
+
+$(B)/%.o: %.c $(B)/config.mk
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBLLM): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/kernels/%.o: kernels/%.cu $(B)/config.mk
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) -Ilib -c $< -o $@
+
+$(LIBCUDA): $(CU_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+bin/%: $(B)/tools/%.o $(TOOLSUP_OBJ) $(LIBLLM) $(LIBCUDA)
+	@mkdir -p bin
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(TOOLSUP_OBJ) $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
+
+$(B)/unit/%: $(B)/tests/unit/%.o $(LIBLLM) $(LIBCUDA)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
+
+# Fuzz targets: a replay binary (any compiler, runs the committed corpus) and, with clang's
+# libFuzzer, a coverage-guided binary built against its own instrumented copy of lib/.
+$(B)/fuzz/%-replay: $(B)/tests/fuzz/%.o $(B)/tests/fuzz/replay.o $(LIBLLM)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(B)/tests/fuzz/replay.o: tests/fuzz/replay.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+FZ := build/fuzz
+FUZZ_CFLAGS := -std=c11 -O1 -g -pthread -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FZ)/%.o)
+$(FZ)/%.o: %.c
+	@mkdir -p $(@D)
+	clang $(CPPFLAGS) $(PROBE_CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
+$(FZ)/libllm.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+$(FZ)/bin/%: $(FZ)/tests/fuzz/%.o $(FZ)/libllm.a
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+FUZZERS := $(FUZZ_SRC:tests/fuzz/%.c=$(FZ)/bin/%)
+
+# The whole suite: unit tests, shell tests, fuzz replay (and a short libFuzzer run where clang
+# has it), man page lint. tests/run.sh prints "N passed, N failed" last.
+test: all $(UNITS) $(FUZZ_REPLAY) $(if $(filter 1,$(HAVE_LIBFUZZER)),$(FUZZERS))
+	@B=$(B) HAVE_LIBFUZZER=$(HAVE_LIBFUZZER) HAVE_CUDA=$(HAVE_CUDA) HAVE_MPI=$(HAVE_MPI) \
+	  SAN=$(SAN) sh tests/run.sh
+
+check:
+	@sh mk/deps.sh
+	@$(MAKE) --no-print-directory test
+
+check-gpu: all
+	@sh tests/gpu/run-checks.sh
+
+deps:
+	@sh mk/deps.sh
+
+demo:
+	@sh mk/deps.sh
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -f pipelines/Makefile CONFIG=pipelines/demo.mk demo
+
+bench: all
+	@sh bench/run.sh
+
+fuzz: $(FUZZERS)
+	@for f in $(FUZZERS); do n=$${f##*/}; mkdir -p $(FZ)/corpus/$$n; \
+	  echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=0 \
+	    $(FZ)/corpus/$$n tests/fuzz/corpus/$$n || exit 1; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(wildcard man/man1/*.1) $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 $(wildcard man/man5/*.5) $(DESTDIR)$(PREFIX)/share/man/man5
+
+clean:
+	rm -rf build bin lib/libllm.a
+
+-include $(LIB_OBJ:.o=.d) $(TOOL_SRC:tools/%.c=$(B)/tools/%.d) $(TOOLSUP_OBJ:.o=.d) \
+	$(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%.d)

@@ -1,0 +1,80 @@
+/*
+ * io.h — streaming input and output for every tool.
+ *
+ * Reader: a file or stdin ("-" or NULL), compression detected from the first bytes (zstd via
+ * libzstd; gzip, xz, bzip2 via libarchive's raw filters; concatenated members/frames are read as
+ * one stream). Lines are returned without their "\n" and without a "\r" before it, so CRLF and
+ * LF files read the same; a last line without a newline is still a line. Memory: one 1 MiB
+ * input buffer plus the longest line seen, capped by llm_reader_set_max_line (default 64 MiB).
+ * A longer line is not returned in full: llm_reader_line gives LLM_ETOOLONG with its first
+ * bytes and total length, skips the rest, and the next call continues with the following line.
+ *
+ * Writer: stdout ("-" or NULL) or a file. A file is written to a temporary name beside it
+ * (".NAME.tmp.PID") and renamed over NAME by llm_writer_close only when everything was written,
+ * flushed and fsynced, so a killed tool never leaves a half-written file under the final name.
+ * A name ending in ".zst" is zstd-compressed. Every write is checked; a write error (e.g.
+ * /dev/full) is reported by the write or close call that sees it. A closed pipe raises SIGPIPE
+ * as with any write(2) (programs keep its default action and die silently, like cat).
+ *
+ * Neither object is thread safe; use one per thread.
+ */
+#ifndef LLM_IO_H
+#define LLM_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct llm_reader llm_reader;
+
+/* Open path ("-"/NULL = stdin). On failure *r is NULL and llm_last_error() names the file. */
+int llm_reader_open(llm_reader **r, const char *path);
+/* Read from an already open descriptor (not closed by free); name is used in messages. */
+int llm_reader_open_fd(llm_reader **r, int fd, const char *name);
+void llm_reader_free(llm_reader *r);
+
+void llm_reader_set_max_line(llm_reader *r, size_t max);
+
+/*
+ * Next line. LLM_OK: *line/*len hold it (valid until the next call; the byte after it is a
+ * writable NUL). LLM_EOF: no more lines. LLM_ETOOLONG: *line holds the first max bytes, *len
+ * the full length. LLM_EIO / LLM_EFORMAT: read error or corrupt compressed stream (detail set).
+ */
+int llm_reader_line(llm_reader *r, char **line, size_t *len);
+
+/* Binary reading. read returns bytes read (0 at end) or a negative status. read_exact returns
+ * LLM_OK, LLM_EOF when no byte was left, or LLM_EFORMAT when the stream ends inside the n bytes. */
+ssize_t llm_reader_read(llm_reader *r, void *buf, size_t n);
+int llm_reader_read_exact(llm_reader *r, void *buf, size_t n);
+
+const char *llm_reader_name(const llm_reader *r);       /* path, or "<stdin>" */
+uint64_t llm_reader_lineno(const llm_reader *r);        /* 1-based number of the last line */
+uint64_t llm_reader_offset(const llm_reader *r);        /* decompressed offset of that line */
+uint64_t llm_reader_raw_bytes(const llm_reader *r);     /* bytes consumed from the file */
+int64_t llm_reader_size(const llm_reader *r);           /* file size on disk, or -1 */
+const char *llm_reader_compression(const llm_reader *r); /* "none", "zstd", "gzip", "xz", "bzip2" */
+
+/* Read a whole (possibly compressed) file into memory; for small files (configs, vocabularies). */
+int llm_read_file(const char *path, char **data, size_t *len);
+
+typedef struct llm_writer llm_writer;
+
+int llm_writer_open(llm_writer **w, const char *path);
+int llm_writer_write(llm_writer *w, const void *data, size_t n);
+/* Flush, finish compression, fsync and rename (files), or flush (stdout). Frees w. */
+int llm_writer_close(llm_writer *w);
+/* Discard: remove the temporary file. Frees w. */
+void llm_writer_abort(llm_writer *w);
+const char *llm_writer_name(const llm_writer *w);
+uint64_t llm_writer_bytes(const llm_writer *w); /* bytes given to write (before compression) */
+
+/* Write data to path atomically (temporary name, fsync, rename). */
+int llm_write_file(const char *path, const void *data, size_t n);
+
+/*
+ * Temporary files of open writers are registered here; llm_tmpfiles_unlink() removes them and
+ * is async-signal-safe, so a program's SIGINT/SIGTERM handler can call it before dying.
+ */
+void llm_tmpfiles_unlink(void);
+
+#endif

@@ -1,0 +1,85 @@
+#!/bin/sh
+# Build probes: try-compile each optional feature and print make variables for config.mk.
+# Called by the Makefile with CC, NVCC, CUDA, BLAS and MPI in the environment; each probe
+# reports on stderr what it found. An explicit 1 that cannot be satisfied fails the build.
+set -u
+dir=$1
+t=$dir/probe.$$
+trap 'rm -rf "$t" "$t".*' EXIT
+say() { echo "probe: $*" >&2; }
+fail() { echo "probe: $*" >&2; exit 1; }
+
+try_cc() {  # try_cc 'source' flags... : compile and link a small program
+	src=$1; shift
+	printf '%s\n' "$src" > "$t.c"
+	$CC "$t.c" -o "$t" "$@" >/dev/null 2>&1
+}
+
+# OpenBLAS (cblas_sgemm).
+case $BLAS in
+0) say "BLAS: off (BLAS=0), portable matrix loops"; echo "HAVE_BLAS := 0" ;;
+*)
+	if try_cc '#include <cblas.h>
+int main(void){float a=1,b=1,c=0;cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,&a,1,&b,1,0,&c,1);return c!=1;}' -lopenblas; then
+		say "BLAS: OpenBLAS"
+		echo "HAVE_BLAS := 1"
+		echo "PROBE_CPPFLAGS += -DLLM_HAVE_BLAS=1"
+		echo "PROBE_LDLIBS += -lopenblas"
+	else
+		[ "$BLAS" = 1 ] && fail "BLAS=1 but OpenBLAS (cblas.h, -lopenblas) is missing; run 'make deps'"
+		say "BLAS: not found, portable matrix loops (install libopenblas-dev for speed)"
+		echo "HAVE_BLAS := 0"
+	fi ;;
+esac
+
+# MPI (Open MPI's compiler wrapper knows the flags).
+case $MPI in
+0) say "MPI: off (MPI=0)"; echo "HAVE_MPI := 0" ;;
+*)
+	mcf=$(mpicc --showme:compile 2>/dev/null) ; mlf=$(mpicc --showme:link 2>/dev/null)
+	if [ -n "$mlf" ] && try_cc '#include <mpi.h>
+int main(int c,char**v){MPI_Init(&c,&v);MPI_Finalize();return 0;}' $mcf $mlf; then
+		say "MPI: $(mpirun --version 2>/dev/null | head -n 1)"
+		echo "HAVE_MPI := 1"
+		echo "PROBE_CPPFLAGS += -DLLM_HAVE_MPI=1 $mcf"
+		echo "PROBE_LDLIBS += $mlf"
+	else
+		[ "$MPI" = 1 ] && fail "MPI=1 but no working mpicc/mpi.h; run 'make deps'"
+		say "MPI: not found, single process only"
+		echo "HAVE_MPI := 0"
+	fi ;;
+esac
+
+# CUDA: nvcc compiles kernels/ whenever it exists, so CI catches CUDA breakage without a GPU.
+case $CUDA in
+0) say "CUDA: off (CUDA=0)"; echo "HAVE_CUDA := 0" ;;
+*)
+	if [ -n "$NVCC" ] && [ -x "$NVCC" ]; then
+		cudadir=$(dirname "$(dirname "$NVCC")")
+		printf '__global__ void k(float*x){x[threadIdx.x]=1;}\nint main(){return 0;}\n' > "$t.cu"
+		if "$NVCC" -c "$t.cu" -o "$t.o" >/dev/null 2>&1; then
+			say "CUDA: $("$NVCC" --version | tail -n 1) ($NVCC)"
+			echo "HAVE_CUDA := 1"
+			echo "NVCCFLAGS := -O2 -std=c++17 -arch=sm_90 -DLLM_HAVE_CUDA=1"
+			echo "PROBE_CPPFLAGS += -DLLM_HAVE_CUDA=1 -I$cudadir/include"
+			echo "PROBE_CUDA_LDLIBS := -L$cudadir/lib64 -lcublasLt -lcublas -lcudart -lstdc++"
+		else
+			fail "nvcc at $NVCC cannot compile a trivial kernel"
+		fi
+	else
+		[ "$CUDA" = 1 ] && fail "CUDA=1 but nvcc was not found (set NVCC=/path/to/nvcc)"
+		say "CUDA: nvcc not found, CPU only"
+		echo "HAVE_CUDA := 0"
+	fi ;;
+esac
+
+# libFuzzer (clang -fsanitize=fuzzer) for coverage-guided fuzzing; without it the committed
+# corpora are still replayed.
+printf '#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(const uint8_t*d,size_t n){(void)d;(void)n;return 0;}\n' > "$t.f.c"
+if clang -fsanitize=fuzzer,address "$t.f.c" -o "$t.f" >/dev/null 2>&1; then
+	say "libFuzzer: clang $(clang --version | head -n 1 | sed 's/.*version \([^ ]*\).*/\1/')"
+	echo "HAVE_LIBFUZZER := 1"
+else
+	say "libFuzzer: not found, corpus replay only"
+	echo "HAVE_LIBFUZZER := 0"
+fi

@@ -1,0 +1,88 @@
+#!/bin/sh
+# tests/run.sh — run the whole suite and print "N passed, N failed[, N skipped]" last.
+#
+# Test programs: unit tests ($B/unit/test_*), shell tests (tests/t/t*.sh), fuzz corpus replay
+# (and a short libFuzzer run where available), man page lint. Every program speaks TAP; a
+# program that fails without reporting a failing test counts as one failure. Programs run in
+# parallel (JOBS, default the number of cores); each log is in build/test-logs/.
+set -u
+: "${B:=build/rel}" "${JOBS:=$(nproc 2>/dev/null || echo 2)}" "${FUZZ_CHECK_SECONDS:=8}"
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+LOGS=build/test-logs
+export B TOP LLM_TOP=$TOP FUZZ_CHECK_SECONDS
+
+if [ "${1:-}" = --one ]; then
+	# One program: run it, TAP to its log.
+	prog=$2 name=$3 log=$LOGS/$3.log
+	start=$(date +%s)
+	case $prog in
+	*.sh) sh "$prog" >"$log" 2>&1 ;;
+	fuzz-replay:*)
+		t=${prog#fuzz-replay:}; n=${t##*/}; n=${n%-replay}
+		if "$t" "tests/fuzz/corpus/$n" >"$log.out" 2>&1; then
+			echo "ok 1 - replay corpus of $n ($(tail -n 1 "$log.out"))" >"$log"
+		else
+			{ echo "not ok 1 - replay corpus of $n"; sed 's/^/# /' "$log.out" | tail -n 30; } >"$log"
+		fi ;;
+	fuzz-run:*)
+		t=${prog#fuzz-run:}; n=${t##*/}; c=build/fuzz/corpus/$n
+		mkdir -p "$c"
+		if "$t" -max_total_time="$FUZZ_CHECK_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+			-print_final_stats=0 "$c" "tests/fuzz/corpus/$n" >"$log.out" 2>&1; then
+			echo "ok 1 - libFuzzer $n for ${FUZZ_CHECK_SECONDS}s" >"$log"
+		else
+			{ echo "not ok 1 - libFuzzer $n (crash input saved by libFuzzer in $TOP)"; \
+			  sed 's/^/# /' "$log.out" | tail -n 40; } >"$log"
+		fi ;;
+	man-lint)
+		i=0; : >"$log"
+		for m in man/man1/*.1 man/man5/*.5; do
+			[ -e "$m" ] || continue
+			i=$((i + 1))
+			w=$(groff -mdoc -ww -z "$m" 2>&1)
+			if [ -z "$w" ]; then echo "ok $i - groff -mdoc -ww $m" >>"$log"
+			else { echo "not ok $i - groff -mdoc -ww $m"; echo "$w" | sed 's/^/# /'; } >>"$log"; fi
+		done
+		echo "1..$i" >>"$log" ;;
+	*) "$prog" >"$log" 2>&1 ;;
+	esac
+	echo $? >"$log.rc"
+	echo $(( $(date +%s) - start )) >"$log.time"
+	exit 0
+fi
+
+rm -rf "$LOGS" && mkdir -p "$LOGS"
+list=$LOGS/.list
+: >"$list"
+for t in "$B"/unit/test_*; do [ -x "$t" ] && echo "$t ${t##*/}" >>"$list"; done
+for t in tests/t/t*.sh; do [ -e "$t" ] && n=${t##*/} && echo "$t ${n%.sh}" >>"$list"; done
+for t in "$B"/fuzz/*-replay; do [ -x "$t" ] && n=${t##*/} && echo "fuzz-replay:$t $n" >>"$list"; done
+if [ "${HAVE_LIBFUZZER:-0}" = 1 ] && [ "${SAN:-0}" != 1 ]; then
+	for t in build/fuzz/bin/fuzz_*; do [ -x "$t" ] && echo "fuzz-run:$t ${t##*/}-libfuzzer" >>"$list"; done
+fi
+echo "man-lint man-lint" >>"$list"
+
+# Slowest first would be ideal; alphabetical keeps logs easy to find.
+xargs -P "$JOBS" -L 1 sh tests/run.sh --one <"$list"
+
+pass=0 fail=0 skip=0
+while read -r prog name; do
+	log=$LOGS/$name.log
+	rc=$(cat "$log.rc" 2>/dev/null || echo 99)
+	p=$(grep -c '^ok ' "$log" 2>/dev/null); s=$(grep -c '^ok .*# skip' "$log" 2>/dev/null)
+	f=$(grep -c '^not ok ' "$log" 2>/dev/null)
+	p=$((p - s))
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then f=1; fi
+	if [ $((p + s + f)) = 0 ]; then f=1; echo "# $name ran no test" >>"$log"; fi
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	if [ "$f" = 0 ]; then
+		printf 'PASS %-40s %4d ok %3d skipped %4ss\n' "$name" "$p" "$s" "$(cat "$log.time")"
+	else
+		printf 'FAIL %-40s %4d ok %3d failed (rc %s) — %s\n' "$name" "$p" "$f" "$rc" "$log"
+		grep -A 30 '^not ok' "$log" | head -n 60 | sed 's/^/    /'
+		[ "$rc" != 0 ] && ! grep -q '^not ok' "$log" && tail -n 20 "$log" | sed 's/^/    /'
+	fi
+done <"$list"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

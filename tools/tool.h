@@ -1,0 +1,100 @@
+/*
+ * tool.h — what every llm-* program shares at the process level: start-up, the exits of the
+ * command-line contract (0 ok, 1 runtime or data failure, 2 usage), parsing of option values,
+ * and the options common to all tools.
+ *
+ * This is the one place allowed to call exit(): lib/ reports, tools decide.
+ *
+ * Common options (TOOL_COMMON_OPTIONS in a getopt_long table, tool_common_option in the switch):
+ *   -o, --output FILE   output (default stdout; NAME.zst compresses)
+ *   -q, --quiet         no progress or summary
+ *   -v, --verbose
+ *       --stats FILE    run summary as JSON
+ *       --rejects FILE  every dropped record plus "reject_reason"
+ *       --strict        malformed input is fatal (exit 1) instead of rejected
+ *       --max-line SIZE longest accepted input line (default 64M)
+ *       --field KEY     document text field (default "text")
+ *       --threads N     worker threads (default 1; 0 = number of cores)
+ *       --version, -h/--help
+ */
+#ifndef LLM_TOOL_H
+#define LLM_TOOL_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "run.h"
+
+/* Set program name, OOM handler (message + exit 1), SIGPIPE default, SIGINT/SIGTERM cleanup
+ * of temporary output files. */
+void tool_init(const char *name);
+
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "PROG: msg" and "Try 'PROG --help' for more information.", exit 2. */
+_Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print usage text to stdout, exit 0 (for --help). */
+_Noreturn void tool_help(const char *text);
+_Noreturn void tool_version(void);
+
+/* Option value parsers: on a bad value they call usage_error naming the option. */
+uint64_t tool_size(const char *opt, const char *arg);          /* 64K, 1.5M, 1G, 2T; base 1024 */
+long long tool_int(const char *opt, const char *arg, long long min, long long max);
+double tool_double(const char *opt, const char *arg, double min, double max);
+/* One of a NUL-separated list of words ("cpu\0cuda\0auto\0"); returns its index. */
+int tool_choice(const char *opt, const char *arg, const char *words);
+
+enum {
+	TOOL_OPT_STATS = 0x1000,
+	TOOL_OPT_REJECTS,
+	TOOL_OPT_STRICT,
+	TOOL_OPT_MAX_LINE,
+	TOOL_OPT_FIELD,
+	TOOL_OPT_THREADS,
+	TOOL_OPT_VERSION,
+	TOOL_OPT_FIRST_PRIVATE = 0x1100 /* tools number their own long-only options from here */
+};
+
+#define TOOL_COMMON_SHORT "o:qvh"
+#define TOOL_COMMON_OPTIONS                                        \
+	{ "output", required_argument, NULL, 'o' },                \
+	{ "quiet", no_argument, NULL, 'q' },                       \
+	{ "verbose", no_argument, NULL, 'v' },                     \
+	{ "help", no_argument, NULL, 'h' },                        \
+	{ "version", no_argument, NULL, TOOL_OPT_VERSION },        \
+	{ "stats", required_argument, NULL, TOOL_OPT_STATS },      \
+	{ "rejects", required_argument, NULL, TOOL_OPT_REJECTS },  \
+	{ "strict", no_argument, NULL, TOOL_OPT_STRICT },          \
+	{ "max-line", required_argument, NULL, TOOL_OPT_MAX_LINE }, \
+	{ "field", required_argument, NULL, TOOL_OPT_FIELD },      \
+	{ "threads", required_argument, NULL, TOOL_OPT_THREADS }
+
+struct tool_common {
+	const char *output;  /* NULL = stdout */
+	const char *stats;
+	const char *rejects;
+	int strict;
+	size_t max_line;
+	const char *field;   /* "text" */
+	int threads;         /* resolved: >= 1 */
+	const char *help;    /* usage text printed by -h/--help */
+};
+
+void tool_common_init(struct tool_common *co, const char *help);
+/* Handle a common option; returns 1 if c was one (exits for --help/--version/bad values). */
+int tool_common_option(struct tool_common *co, int c, const char *arg);
+/* A getopt '?' or ':' result: usage error (getopt already printed why). */
+_Noreturn void tool_bad_option(void);
+
+/* A run wired to the common options (stats file, rejects file). Dies on open failure. */
+llm_run *tool_run_new(const struct tool_common *co);
+/* Finish the run; returns the exit status to use (0, or 1 when anything failed earlier or
+ * the run's bookkeeping failed). failed: whether the tool saw a runtime error. */
+int tool_run_finish(llm_run *run, int failed);
+
+/* The command line as one JSON-escaped string (for manifests and checkpoint state). */
+const char *tool_cmdline(void);
+void tool_save_cmdline(int argc, char **argv);
+
+#endif
