@@ -19,6 +19,7 @@
 # tests/fuzz/fuzz_NAME.c or kernels/NAME.cu is built without editing this file.
 # See CONTRIBUTING.md for the checklist when adding a tool.
 
+.DEFAULT_GOAL := all
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
 CUDA     ?= auto

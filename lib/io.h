@@ -6,10 +6,12 @@
  * one stream). Lines are returned without their "\n" and without a "\r" before it, so CRLF and
  * LF files read the same; a last line without a newline is still a line. Memory: one 1 MiB
  * input buffer plus the longest line seen, capped by llm_reader_set_max_line (default 64 MiB).
- * A longer line is not returned in full: llm_reader_line gives LLM_ETOOLONG with its first
- * bytes and total length, skips the rest, and the next call continues with the following line.
+ * A longer line is not returned in full: llm_reader_line reads past it and gives LLM_ETOOLONG
+ * with its first bytes (up to 1 KiB) and its total length; the next call continues with the
+ * following line.
  *
- * Writer: stdout ("-" or NULL) or a file. A file is written to a temporary name beside it
+ * Writer: stdout ("-" or NULL) or a file. A path that exists and is not a regular file (a
+ * device such as /dev/full, a FIFO) is written directly. A regular file is written to a temporary name beside it
  * (".NAME.tmp.PID") and renamed over NAME by llm_writer_close only when everything was written,
  * flushed and fsynced, so a killed tool never leaves a half-written file under the final name.
  * A name ending in ".zst" is zstd-compressed. Every write is checked; a write error (e.g.
@@ -36,9 +38,10 @@ void llm_reader_free(llm_reader *r);
 void llm_reader_set_max_line(llm_reader *r, size_t max);
 
 /*
- * Next line. LLM_OK: *line/*len hold it (valid until the next call; the byte after it is a
- * writable NUL). LLM_EOF: no more lines. LLM_ETOOLONG: *line holds the first max bytes, *len
- * the full length. LLM_EIO / LLM_EFORMAT: read error or corrupt compressed stream (detail set).
+ * Next line. LLM_OK: *line and *len hold it (valid until the next call; the byte after it is a
+ * writable NUL). LLM_EOF: no more lines. LLM_ETOOLONG: *line holds its first bytes (at most
+ * 1 KiB, NUL-terminated), *len the full length. LLM_EIO / LLM_EFORMAT: read error or corrupt
+ * compressed stream (detail set).
  */
 int llm_reader_line(llm_reader *r, char **line, size_t *len);
 

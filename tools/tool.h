@@ -93,7 +93,8 @@ llm_run *tool_run_new(const struct tool_common *co);
  * the run's bookkeeping failed). failed: whether the tool saw a runtime error. */
 int tool_run_finish(llm_run *run, int failed);
 
-/* The command line as one JSON-escaped string (for manifests and checkpoint state). */
+/* The command line as one shell-quoted string (for manifests and checkpoint state; escape it
+ * with llm_json_put_str when writing JSON). tool_save_cmdline must have been called. */
 const char *tool_cmdline(void);
 void tool_save_cmdline(int argc, char **argv);
 

@@ -1,0 +1,635 @@
+/*
+ * io.c — readers with compression detected from content, atomic writers.
+ *
+ * Reader layout: decompressed bytes land in r->data[0..end); lines are found with memchr and
+ * returned in place. A partial line at the end of the buffer is moved to the front before the
+ * next fill, and the buffer doubles only when one line does not fit, so memory follows the
+ * longest line up to the cap. Plain input is read(2) straight into that buffer: no copy.
+ *
+ * zstd goes through libzstd's streaming decoder (it reads concatenated and skippable frames).
+ * gzip, xz and bzip2 go through libarchive's raw format, fed from the same descriptor by a
+ * callback that first hands back the bytes peeked for detection, so pipes work too.
+ */
+#include "io.h"
+
+#include <archive.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "buf.h"
+#include "err.h"
+
+#define DATA_INIT (1u << 20)
+#define RAW_SIZE (1u << 17)
+#define HEAD_MAX 1024
+
+enum comp { COMP_NONE, COMP_ZSTD, COMP_ARCHIVE };
+
+struct llm_reader {
+	int fd, own_fd;
+	char *name;
+	enum comp comp;
+	const char *comp_name;
+	int64_t size;
+	/* raw (compressed) input */
+	char *raw;
+	size_t raw_pos, raw_end;
+	uint64_t raw_bytes;
+	int raw_eof;
+	ZSTD_DCtx *zd;
+	size_t zret; /* last ZSTD_decompressStream result: 0 at a frame boundary */
+	struct archive *ar;
+	/* decompressed data */
+	char *data;
+	size_t cap, pos, end;
+	uint64_t base; /* decompressed offset of data[0] */
+	int eof, err;
+	size_t max_line;
+	uint64_t lineno, line_off;
+	char head[HEAD_MAX + 1];
+};
+
+static ssize_t read_fd(int fd, void *buf, size_t n)
+{
+	for (;;) {
+		ssize_t k = read(fd, buf, n);
+		if (k >= 0 || errno != EINTR)
+			return k;
+	}
+}
+
+/* Read raw bytes into r->raw (after consuming what is there). 0 at end, <0 on error. */
+static ssize_t raw_fill(llm_reader *r)
+{
+	if (r->raw_eof)
+		return 0;
+	if (r->raw_pos == r->raw_end)
+		r->raw_pos = r->raw_end = 0;
+	ssize_t k = read_fd(r->fd, r->raw + r->raw_end, RAW_SIZE - r->raw_end);
+	if (k < 0)
+		return llm_fail(LLM_EIO, "%s: %s", r->name, strerror(errno));
+	if (k == 0)
+		r->raw_eof = 1;
+	r->raw_end += k;
+	r->raw_bytes += k;
+	return k;
+}
+
+static la_ssize_t archive_cb(struct archive *a, void *ctx, const void **out)
+{
+	llm_reader *r = ctx;
+	if (r->raw_pos == r->raw_end && raw_fill(r) < 0) {
+		archive_set_error(a, EIO, "%s", llm_last_error());
+		return -1;
+	}
+	*out = r->raw + r->raw_pos;
+	size_t n = r->raw_end - r->raw_pos;
+	r->raw_pos = r->raw_end;
+	return n;
+}
+
+static int detect(llm_reader *r)
+{
+	/* Peek enough bytes for the longest magic (xz: 6). */
+	while (r->raw_end < 6 && !r->raw_eof)
+		if (raw_fill(r) < 0)
+			return LLM_EIO;
+	const unsigned char *m = (const unsigned char *)r->raw;
+	size_t n = r->raw_end;
+	if (n >= 4 && m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) {
+		r->comp = COMP_ZSTD;
+		r->comp_name = "zstd";
+		r->zd = ZSTD_createDCtx();
+		if (!r->zd)
+			return llm_fail(LLM_ENOMEM, "%s: cannot create zstd decoder", r->name);
+		r->zret = 1;
+		return LLM_OK;
+	}
+	const char *name = NULL;
+	if (n >= 2 && m[0] == 0x1F && m[1] == 0x8B)
+		name = "gzip";
+	else if (n >= 6 && memcmp(m, "\xFD" "7zXZ\0", 6) == 0)
+		name = "xz";
+	else if (n >= 3 && memcmp(m, "BZh", 3) == 0)
+		name = "bzip2";
+	if (!name) {
+		r->comp = COMP_NONE;
+		r->comp_name = "none";
+		return LLM_OK;
+	}
+	r->comp = COMP_ARCHIVE;
+	r->comp_name = name;
+	struct archive_entry *e;
+	r->ar = archive_read_new();
+	if (!r->ar || archive_read_support_filter_all(r->ar) != ARCHIVE_OK ||
+	    archive_read_support_format_raw(r->ar) != ARCHIVE_OK ||
+	    archive_read_open(r->ar, r, NULL, archive_cb, NULL) != ARCHIVE_OK ||
+	    archive_read_next_header(r->ar, &e) != ARCHIVE_OK)
+		return llm_fail(LLM_EFORMAT, "%s: cannot read %s stream: %s", r->name, name,
+		                r->ar ? archive_error_string(r->ar) : "out of memory");
+	return LLM_OK;
+}
+
+/* Decompressed bytes into data[end..cap). Returns bytes added, 0 at end, <0 on error. */
+static ssize_t fill(llm_reader *r)
+{
+	char *out = r->data + r->end;
+	size_t room = r->cap - r->end;
+	switch (r->comp) {
+	case COMP_NONE:
+		if (r->raw_pos < r->raw_end) { /* bytes peeked by detect */
+			size_t k = r->raw_end - r->raw_pos < room ? r->raw_end - r->raw_pos : room;
+			memcpy(out, r->raw + r->raw_pos, k);
+			r->raw_pos += k;
+			return k;
+		}
+		if (r->raw_eof)
+			return 0;
+		{
+			ssize_t k = read_fd(r->fd, out, room);
+			if (k < 0)
+				return llm_fail(LLM_EIO, "%s: %s", r->name, strerror(errno));
+			if (k == 0)
+				r->raw_eof = 1;
+			r->raw_bytes += k;
+			return k;
+		}
+	case COMP_ZSTD:
+		for (;;) {
+			if (r->raw_pos == r->raw_end) {
+				ssize_t k = raw_fill(r);
+				if (k < 0)
+					return k;
+				if (k == 0) {
+					if (r->zret != 0)
+						return llm_fail(LLM_EFORMAT, "%s: truncated zstd stream", r->name);
+					return 0;
+				}
+			}
+			ZSTD_inBuffer in = { r->raw, r->raw_end, r->raw_pos };
+			ZSTD_outBuffer ob = { out, room, 0 };
+			size_t ret = ZSTD_decompressStream(r->zd, &ob, &in);
+			r->raw_pos = in.pos;
+			if (ZSTD_isError(ret))
+				return llm_fail(LLM_EFORMAT, "%s: corrupt zstd stream: %s", r->name,
+				                ZSTD_getErrorName(ret));
+			r->zret = ret;
+			if (ob.pos)
+				return ob.pos;
+		}
+	case COMP_ARCHIVE: {
+		la_ssize_t k = archive_read_data(r->ar, out, room);
+		if (k < 0)
+			return llm_fail(LLM_EFORMAT, "%s: corrupt %s stream: %s", r->name, r->comp_name,
+			                archive_error_string(r->ar));
+		return k;
+	}
+	}
+	return 0;
+}
+
+int llm_reader_open_fd(llm_reader **rp, int fd, const char *name)
+{
+	llm_reader *r = llm_calloc(1, sizeof *r);
+	r->fd = fd;
+	r->name = llm_strdup(name);
+	r->raw = llm_malloc(RAW_SIZE);
+	r->cap = DATA_INIT;
+	r->data = llm_malloc(r->cap + 1);
+	r->max_line = (size_t)64 << 20;
+	r->size = -1;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		r->size = st.st_size;
+	int rc = detect(r);
+	if (rc != LLM_OK) {
+		llm_reader_free(r);
+		*rp = NULL;
+		return rc;
+	}
+	*rp = r;
+	return LLM_OK;
+}
+
+int llm_reader_open(llm_reader **rp, const char *path)
+{
+	*rp = NULL;
+	if (!path || strcmp(path, "-") == 0)
+		return llm_reader_open_fd(rp, 0, "<stdin>");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		return llm_fail(LLM_EIO, "%s: Is a directory", path);
+	}
+	int rc = llm_reader_open_fd(rp, fd, path);
+	if (rc != LLM_OK) {
+		close(fd);
+		return rc;
+	}
+	(*rp)->own_fd = 1;
+	return LLM_OK;
+}
+
+void llm_reader_free(llm_reader *r)
+{
+	if (!r)
+		return;
+	if (r->zd)
+		ZSTD_freeDCtx(r->zd);
+	if (r->ar)
+		archive_read_free(r->ar);
+	if (r->own_fd)
+		close(r->fd);
+	free(r->name);
+	free(r->raw);
+	free(r->data);
+	free(r);
+}
+
+void llm_reader_set_max_line(llm_reader *r, size_t max)
+{
+	r->max_line = max ? max : SIZE_MAX / 2;
+}
+
+/* Make room after end: slide unread bytes to the front, or grow. */
+static void make_room(llm_reader *r)
+{
+	if (r->pos > 0) {
+		memmove(r->data, r->data + r->pos, r->end - r->pos);
+		r->base += r->pos;
+		r->end -= r->pos;
+		r->pos = 0;
+	}
+	if (r->end == r->cap) {
+		r->cap *= 2;
+		r->data = llm_realloc(r->data, r->cap + 1);
+	}
+}
+
+/* Discard the rest of an over-long line; returns its total length or a negative status. */
+static int64_t skip_long_line(llm_reader *r, size_t *total)
+{
+	for (;;) {
+		char *nl = memchr(r->data + r->pos, '\n', r->end - r->pos);
+		if (nl) {
+			*total += nl - (r->data + r->pos);
+			r->pos = nl + 1 - r->data;
+			return LLM_OK;
+		}
+		*total += r->end - r->pos;
+		r->base += r->end;
+		r->pos = r->end = 0;
+		ssize_t k = fill(r);
+		if (k < 0)
+			return k;
+		if (k == 0)
+			return LLM_OK;
+		r->end = k;
+	}
+}
+
+int llm_reader_line(llm_reader *r, char **line, size_t *len)
+{
+	size_t scan_from = r->pos;
+	for (;;) {
+		char *nl = memchr(r->data + scan_from, '\n', r->end - scan_from);
+		size_t llen = (nl ? (size_t)(nl - r->data) : r->end) - r->pos;
+		if (llen > r->max_line) {
+			size_t total = 0, h = llen < HEAD_MAX ? llen : HEAD_MAX;
+			memcpy(r->head, r->data + r->pos, h);
+			r->head[h] = 0;
+			r->lineno++;
+			r->line_off = r->base + r->pos;
+			int rc = (int)skip_long_line(r, &total);
+			if (rc < 0)
+				return rc;
+			*line = r->head;
+			*len = total;
+			return LLM_ETOOLONG;
+		}
+		if (nl || (r->eof && r->pos < r->end)) {
+			char *s = r->data + r->pos;
+			r->lineno++;
+			r->line_off = r->base + r->pos;
+			r->pos += llen + (nl != NULL);
+			if (llen && s[llen - 1] == '\r')
+				llen--;
+			s[llen] = 0;
+			*line = s;
+			*len = llen;
+			return LLM_OK;
+		}
+		if (r->eof)
+			return LLM_EOF;
+		scan_from = r->end;
+		size_t old_pos = r->pos;
+		make_room(r);
+		scan_from -= old_pos - r->pos;
+		ssize_t k = fill(r);
+		if (k < 0) {
+			r->err = (int)k;
+			return (int)k;
+		}
+		if (k == 0)
+			r->eof = 1;
+		r->end += k;
+	}
+}
+
+ssize_t llm_reader_read(llm_reader *r, void *buf, size_t n)
+{
+	char *o = buf;
+	size_t got = 0;
+	while (got < n) {
+		if (r->pos < r->end) {
+			size_t k = r->end - r->pos < n - got ? r->end - r->pos : n - got;
+			memcpy(o + got, r->data + r->pos, k);
+			r->pos += k;
+			got += k;
+			continue;
+		}
+		if (r->eof)
+			break;
+		r->base += r->end;
+		r->pos = r->end = 0;
+		ssize_t k = fill(r);
+		if (k < 0)
+			return k;
+		if (k == 0)
+			r->eof = 1;
+		r->end = k;
+	}
+	return got;
+}
+
+int llm_reader_read_exact(llm_reader *r, void *buf, size_t n)
+{
+	ssize_t k = llm_reader_read(r, buf, n);
+	if (k < 0)
+		return (int)k;
+	if ((size_t)k == n)
+		return LLM_OK;
+	if (k == 0)
+		return LLM_EOF;
+	return llm_fail(LLM_EFORMAT, "%s: truncated: expected %zu more bytes, got %zd", r->name, n, k);
+}
+
+const char *llm_reader_name(const llm_reader *r) { return r->name; }
+uint64_t llm_reader_lineno(const llm_reader *r) { return r->lineno; }
+uint64_t llm_reader_offset(const llm_reader *r) { return r->line_off; }
+uint64_t llm_reader_raw_bytes(const llm_reader *r) { return r->raw_bytes; }
+int64_t llm_reader_size(const llm_reader *r) { return r->size; }
+const char *llm_reader_compression(const llm_reader *r) { return r->comp_name; }
+
+int llm_read_file(const char *path, char **data, size_t *len)
+{
+	llm_reader *r;
+	int rc = llm_reader_open(&r, path);
+	if (rc != LLM_OK)
+		return rc;
+	llm_buf b = LLM_BUF_INIT;
+	char tmp[1 << 16];
+	ssize_t k;
+	while ((k = llm_reader_read(r, tmp, sizeof tmp)) > 0)
+		llm_buf_add(&b, tmp, k);
+	llm_reader_free(r);
+	if (k < 0) {
+		llm_buf_release(&b);
+		return (int)k;
+	}
+	*data = llm_buf_detach(&b, len);
+	return LLM_OK;
+}
+
+/* ---- temporary-file registry (async-signal-safe unlink) ---- */
+
+#define MAX_TMP 256
+static char *volatile tmpfiles[MAX_TMP];
+
+static void tmp_register(char *path)
+{
+	for (int i = 0; i < MAX_TMP; i++)
+		if (!tmpfiles[i]) {
+			tmpfiles[i] = path;
+			return;
+		}
+}
+
+static void tmp_unregister(const char *path)
+{
+	for (int i = 0; i < MAX_TMP; i++)
+		if (tmpfiles[i] == path)
+			tmpfiles[i] = NULL;
+}
+
+void llm_tmpfiles_unlink(void)
+{
+	for (int i = 0; i < MAX_TMP; i++)
+		if (tmpfiles[i])
+			unlink(tmpfiles[i]);
+}
+
+/* ---- writer ---- */
+
+#define WBUF (1u << 20)
+
+struct llm_writer {
+	int fd;
+	char *name, *tmp; /* tmp NULL: writing in place (stdout, devices) */
+	char *buf;
+	size_t len;
+	uint64_t bytes;
+	ZSTD_CCtx *zc;
+	char *zbuf;
+	size_t zcap;
+	int err;
+};
+
+static int write_all(llm_writer *w, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(w->fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			w->err = LLM_EIO;
+			return llm_fail(LLM_EIO, "write error: %s: %s", w->name, strerror(errno));
+		}
+		p += k;
+		n -= k;
+	}
+	return LLM_OK;
+}
+
+static int zstd_push(llm_writer *w, const char *p, size_t n, ZSTD_EndDirective mode)
+{
+	ZSTD_inBuffer in = { p, n, 0 };
+	for (;;) {
+		ZSTD_outBuffer out = { w->zbuf, w->zcap, 0 };
+		size_t rem = ZSTD_compressStream2(w->zc, &out, &in, mode);
+		if (ZSTD_isError(rem)) {
+			w->err = LLM_EIO;
+			return llm_fail(LLM_EIO, "%s: zstd: %s", w->name, ZSTD_getErrorName(rem));
+		}
+		if (out.pos && write_all(w, w->zbuf, out.pos) != LLM_OK)
+			return LLM_EIO;
+		if (mode == ZSTD_e_end ? rem == 0 : in.pos == in.size)
+			return LLM_OK;
+	}
+}
+
+static int flush_buf(llm_writer *w)
+{
+	if (!w->len)
+		return LLM_OK;
+	int rc = w->zc ? zstd_push(w, w->buf, w->len, ZSTD_e_continue) : write_all(w, w->buf, w->len);
+	w->len = 0;
+	return rc;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+int llm_writer_open(llm_writer **wp, const char *path)
+{
+	llm_writer *w = llm_calloc(1, sizeof *w);
+	*wp = NULL;
+	if (!path || strcmp(path, "-") == 0) {
+		w->fd = 1;
+		w->name = llm_strdup("<stdout>");
+	} else {
+		struct stat st;
+		w->name = llm_strdup(path);
+		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+			w->fd = open(path, O_WRONLY | O_CLOEXEC);
+		} else {
+			const char *slash = strrchr(path, '/');
+			size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
+			llm_buf t = LLM_BUF_INIT;
+			llm_buf_addf(&t, "%.*s.%s.tmp.%ld", (int)dirlen, path, path + dirlen, (long)getpid());
+			w->tmp = llm_buf_detach(&t, NULL);
+			w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+			if (w->fd >= 0)
+				tmp_register(w->tmp);
+		}
+		if (w->fd < 0) {
+			int rc = llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
+			free(w->name);
+			free(w->tmp);
+			free(w);
+			return rc;
+		}
+	}
+	w->buf = llm_malloc(WBUF);
+	if (ends_with(w->name, ".zst")) {
+		w->zc = ZSTD_createCCtx();
+		ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, 3);
+		ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 1);
+		w->zcap = ZSTD_CStreamOutSize();
+		w->zbuf = llm_malloc(w->zcap);
+	}
+	*wp = w;
+	return LLM_OK;
+}
+
+int llm_writer_write(llm_writer *w, const void *data, size_t n)
+{
+	if (w->err)
+		return w->err;
+	w->bytes += n;
+	if (w->len + n <= WBUF) {
+		memcpy(w->buf + w->len, data, n);
+		w->len += n;
+		return LLM_OK;
+	}
+	if (flush_buf(w) != LLM_OK)
+		return LLM_EIO;
+	if (n >= WBUF / 2)
+		return w->zc ? zstd_push(w, data, n, ZSTD_e_continue) : write_all(w, data, n);
+	memcpy(w->buf, data, n);
+	w->len = n;
+	return LLM_OK;
+}
+
+static void writer_release(llm_writer *w)
+{
+	if (w->zc)
+		ZSTD_freeCCtx(w->zc);
+	if (w->tmp)
+		tmp_unregister(w->tmp);
+	free(w->zbuf);
+	free(w->buf);
+	free(w->name);
+	free(w->tmp);
+	free(w);
+}
+
+int llm_writer_close(llm_writer *w)
+{
+	if (!w)
+		return LLM_OK;
+	int rc = w->err;
+	if (!rc)
+		rc = flush_buf(w);
+	if (!rc && w->zc)
+		rc = zstd_push(w, NULL, 0, ZSTD_e_end);
+	if (w->tmp) {
+		if (!rc && fsync(w->fd) != 0)
+			rc = llm_fail(LLM_EIO, "%s: fsync: %s", w->name, strerror(errno));
+		if (close(w->fd) != 0 && !rc)
+			rc = llm_fail(LLM_EIO, "write error: %s: %s", w->name, strerror(errno));
+		if (!rc && rename(w->tmp, w->name) != 0)
+			rc = llm_fail(LLM_EIO, "%s: rename: %s", w->name, strerror(errno));
+		if (rc)
+			unlink(w->tmp);
+	} else if (w->fd != 1) {
+		if (close(w->fd) != 0 && !rc)
+			rc = llm_fail(LLM_EIO, "write error: %s: %s", w->name, strerror(errno));
+	}
+	writer_release(w);
+	return rc;
+}
+
+void llm_writer_abort(llm_writer *w)
+{
+	if (!w)
+		return;
+	if (w->tmp) {
+		close(w->fd);
+		unlink(w->tmp);
+	} else if (w->fd != 1) {
+		close(w->fd);
+	}
+	writer_release(w);
+}
+
+const char *llm_writer_name(const llm_writer *w) { return w->name; }
+uint64_t llm_writer_bytes(const llm_writer *w) { return w->bytes; }
+
+int llm_write_file(const char *path, const void *data, size_t n)
+{
+	llm_writer *w;
+	int rc = llm_writer_open(&w, path);
+	if (rc != LLM_OK)
+		return rc;
+	rc = llm_writer_write(w, data, n);
+	if (rc != LLM_OK) {
+		llm_writer_abort(w);
+		return rc;
+	}
+	return llm_writer_close(w);
+}

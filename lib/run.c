@@ -1,0 +1,392 @@
+/*
+ * run.c — per-run accounting, rejects, --stats JSON, progress and summary (see run.h).
+ *
+ * Domains and reasons are few (tens), so they live in small arrays searched linearly, with the
+ * last domain cached: consecutive records of a stream usually share their domain.
+ */
+#include "run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "err.h"
+#include "io.h"
+#include "utf8.h"
+
+typedef struct {
+	char *name;
+	uint64_t n;
+} counter;
+
+typedef struct {
+	counter *v;
+	size_t n, cap;
+} counters;
+
+typedef struct {
+	char *name;
+	size_t name_len;
+	uint64_t in, out, rejected, bytes_in, bytes_out;
+	counters reasons, extra;
+} domain;
+
+struct llm_run {
+	char *tool;
+	llm_writer *rejects;
+	char *stats_path;
+	uint64_t in, out, rejected, bytes_in, bytes_out;
+	counters reasons, extra;
+	domain *dom;
+	size_t ndom, capdom;
+	int last_dom;
+	llm_buf stats_extra;
+	llm_buf scratch;
+	llm_json_edit edit;
+	struct timespec t0;
+	/* progress */
+	int tty;
+	unsigned tick;
+	double last_print;
+	char *input;
+	int64_t input_size;
+	uint64_t input_raw, done_raw;
+	int printed;
+	int err;
+};
+
+static double now(const struct timespec *t0)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+static void counters_add(counters *c, const char *name, uint64_t n)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->v[i].name, name) == 0) {
+			c->v[i].n += n;
+			return;
+		}
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 8;
+		c->v = llm_realloc(c->v, c->cap * sizeof *c->v);
+	}
+	c->v[c->n++] = (counter){ llm_strdup(name), n };
+}
+
+static void counters_free(counters *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].name);
+	free(c->v);
+}
+
+llm_run *llm_run_new(const char *tool)
+{
+	llm_run *run = llm_calloc(1, sizeof *run);
+	run->tool = llm_strdup(tool);
+	run->last_dom = -1;
+	run->tty = isatty(2);
+	llm_json_edit_init(&run->edit);
+	clock_gettime(CLOCK_MONOTONIC, &run->t0);
+	return run;
+}
+
+int llm_run_set_rejects(llm_run *run, const char *path)
+{
+	if (!path || strcmp(path, "-") == 0)
+		return llm_fail(LLM_EINVAL, "--rejects needs a file name, not stdout");
+	return llm_writer_open(&run->rejects, path);
+}
+
+void llm_run_set_stats(llm_run *run, const char *path)
+{
+	free(run->stats_path);
+	run->stats_path = path ? llm_strdup(path) : NULL;
+}
+
+void llm_run_begin_input(llm_run *run, const char *name, int64_t size)
+{
+	run->done_raw += run->input_raw;
+	run->input_raw = 0;
+	free(run->input);
+	run->input = llm_strdup(name ? name : "<stdin>");
+	run->input_size = size;
+}
+
+int llm_run_in(llm_run *run, size_t bytes, const char *name, size_t len)
+{
+	if (!name || !len) {
+		name = "unknown";
+		len = 7;
+	}
+	run->in++;
+	run->bytes_in += bytes;
+	int d = run->last_dom;
+	if (d < 0 || run->dom[d].name_len != len || memcmp(run->dom[d].name, name, len) != 0) {
+		for (d = 0; d < (int)run->ndom; d++)
+			if (run->dom[d].name_len == len && memcmp(run->dom[d].name, name, len) == 0)
+				break;
+		if (d == (int)run->ndom) {
+			if (run->ndom == run->capdom) {
+				run->capdom = run->capdom ? run->capdom * 2 : 8;
+				run->dom = llm_realloc(run->dom, run->capdom * sizeof *run->dom);
+			}
+			memset(&run->dom[d], 0, sizeof run->dom[d]);
+			run->dom[d].name = llm_strndup(name, len);
+			run->dom[d].name_len = len;
+			run->ndom++;
+		}
+		run->last_dom = d;
+	}
+	run->dom[d].in++;
+	run->dom[d].bytes_in += bytes;
+	return d;
+}
+
+int llm_run_in_rec(llm_run *run, size_t bytes, const llm_json_rec *rec)
+{
+	const llm_json_val *v = rec ? llm_json_get(rec, "domain") : NULL;
+	if (v && v->type == LLM_JSON_STRING && !memchr(v->p, '\\', v->len))
+		return llm_run_in(run, bytes, v->p + 1, v->len - 2);
+	if (v && v->type == LLM_JSON_STRING) {
+		llm_buf_reset(&run->scratch);
+		llm_json_str(v, &run->scratch);
+		return llm_run_in(run, bytes, run->scratch.p, run->scratch.len);
+	}
+	return llm_run_in(run, bytes, NULL, 0);
+}
+
+void llm_run_out(llm_run *run, int d, size_t bytes)
+{
+	run->out++;
+	run->bytes_out += bytes;
+	if (d >= 0 && d < (int)run->ndom) {
+		run->dom[d].out++;
+		run->dom[d].bytes_out += bytes;
+	}
+}
+
+int llm_run_reject(llm_run *run, int d, const char *reason, const char *line, size_t len,
+                   const llm_json_rec *rec, const char *extra, const char *file, uint64_t lineno)
+{
+	run->rejected++;
+	counters_add(&run->reasons, reason, 1);
+	if (d >= 0 && d < (int)run->ndom) {
+		run->dom[d].rejected++;
+		counters_add(&run->dom[d].reasons, reason, 1);
+	}
+	if (!run->rejects || run->err)
+		return run->err;
+	llm_buf *b = &run->scratch;
+	llm_buf_reset(b);
+	if (rec) {
+		llm_json_edit_reset(&run->edit);
+		llm_json_edit_str(&run->edit, "reject_reason", reason, strlen(reason));
+		llm_json_write(rec, &run->edit, b);
+		if (extra && *extra) {
+			llm_buf_truncate(b, b->len - 1); /* the closing brace */
+			llm_buf_adds(b, ", ");
+			llm_buf_adds(b, extra);
+			llm_buf_addc(b, '}');
+		}
+	} else {
+		llm_buf_adds(b, "{\"reject_reason\": ");
+		llm_json_put_str(b, reason, strlen(reason));
+		if (file) {
+			llm_buf_adds(b, ", \"source\": ");
+			llm_json_put_str(b, file, strlen(file));
+			llm_buf_addf(b, ", \"line\": %llu", (unsigned long long)lineno);
+		}
+		if (extra && *extra) {
+			llm_buf_adds(b, ", ");
+			llm_buf_adds(b, extra);
+		}
+		llm_buf_adds(b, ", \"raw\": ");
+		llm_json_put_str(b, line, len); /* repairs invalid UTF-8 */
+		llm_buf_addc(b, '}');
+	}
+	llm_buf_addc(b, '\n');
+	run->err = llm_writer_write(run->rejects, b->p, b->len);
+	return run->err;
+}
+
+void llm_run_count(llm_run *run, const char *name, uint64_t n)
+{
+	counters_add(&run->extra, name, n);
+}
+
+void llm_run_count_domain(llm_run *run, int d, const char *name, uint64_t n)
+{
+	if (d >= 0 && d < (int)run->ndom)
+		counters_add(&run->dom[d].extra, name, n);
+}
+
+void llm_run_stats_extra(llm_run *run, const char *raw_member)
+{
+	if (run->stats_extra.len)
+		llm_buf_adds(&run->stats_extra, ", ");
+	llm_buf_adds(&run->stats_extra, raw_member);
+}
+
+uint64_t llm_run_records_in(const llm_run *run) { return run->in; }
+uint64_t llm_run_records_out(const llm_run *run) { return run->out; }
+uint64_t llm_run_records_rejected(const llm_run *run) { return run->rejected; }
+
+static void human(char *out, size_t n, double x)
+{
+	if (x >= 1e9)
+		snprintf(out, n, "%.1fG", x / 1e9);
+	else if (x >= 1e6)
+		snprintf(out, n, "%.1fM", x / 1e6);
+	else if (x >= 1e3)
+		snprintf(out, n, "%.1fk", x / 1e3);
+	else
+		snprintf(out, n, "%.0f", x);
+}
+
+void llm_run_progress(llm_run *run, uint64_t raw_bytes)
+{
+	run->input_raw = raw_bytes;
+	if (!run->tty || llm_verbosity() < 1 || (++run->tick & 1023))
+		return;
+	double t = now(&run->t0);
+	if (t - run->last_print < 0.25)
+		return;
+	run->last_print = t;
+	double mb = (run->done_raw + raw_bytes) / 1e6;
+	char rec[16], rate[16], msg[256];
+	human(rec, sizeof rec, (double)run->in);
+	human(rate, sizeof rate, run->in / t);
+	int n = snprintf(msg, sizeof msg, "\r%s: %s records, %s rec/s, %.1f MB/s", run->tool, rec, rate,
+	                 mb / t);
+	if (run->input_size > 0 && raw_bytes <= (uint64_t)run->input_size) {
+		double frac = (double)raw_bytes / run->input_size;
+		double eta = frac > 0 ? (t * (1 - frac) / frac) : 0;
+		n += snprintf(msg + n, sizeof msg - n, ", %s %.0f%% ETA %d:%02d", run->input, frac * 100,
+		              (int)eta / 60, (int)eta % 60);
+	}
+	n += snprintf(msg + n, sizeof msg - n, "\033[K");
+	ssize_t w = write(2, msg, n);
+	(void)w;
+	run->printed = 1;
+}
+
+static void put_counters(llm_buf *b, const counters *c)
+{
+	llm_buf_addc(b, '{');
+	for (size_t i = 0; i < c->n; i++) {
+		if (i)
+			llm_buf_adds(b, ", ");
+		llm_json_put_str(b, c->v[i].name, strlen(c->v[i].name));
+		llm_buf_addf(b, ": %llu", (unsigned long long)c->v[i].n);
+	}
+	llm_buf_addc(b, '}');
+}
+
+static int write_stats(llm_run *run, double secs)
+{
+	llm_buf b = LLM_BUF_INIT;
+	llm_buf_adds(&b, "{\"tool\": ");
+	llm_json_put_str(&b, run->tool, strlen(run->tool));
+	llm_buf_addf(&b,
+	             ", \"version\": \"%s\", \"records_in\": %llu, \"records_out\": %llu, "
+	             "\"records_rejected\": %llu, \"bytes_in\": %llu, \"bytes_out\": %llu, "
+	             "\"seconds\": %.3f, \"rejected\": ",
+#ifdef LLM_VERSION
+	             LLM_VERSION,
+#else
+	             "dev",
+#endif
+	             (unsigned long long)run->in, (unsigned long long)run->out,
+	             (unsigned long long)run->rejected, (unsigned long long)run->bytes_in,
+	             (unsigned long long)run->bytes_out, secs);
+	put_counters(&b, &run->reasons);
+	llm_buf_adds(&b, ", \"counters\": ");
+	put_counters(&b, &run->extra);
+	llm_buf_adds(&b, ", \"domains\": {");
+	for (size_t i = 0; i < run->ndom; i++) {
+		domain *d = &run->dom[i];
+		if (i)
+			llm_buf_adds(&b, ", ");
+		llm_json_put_str(&b, d->name, d->name_len);
+		llm_buf_addf(&b,
+		             ": {\"records_in\": %llu, \"records_out\": %llu, \"records_rejected\": %llu, "
+		             "\"bytes_in\": %llu, \"bytes_out\": %llu, \"rejected\": ",
+		             (unsigned long long)d->in, (unsigned long long)d->out,
+		             (unsigned long long)d->rejected, (unsigned long long)d->bytes_in,
+		             (unsigned long long)d->bytes_out);
+		put_counters(&b, &d->reasons);
+		llm_buf_adds(&b, ", \"counters\": ");
+		put_counters(&b, &d->extra);
+		llm_buf_addc(&b, '}');
+	}
+	llm_buf_addc(&b, '}');
+	if (run->stats_extra.len) {
+		llm_buf_adds(&b, ", ");
+		llm_buf_add(&b, run->stats_extra.p, run->stats_extra.len);
+	}
+	llm_buf_adds(&b, "}\n");
+	int rc = llm_write_file(run->stats_path, b.p, b.len);
+	llm_buf_release(&b);
+	return rc;
+}
+
+int llm_run_finish(llm_run *run)
+{
+	double secs = now(&run->t0);
+	int rc = run->err;
+	if (run->printed) {
+		ssize_t w = write(2, "\r\033[K", 4);
+		(void)w;
+	}
+	if (llm_verbosity() >= 1) {
+		llm_buf b = LLM_BUF_INIT;
+		llm_buf_addf(&b, "%llu in, %llu out, %llu rejected", (unsigned long long)run->in,
+		             (unsigned long long)run->out, (unsigned long long)run->rejected);
+		for (size_t i = 0; i < run->reasons.n; i++)
+			llm_buf_addf(&b, "%s%s %llu", i ? ", " : " (", run->reasons.v[i].name,
+			             (unsigned long long)run->reasons.v[i].n);
+		if (run->reasons.n)
+			llm_buf_addc(&b, ')');
+		double mb = run->bytes_in / 1e6;
+		llm_buf_addf(&b, "; %.1f MB in %.2f s (%.1f MB/s)", mb, secs, secs > 0 ? mb / secs : 0);
+		llm_info("%s", b.p);
+		llm_buf_release(&b);
+	}
+	if (run->rejects) {
+		int r2 = run->err ? (llm_writer_abort(run->rejects), run->err) : llm_writer_close(run->rejects);
+		if (!rc)
+			rc = r2;
+	}
+	if (run->stats_path) {
+		int r2 = write_stats(run, secs);
+		if (!rc)
+			rc = r2;
+	}
+	if (run->in != run->out + run->rejected && !rc)
+		rc = llm_fail(LLM_EINTERNAL, "internal error: %llu records in but %llu out + %llu rejected",
+		              (unsigned long long)run->in, (unsigned long long)run->out,
+		              (unsigned long long)run->rejected);
+	counters_free(&run->reasons);
+	counters_free(&run->extra);
+	for (size_t i = 0; i < run->ndom; i++) {
+		free(run->dom[i].name);
+		counters_free(&run->dom[i].reasons);
+		counters_free(&run->dom[i].extra);
+	}
+	free(run->dom);
+	free(run->tool);
+	free(run->stats_path);
+	free(run->input);
+	llm_buf_release(&run->stats_extra);
+	llm_buf_release(&run->scratch);
+	llm_json_edit_release(&run->edit);
+	free(run);
+	return rc;
+}

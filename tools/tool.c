@@ -1,0 +1,246 @@
+/*
+ * tool.c — process-level support shared by every llm-* program (see tool.h).
+ */
+#include "tool.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "io.h"
+#include "json.h"
+
+static llm_buf cmdline = LLM_BUF_INIT;
+
+static void oom_exit(size_t bytes)
+{
+	char msg[128];
+	int n = snprintf(msg, sizeof msg, "%s: out of memory (allocating %zu bytes)\n", llm_prog(), bytes);
+	ssize_t w = write(2, msg, n);
+	(void)w;
+	llm_tmpfiles_unlink();
+	_exit(1);
+}
+
+static void on_fatal_signal(int sig)
+{
+	llm_tmpfiles_unlink();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void tool_init(const char *name)
+{
+	llm_msg_init(name);
+	llm_set_oom_handler(oom_exit);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, on_fatal_signal);
+	signal(SIGTERM, on_fatal_signal);
+	signal(SIGHUP, on_fatal_signal);
+}
+
+void die(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	llm_error("%s", msg);
+	llm_tmpfiles_unlink();
+	exit(1);
+}
+
+void usage_error(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	llm_error("%s", msg);
+	fprintf(stderr, "Try '%s --help' for more information.\n", llm_prog());
+	exit(2);
+}
+
+void tool_bad_option(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", llm_prog());
+	exit(2);
+}
+
+void tool_help(const char *text)
+{
+	fputs(text, stdout);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die("write error: <stdout>: %s", strerror(errno));
+	exit(0);
+}
+
+void tool_version(void)
+{
+	printf("%s (llmkit) %s\n", llm_prog(), LLM_VERSION);
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die("write error: <stdout>: %s", strerror(errno));
+	exit(0);
+}
+
+uint64_t tool_size(const char *opt, const char *arg)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (end == arg || errno || v < 0 || !isfinite(v))
+		usage_error("invalid size for %s: '%s'", opt, arg);
+	double mult = 1;
+	switch (*end) {
+	case 'k': case 'K': mult = 1024.0; end++; break;
+	case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	}
+	if (*end == 'i' && mult > 1)
+		end++;
+	if ((*end == 'B' || *end == 'b') && end[1] == 0)
+		end++;
+	if (*end)
+		usage_error("invalid size for %s: '%s' (use e.g. 64K, 1.5M, 1G)", opt, arg);
+	v *= mult;
+	if (v > 9.2e18)
+		usage_error("size too large for %s: '%s'", opt, arg);
+	return (uint64_t)v;
+}
+
+long long tool_int(const char *opt, const char *arg, long long min, long long max)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(arg, &end, 10);
+	if (end == arg || *end || errno)
+		usage_error("invalid number for %s: '%s'", opt, arg);
+	if (v < min || v > max)
+		usage_error("%s must be between %lld and %lld, not %lld", opt, min, max, v);
+	return v;
+}
+
+double tool_double(const char *opt, const char *arg, double min, double max)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(arg, &end);
+	if (end == arg || *end || errno || isnan(v))
+		usage_error("invalid number for %s: '%s'", opt, arg);
+	if (v < min || v > max)
+		usage_error("%s must be between %g and %g, not %g", opt, min, max, v);
+	return v;
+}
+
+int tool_choice(const char *opt, const char *arg, const char *words)
+{
+	llm_buf list = LLM_BUF_INIT;
+	int i = 0;
+	for (const char *w = words; *w; w += strlen(w) + 1, i++) {
+		if (strcmp(w, arg) == 0) {
+			llm_buf_release(&list);
+			return i;
+		}
+		llm_buf_addf(&list, "%s'%s'", i ? ", " : "", w);
+	}
+	usage_error("invalid value for %s: '%s' (choose from %s)", opt, arg, list.p);
+}
+
+void tool_common_init(struct tool_common *co, const char *help)
+{
+	memset(co, 0, sizeof *co);
+	co->max_line = (size_t)64 << 20;
+	co->field = "text";
+	co->threads = 1;
+	co->help = help;
+}
+
+int tool_common_option(struct tool_common *co, int c, const char *arg)
+{
+	switch (c) {
+	case 'o': co->output = arg; return 1;
+	case 'q': llm_set_verbosity(0); return 1;
+	case 'v': llm_set_verbosity(2); return 1;
+	case 'h': tool_help(co->help);
+	case TOOL_OPT_VERSION: tool_version();
+	case TOOL_OPT_STATS: co->stats = arg; return 1;
+	case TOOL_OPT_REJECTS: co->rejects = arg; return 1;
+	case TOOL_OPT_STRICT: co->strict = 1; return 1;
+	case TOOL_OPT_MAX_LINE:
+		co->max_line = tool_size("--max-line", arg);
+		if (!co->max_line)
+			usage_error("--max-line must be positive");
+		return 1;
+	case TOOL_OPT_FIELD:
+		if (!*arg)
+			usage_error("--field needs a key");
+		co->field = arg;
+		return 1;
+	case TOOL_OPT_THREADS: {
+		long long n = tool_int("--threads", arg, 0, 1024);
+		if (n == 0) {
+			long cores = sysconf(_SC_NPROCESSORS_ONLN);
+			n = cores > 0 ? cores : 1;
+		}
+		co->threads = (int)n;
+		return 1;
+	}
+	case '?':
+	case ':': tool_bad_option();
+	}
+	return 0;
+}
+
+llm_run *tool_run_new(const struct tool_common *co)
+{
+	llm_run *run = llm_run_new(llm_prog());
+	if (co->rejects && llm_run_set_rejects(run, co->rejects) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_run_set_stats(run, co->stats);
+	return run;
+}
+
+int tool_run_finish(llm_run *run, int failed)
+{
+	if (llm_run_finish(run) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	return failed ? 1 : 0;
+}
+
+void tool_save_cmdline(int argc, char **argv)
+{
+	llm_buf_reset(&cmdline);
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			llm_buf_addc(&cmdline, ' ');
+		const char *a = argv[i];
+		if (*a && !strpbrk(a, " \t\n'\"\\$`*?[]{}()<>|&;#~")) {
+			llm_buf_adds(&cmdline, a);
+			continue;
+		}
+		llm_buf_addc(&cmdline, '\'');
+		for (; *a; a++) {
+			if (*a == '\'')
+				llm_buf_adds(&cmdline, "'\\''");
+			else
+				llm_buf_addc(&cmdline, *a);
+		}
+		llm_buf_addc(&cmdline, '\'');
+	}
+}
+
+const char *tool_cmdline(void)
+{
+	return cmdline.p ? cmdline.p : "";
+}
