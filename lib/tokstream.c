@@ -1,0 +1,399 @@
+/* tokstream.c — token stream reader and writer (see tokstream.h). */
+#include "tokstream.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "io.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "llmkit's binary formats are read by memcpy: a little-endian host is required"
+#endif
+
+static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+void llm_tok_header_init(llm_tok_header *h, uint32_t vocab_size, uint64_t tokenizer_id,
+                         uint32_t flags)
+{
+	h->version = LLM_TOK_VERSION;
+	h->width = vocab_size <= 65536 ? 2 : 4;
+	h->vocab_size = vocab_size;
+	h->flags = flags;
+	h->tokenizer_id = tokenizer_id;
+}
+
+void llm_tok_header_encode(const llm_tok_header *h, unsigned char out[LLM_TOK_HEADER_SIZE])
+{
+	memcpy(out, LLM_TOK_MAGIC, 8);
+	put32(out + 8, h->version);
+	put32(out + 12, h->width);
+	put32(out + 16, h->vocab_size);
+	put32(out + 20, h->flags);
+	put64(out + 24, h->tokenizer_id);
+}
+
+int llm_tok_header_check(const llm_tok_header *h)
+{
+	if (h->version != LLM_TOK_VERSION)
+		return llm_fail(LLM_EINVAL, "unsupported token stream version %u", h->version);
+	if (h->width != 2 && h->width != 4)
+		return llm_fail(LLM_EINVAL, "token width %u is not 2 or 4", h->width);
+	if (h->vocab_size == 0)
+		return llm_fail(LLM_EINVAL, "vocab size is 0");
+	if (h->width == 2 && h->vocab_size > 65536)
+		return llm_fail(LLM_EINVAL, "vocab size %u does not fit 2-byte tokens", h->vocab_size);
+	if (h->flags & ~LLM_TOK_KNOWN_FLAGS)
+		return llm_fail(LLM_EINVAL, "unknown flags 0x%x", h->flags & ~LLM_TOK_KNOWN_FLAGS);
+	return LLM_OK;
+}
+
+int llm_tok_header_decode(const unsigned char in[LLM_TOK_HEADER_SIZE], llm_tok_header *h)
+{
+	if (memcmp(in, LLM_TOK_MAGIC, 8) != 0)
+		return llm_fail(LLM_EFORMAT, "not a token stream (no LLMTOK01 magic)");
+	h->version = get32(in + 8);
+	h->width = get32(in + 12);
+	h->vocab_size = get32(in + 16);
+	h->flags = get32(in + 20);
+	h->tokenizer_id = get64(in + 24);
+	if (llm_tok_header_check(h) != LLM_OK)
+		return llm_fail(LLM_EFORMAT, "bad token stream header: %s", llm_last_error());
+	return LLM_OK;
+}
+
+/* Narrow n tokens to the stream width after checking them against the vocabulary. */
+static int put_tokens(llm_buf *out, const llm_tok_header *h, const uint32_t *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i] >= h->vocab_size)
+			return llm_fail(LLM_EINVAL, "token %u at position %zu is not below vocab size %u",
+			                t[i], i, h->vocab_size);
+	llm_buf_grow(out, n * h->width);
+	unsigned char *p = (unsigned char *)out->p + out->len;
+	if (h->width == 4) {
+		memcpy(p, t, n * 4);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			uint16_t v = (uint16_t)t[i];
+			memcpy(p + 2 * i, &v, 2);
+		}
+	}
+	out->len += n * h->width;
+	out->p[out->len] = 0;
+	return LLM_OK;
+}
+
+int llm_tok_record_encode(llm_buf *out, const llm_tok_header *h, const char *meta,
+                          size_t meta_len, const uint32_t *tokens, const uint32_t *inputs,
+                          size_t n)
+{
+	if (n > LLM_TOK_MAX_TOKENS || n > UINT32_MAX)
+		return llm_fail(LLM_EINVAL, "record of %zu tokens is over the limit", n);
+	if (meta_len > LLM_TOK_MAX_META)
+		return llm_fail(LLM_EINVAL, "metadata of %zu bytes is over the limit", meta_len);
+	if ((h->flags & LLM_TOK_NOISED) && !inputs && n)
+		return llm_fail(LLM_EINVAL, "noised stream record without inputs");
+	size_t start = out->len;
+	unsigned char pre[8];
+	put32(pre, (uint32_t)n);
+	put32(pre + 4, (uint32_t)meta_len);
+	llm_buf_add(out, pre, 8);
+	llm_buf_add(out, meta, meta_len);
+	int st = put_tokens(out, h, tokens, n);
+	if (st == LLM_OK && (h->flags & LLM_TOK_NOISED))
+		st = put_tokens(out, h, inputs, n);
+	if (st != LLM_OK)
+		llm_buf_truncate(out, start);
+	return st;
+}
+
+struct llm_tokreader {
+	llm_reader *rd;            /* file/stdin source, or NULL for memory */
+	const unsigned char *mem;
+	size_t mem_len, mem_pos;
+	char *name;
+	llm_tok_header h;
+	uint64_t index, offset;    /* next record number, its byte offset */
+	size_t max_tokens;
+	int failed;                /* sticky error status after corruption */
+	llm_buf meta;
+	unsigned char *raw;        /* on-disk tokens of one sequence (width 2 only) */
+	size_t raw_cap;
+	uint32_t *tok;             /* labels then inputs */
+	size_t tok_cap;
+};
+
+/* LLM_OK, LLM_EOF (nothing left), LLM_EFORMAT (ended inside), or a read error. */
+static int src_read(llm_tokreader *r, void *buf, size_t n)
+{
+	if (n == 0)
+		return LLM_OK;
+	if (!r->rd) {
+		if (r->mem_pos == r->mem_len)
+			return LLM_EOF;
+		if (r->mem_len - r->mem_pos < n)
+			return llm_fail(LLM_EFORMAT, "unexpected end of data");
+		memcpy(buf, r->mem + r->mem_pos, n);
+		r->mem_pos += n;
+		return LLM_OK;
+	}
+	int st = llm_reader_read_exact(r->rd, buf, n);
+	if (st == LLM_EFORMAT)
+		return llm_fail(LLM_EFORMAT, "unexpected end of data");
+	return st;
+}
+
+static llm_tokreader *reader_new(const char *name)
+{
+	llm_tokreader *r = llm_calloc(1, sizeof *r);
+	r->name = llm_strdup(name);
+	r->max_tokens = LLM_TOK_MAX_TOKENS;
+	llm_buf_init(&r->meta);
+	return r;
+}
+
+static int read_header(llm_tokreader *r)
+{
+	unsigned char hb[LLM_TOK_HEADER_SIZE];
+	int st = src_read(r, hb, sizeof hb);
+	if (st == LLM_EOF || st == LLM_EFORMAT)
+		return llm_fail(LLM_EFORMAT, "%s: empty or truncated token stream header", r->name);
+	if (st != LLM_OK)
+		return st;
+	if (llm_tok_header_decode(hb, &r->h) != LLM_OK)
+		return llm_fail(LLM_EFORMAT, "%s: %s", r->name, llm_last_error());
+	r->offset = LLM_TOK_HEADER_SIZE;
+	return LLM_OK;
+}
+
+int llm_tokreader_open(llm_tokreader **out, const char *path)
+{
+	*out = NULL;
+	llm_reader *rd;
+	int st = llm_reader_open(&rd, path);
+	if (st != LLM_OK)
+		return st;
+	llm_tokreader *r = reader_new(llm_reader_name(rd));
+	r->rd = rd;
+	if ((st = read_header(r)) != LLM_OK) {
+		llm_tokreader_free(r);
+		return st;
+	}
+	*out = r;
+	return LLM_OK;
+}
+
+int llm_tokreader_open_mem(llm_tokreader **out, const void *data, size_t len, const char *name)
+{
+	*out = NULL;
+	llm_tokreader *r = reader_new(name ? name : "<memory>");
+	r->mem = data;
+	r->mem_len = len;
+	int st = read_header(r);
+	if (st != LLM_OK) {
+		llm_tokreader_free(r);
+		return st;
+	}
+	*out = r;
+	return LLM_OK;
+}
+
+void llm_tokreader_free(llm_tokreader *r)
+{
+	if (!r)
+		return;
+	llm_reader_free(r->rd);
+	llm_buf_release(&r->meta);
+	free(r->raw);
+	free(r->tok);
+	free(r->name);
+	free(r);
+}
+
+const llm_tok_header *llm_tokreader_header(const llm_tokreader *r) { return &r->h; }
+const char *llm_tokreader_name(const llm_tokreader *r) { return r->name; }
+void llm_tokreader_set_max_tokens(llm_tokreader *r, size_t max) { r->max_tokens = max; }
+
+uint64_t llm_tokreader_raw_bytes(const llm_tokreader *r)
+{
+	return r->rd ? llm_reader_raw_bytes(r->rd) : r->mem_pos;
+}
+
+int64_t llm_tokreader_size(const llm_tokreader *r)
+{
+	return r->rd ? llm_reader_size(r->rd) : -1;
+}
+
+/* Read n tokens of the stream width into dst (uint32_t) and check them against the vocab. */
+static int read_seq(llm_tokreader *r, uint32_t *dst, size_t n, const char **what)
+{
+	int st;
+	if (r->h.width == 4) {
+		st = src_read(r, dst, n * 4);
+	} else {
+		if (r->raw_cap < n * 2) {
+			free(r->raw);
+			r->raw_cap = n * 2;
+			r->raw = llm_malloc(r->raw_cap);
+		}
+		st = src_read(r, r->raw, n * 2);
+		if (st == LLM_OK)
+			for (size_t i = 0; i < n; i++) {
+				uint16_t v;
+				memcpy(&v, r->raw + 2 * i, 2);
+				dst[i] = v;
+			}
+	}
+	if (st == LLM_EOF)
+		st = llm_fail(LLM_EFORMAT, "unexpected end of data");
+	if (st != LLM_OK) {
+		*what = llm_last_error();
+		return st;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (dst[i] >= r->h.vocab_size) {
+			*what = "token not below the vocab size";
+			return LLM_EFORMAT;
+		}
+	return LLM_OK;
+}
+
+int llm_tokreader_next(llm_tokreader *r, llm_tok_rec *rec)
+{
+	if (r->failed)
+		return r->failed;
+	unsigned char pre[8];
+	const char *what = NULL;
+	int st = src_read(r, pre, 8);
+	if (st == LLM_EOF)
+		return LLM_EOF;
+	if (st != LLM_OK) {
+		what = llm_last_error();
+		goto bad;
+	}
+	size_t n = get32(pre), m = get32(pre + 4);
+	if (n > r->max_tokens) {
+		what = "token count over the limit";
+		st = LLM_EFORMAT;
+		goto bad;
+	}
+	if (m > LLM_TOK_MAX_META) {
+		what = "metadata length over the limit";
+		st = LLM_EFORMAT;
+		goto bad;
+	}
+	llm_buf_reset(&r->meta);
+	llm_buf_grow(&r->meta, m);
+	if (m && (st = src_read(r, r->meta.p, m)) != LLM_OK) {
+		if (st == LLM_EOF)
+			st = llm_fail(LLM_EFORMAT, "unexpected end of data");
+		what = llm_last_error();
+		goto bad;
+	}
+	r->meta.len = m;
+	r->meta.p[m] = 0;
+	size_t seqs = (r->h.flags & LLM_TOK_NOISED) ? 2 : 1;
+	size_t need = n * seqs > 0 ? n * seqs : 1;
+	if (r->tok_cap < need) {
+		free(r->tok);
+		r->tok_cap = need;
+		r->tok = llm_malloc(need * sizeof *r->tok);
+	}
+	if ((st = read_seq(r, r->tok, n, &what)) != LLM_OK)
+		goto bad;
+	if (seqs == 2 && (st = read_seq(r, r->tok + n, n, &what)) != LLM_OK)
+		goto bad;
+	rec->meta = r->meta.p;
+	rec->meta_len = m;
+	rec->tokens = r->tok;
+	rec->inputs = seqs == 2 ? r->tok + n : NULL;
+	rec->n = n;
+	rec->index = r->index++;
+	rec->offset = r->offset;
+	r->offset += 8 + m + n * seqs * r->h.width;
+	return LLM_OK;
+bad:;
+	/* The detail may live in the buffer llm_fail is about to overwrite: copy it first. The
+	 * error is sticky because a stream cannot be resynchronised after a bad record. */
+	char why[256];
+	snprintf(why, sizeof why, "%s", st == LLM_EIO || !what ? llm_last_error() : what);
+	r->failed = llm_fail(st, "%s: record %llu at byte %llu: %s", r->name,
+	                     (unsigned long long)r->index, (unsigned long long)r->offset, why);
+	return r->failed;
+}
+
+struct llm_tokwriter {
+	llm_writer *w;
+	llm_tok_header h;
+	llm_buf buf;
+	uint64_t records;
+};
+
+/* Records are gathered to this size before each write, so small records cost one copy. */
+#define TOKWRITER_FLUSH (1u << 20)
+
+int llm_tokwriter_open(llm_tokwriter **out, const char *path, const llm_tok_header *h)
+{
+	*out = NULL;
+	int st = llm_tok_header_check(h);
+	if (st != LLM_OK)
+		return st;
+	llm_writer *w;
+	if ((st = llm_writer_open(&w, path)) != LLM_OK)
+		return st;
+	llm_tokwriter *tw = llm_calloc(1, sizeof *tw);
+	tw->w = w;
+	tw->h = *h;
+	llm_buf_init(&tw->buf);
+	unsigned char hb[LLM_TOK_HEADER_SIZE];
+	llm_tok_header_encode(h, hb);
+	llm_buf_add(&tw->buf, hb, sizeof hb);
+	*out = tw;
+	return LLM_OK;
+}
+
+static int tokwriter_flush(llm_tokwriter *tw)
+{
+	int st = tw->buf.len ? llm_writer_write(tw->w, tw->buf.p, tw->buf.len) : LLM_OK;
+	llm_buf_reset(&tw->buf);
+	return st;
+}
+
+int llm_tokwriter_write(llm_tokwriter *tw, const char *meta, size_t meta_len,
+                        const uint32_t *tokens, const uint32_t *inputs, size_t n)
+{
+	int st = llm_tok_record_encode(&tw->buf, &tw->h, meta, meta_len, tokens, inputs, n);
+	if (st != LLM_OK)
+		return st;
+	tw->records++;
+	return tw->buf.len >= TOKWRITER_FLUSH ? tokwriter_flush(tw) : LLM_OK;
+}
+
+int llm_tokwriter_close(llm_tokwriter *tw)
+{
+	int st = tokwriter_flush(tw);
+	if (st == LLM_OK)
+		st = llm_writer_close(tw->w);
+	else
+		llm_writer_abort(tw->w);
+	llm_buf_release(&tw->buf);
+	free(tw);
+	return st;
+}
+
+void llm_tokwriter_abort(llm_tokwriter *tw)
+{
+	if (!tw)
+		return;
+	llm_writer_abort(tw->w);
+	llm_buf_release(&tw->buf);
+	free(tw);
+}
+
+const llm_tok_header *llm_tokwriter_header(const llm_tokwriter *tw) { return &tw->h; }
+uint64_t llm_tokwriter_records(const llm_tokwriter *tw) { return tw->records; }

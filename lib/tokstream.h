@@ -1,0 +1,124 @@
+/*
+ * tokstream.h — the token stream (DESIGN §4, llmkit-formats(5) TOKEN STREAM): the binary,
+ * pipe-friendly format between llm-tokenize, llm-noise and llm-shard.
+ *
+ * Layout, little-endian:
+ *   header, 32 bytes: magic "LLMTOK01"; u32 version (1); u32 token width in bytes (2 or 4);
+ *                     u32 vocab size; u32 flags; u64 tokenizer id (XXH3-64 of the tokenizer file)
+ *   record:           u32 token count N; u32 metadata length M; M bytes of metadata (a JSON
+ *                     object: "id", "domain", "weight", ...); N tokens, the labels; when flag
+ *                     LLM_TOK_NOISED is set, N more tokens, the model inputs.
+ * The stream ends after the last complete record; a stream that stops inside a record is
+ * truncated (LLM_EFORMAT). Every token is below the vocab size; width 2 needs vocab <= 65536.
+ *
+ * In memory tokens are always uint32_t whatever the width on disk, so code that uses them
+ * never depends on the width.
+ *
+ * Reader memory: one record (its metadata, and its tokens as uint32_t), capped by
+ * llm_tokreader_set_max_tokens (default LLM_TOK_MAX_TOKENS) and LLM_TOK_MAX_META, so a corrupt
+ * count can never make the reader allocate gigabytes. The metadata bytes are handed over
+ * unparsed; whoever needs fields parses them (json.h).
+ *
+ * Objects are not thread safe; use one per thread.
+ */
+#ifndef LLM_TOKSTREAM_H
+#define LLM_TOKSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define LLM_TOK_MAGIC "LLMTOK01"
+#define LLM_TOK_VERSION 1
+#define LLM_TOK_HEADER_SIZE 32
+/* Flag bit 0: each record carries a second, noised input sequence after its labels. */
+#define LLM_TOK_NOISED 0x1u
+#define LLM_TOK_KNOWN_FLAGS LLM_TOK_NOISED
+/* Default cap on tokens per record (1 GiB of uint32_t) and the fixed cap on metadata bytes. */
+#define LLM_TOK_MAX_TOKENS ((size_t)1 << 28)
+#define LLM_TOK_MAX_META ((size_t)1 << 24)
+
+typedef struct {
+	uint32_t version;      /* LLM_TOK_VERSION */
+	uint32_t width;        /* 2 or 4 */
+	uint32_t vocab_size;   /* > 0; every token < vocab_size */
+	uint32_t flags;        /* LLM_TOK_* bits */
+	uint64_t tokenizer_id; /* XXH3-64 of the tokenizer file; 0 when unknown */
+} llm_tok_header;
+
+/* A header for vocab_size tokens: width 2 when the vocabulary fits in 16 bits, else 4. */
+void llm_tok_header_init(llm_tok_header *h, uint32_t vocab_size, uint64_t tokenizer_id,
+                         uint32_t flags);
+/* Serialize (exactly LLM_TOK_HEADER_SIZE bytes). */
+void llm_tok_header_encode(const llm_tok_header *h, unsigned char out[LLM_TOK_HEADER_SIZE]);
+/* Parse and validate 32 bytes; LLM_EFORMAT with a detail (not naming a file) when invalid. */
+int llm_tok_header_decode(const unsigned char in[LLM_TOK_HEADER_SIZE], llm_tok_header *h);
+/* Check a header's values (width, vocab, flags) as decode does; LLM_EINVAL with a detail. */
+int llm_tok_header_check(const llm_tok_header *h);
+
+/*
+ * Append one record to out. tokens (and inputs, required iff h has LLM_TOK_NOISED, else
+ * ignored) hold n tokens each. LLM_EINVAL when a token is >= h->vocab_size, n or meta_len is
+ * over its cap; out is then unchanged.
+ */
+int llm_tok_record_encode(llm_buf *out, const llm_tok_header *h, const char *meta,
+                          size_t meta_len, const uint32_t *tokens, const uint32_t *inputs,
+                          size_t n);
+
+/* One record as read. Pointers are valid until the next llm_tokreader_next or _free. */
+typedef struct {
+	const char *meta;        /* metadata bytes, NUL-terminated (meta[meta_len] == 0) */
+	size_t meta_len;
+	const uint32_t *tokens;  /* n labels */
+	const uint32_t *inputs;  /* n noised inputs, or NULL when the stream has none */
+	size_t n;
+	uint64_t index;          /* 0-based record number */
+	uint64_t offset;         /* byte offset of the record in the (decompressed) stream */
+} llm_tok_rec;
+
+typedef struct llm_tokreader llm_tokreader;
+
+/*
+ * Open a token stream file ("-"/NULL = stdin; compression detected as io.h does) and read its
+ * header. On failure *r is NULL and the detail names the file.
+ */
+int llm_tokreader_open(llm_tokreader **r, const char *path);
+/* The same over bytes in memory (not copied; they must outlive the reader). */
+int llm_tokreader_open_mem(llm_tokreader **r, const void *data, size_t len, const char *name);
+void llm_tokreader_free(llm_tokreader *r);
+
+const llm_tok_header *llm_tokreader_header(const llm_tokreader *r);
+const char *llm_tokreader_name(const llm_tokreader *r);
+void llm_tokreader_set_max_tokens(llm_tokreader *r, size_t max);
+/* Bytes of the underlying file consumed so far (for progress), compressed size when it is. */
+uint64_t llm_tokreader_raw_bytes(const llm_tokreader *r);
+/* File size on disk, or -1 (stdin, memory). */
+int64_t llm_tokreader_size(const llm_tokreader *r);
+
+/*
+ * Next record. LLM_OK: *rec filled. LLM_EOF: clean end. LLM_EFORMAT: truncated or corrupt
+ * (a count over its cap, a token >= vocab size), detail "NAME: record K at byte B: what";
+ * the stream cannot be resynchronised, so later calls return the same error. LLM_EIO: read
+ * error.
+ */
+int llm_tokreader_next(llm_tokreader *r, llm_tok_rec *rec);
+
+typedef struct llm_tokwriter llm_tokwriter;
+
+/*
+ * Create a token stream at path ("-"/NULL = stdout; atomic temporary name and ".zst" as io.h
+ * does) and write the header. h is checked (LLM_EINVAL).
+ */
+int llm_tokwriter_open(llm_tokwriter **w, const char *path, const llm_tok_header *h);
+/* Append a record (see llm_tok_record_encode for the arguments and LLM_EINVAL). */
+int llm_tokwriter_write(llm_tokwriter *w, const char *meta, size_t meta_len,
+                        const uint32_t *tokens, const uint32_t *inputs, size_t n);
+/* Flush and close (rename into place for files). Frees w. */
+int llm_tokwriter_close(llm_tokwriter *w);
+/* Discard the output (remove the temporary file). Frees w. */
+void llm_tokwriter_abort(llm_tokwriter *w);
+const llm_tok_header *llm_tokwriter_header(const llm_tokwriter *w);
+uint64_t llm_tokwriter_records(const llm_tokwriter *w);
+
+#endif

@@ -1,0 +1,253 @@
+/* test_tokstream.c — token stream encoding, reading, and rejection of corrupt streams. */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "hash.h"
+#include "tokstream.h"
+#include "unit.h"
+
+/* A stream of nrec records with pseudo-random lengths (some empty) and tokens. */
+static void make_stream(llm_buf *out, const llm_tok_header *h, int nrec, uint64_t seed)
+{
+	llm_rng rng;
+	llm_rng_seed(&rng, seed);
+	unsigned char hb[LLM_TOK_HEADER_SIZE];
+	llm_tok_header_encode(h, hb);
+	llm_buf_add(out, hb, sizeof hb);
+	uint32_t t[300], in[300];
+	for (int r = 0; r < nrec; r++) {
+		size_t n = llm_rng_below(&rng, 300);
+		for (size_t i = 0; i < n; i++) {
+			t[i] = (uint32_t)llm_rng_below(&rng, h->vocab_size);
+			in[i] = (uint32_t)llm_rng_below(&rng, h->vocab_size);
+		}
+		char meta[64];
+		int m = snprintf(meta, sizeof meta, "{\"id\": \"d%d\"}", r);
+		CHECK_EQ_INT(llm_tok_record_encode(out, h, meta, (size_t)m, t, in, n), LLM_OK);
+	}
+}
+
+/* Read back and compare with the generator's sequence. */
+static void check_stream(const llm_buf *s, const llm_tok_header *h, int nrec, uint64_t seed)
+{
+	llm_tokreader *r;
+	CHECK_EQ_INT(llm_tokreader_open_mem(&r, s->p, s->len, "mem"), LLM_OK);
+	if (!r)
+		return;
+	CHECK_EQ_INT(llm_tokreader_header(r)->width, h->width);
+	CHECK_EQ_INT(llm_tokreader_header(r)->vocab_size, h->vocab_size);
+	CHECK_EQ_U64(llm_tokreader_header(r)->tokenizer_id, h->tokenizer_id);
+	llm_rng rng;
+	llm_rng_seed(&rng, seed);
+	llm_tok_rec rec;
+	int r_i = 0, st;
+	while ((st = llm_tokreader_next(r, &rec)) == LLM_OK) {
+		size_t n = llm_rng_below(&rng, 300);
+		CHECK_EQ_U64(rec.n, n);
+		CHECK_EQ_U64(rec.index, (uint64_t)r_i);
+		int bad = 0;
+		for (size_t i = 0; i < n && i < rec.n; i++) {
+			uint32_t t = (uint32_t)llm_rng_below(&rng, h->vocab_size);
+			uint32_t in = (uint32_t)llm_rng_below(&rng, h->vocab_size);
+			bad |= rec.tokens[i] != t;
+			if (h->flags & LLM_TOK_NOISED)
+				bad |= rec.inputs[i] != in;
+		}
+		CHECK(!bad);
+		CHECK((rec.inputs != NULL) == !!(h->flags & LLM_TOK_NOISED));
+		char meta[64];
+		int m = snprintf(meta, sizeof meta, "{\"id\": \"d%d\"}", r_i);
+		CHECK_MEM(rec.meta, rec.meta_len, meta, (size_t)m);
+		CHECK_EQ_INT(rec.meta[rec.meta_len], 0);
+		r_i++;
+	}
+	CHECK_EQ_INT(st, LLM_EOF);
+	CHECK_EQ_INT(r_i, nrec);
+	llm_tokreader_free(r);
+}
+
+static void test_round_trip(void)
+{
+	uint32_t vocabs[] = { 1, 256, 50257, 65536, 65537, 200019 };
+	for (size_t v = 0; v < sizeof vocabs / sizeof *vocabs; v++)
+		for (uint32_t flags = 0; flags <= LLM_TOK_NOISED; flags++) {
+			llm_tok_header h;
+			llm_tok_header_init(&h, vocabs[v], 0x0123456789abcdefULL, flags);
+			CHECK_EQ_INT(h.width, vocabs[v] <= 65536 ? 2 : 4);
+			llm_buf s = LLM_BUF_INIT;
+			make_stream(&s, &h, 40, v * 2 + flags);
+			check_stream(&s, &h, 40, v * 2 + flags);
+			llm_buf_release(&s);
+		}
+}
+
+/* Byte layout fixed by DESIGN §4: check one record byte by byte. */
+static void test_layout(void)
+{
+	llm_tok_header h;
+	llm_tok_header_init(&h, 1000, 0x1122334455667788ULL, LLM_TOK_NOISED);
+	unsigned char hb[LLM_TOK_HEADER_SIZE];
+	llm_tok_header_encode(&h, hb);
+	static const unsigned char want_h[32] = {
+		'L', 'L', 'M', 'T', 'O', 'K', '0', '1', 1, 0, 0, 0, 2, 0, 0, 0,
+		0xe8, 3, 0, 0, 1, 0, 0, 0, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11
+	};
+	CHECK(memcmp(hb, want_h, 32) == 0);
+	llm_buf b = LLM_BUF_INIT;
+	uint32_t t[2] = { 7, 999 }, in[2] = { 3, 4 };
+	CHECK_EQ_INT(llm_tok_record_encode(&b, &h, "{}", 2, t, in, 2), LLM_OK);
+	static const unsigned char want_r[] = { 2, 0, 0, 0, 2, 0, 0, 0, '{', '}',
+		                                7, 0, 0xe7, 3, 3, 0, 4, 0 };
+	CHECK_MEM(b.p, b.len, want_r, sizeof want_r);
+	llm_buf_release(&b);
+}
+
+static void test_encode_rejects(void)
+{
+	llm_tok_header h;
+	llm_tok_header_init(&h, 100, 0, 0);
+	llm_buf b = LLM_BUF_INIT;
+	uint32_t t[3] = { 1, 100, 2 };
+	CHECK_EQ_INT(llm_tok_record_encode(&b, &h, "", 0, t, NULL, 3), LLM_EINVAL);
+	CHECK_EQ_U64(b.len, 0);
+	h.flags = LLM_TOK_NOISED;
+	t[1] = 5;
+	CHECK_EQ_INT(llm_tok_record_encode(&b, &h, "", 0, t, NULL, 3), LLM_EINVAL);
+	h.width = 3;
+	CHECK_EQ_INT(llm_tok_header_check(&h), LLM_EINVAL);
+	llm_tok_header_init(&h, 70000, 0, 0);
+	h.width = 2;
+	CHECK_EQ_INT(llm_tok_header_check(&h), LLM_EINVAL);
+	llm_buf_release(&b);
+}
+
+/* Every proper prefix that cuts a record is a truncation error naming the record; a cut
+ * between records is a clean end. */
+static void test_truncation(void)
+{
+	llm_tok_header h;
+	llm_tok_header_init(&h, 300, 0, LLM_TOK_NOISED);
+	llm_buf s = LLM_BUF_INIT;
+	make_stream(&s, &h, 3, 9);
+	size_t bounds[4] = { 32 }, nb = 1;
+	{
+		llm_tokreader *r;
+		llm_tok_rec rec;
+		CHECK_EQ_INT(llm_tokreader_open_mem(&r, s.p, s.len, "m"), LLM_OK);
+		while (llm_tokreader_next(r, &rec) == LLM_OK)
+			bounds[nb++] = rec.offset + 8 + rec.meta_len + rec.n * 4;
+		llm_tokreader_free(r);
+	}
+	CHECK_EQ_U64(bounds[3], s.len);
+	for (size_t cut = 0; cut < s.len; cut++) {
+		llm_tokreader *r;
+		int st = llm_tokreader_open_mem(&r, s.p, cut, "cut");
+		if (cut < 32) {
+			CHECK_EQ_INT(st, LLM_EFORMAT);
+			CHECK(r == NULL);
+			continue;
+		}
+		llm_tok_rec rec;
+		int k = 0;
+		while ((st = llm_tokreader_next(r, &rec)) == LLM_OK)
+			k++;
+		int boundary = 0;
+		for (size_t i = 0; i < 4; i++)
+			boundary |= bounds[i] == cut;
+		if (boundary) {
+			CHECK_EQ_INT(st, LLM_EOF);
+		} else {
+			CHECK_EQ_INT(st, LLM_EFORMAT);
+			CHECK(strstr(llm_last_error(), "cut: record ") != NULL);
+			/* sticky: no resynchronisation on garbage */
+			CHECK_EQ_INT(llm_tokreader_next(r, &rec), LLM_EFORMAT);
+		}
+		llm_tokreader_free(r);
+	}
+	llm_buf_release(&s);
+}
+
+static void test_corrupt(void)
+{
+	llm_tok_header h;
+	llm_tok_header_init(&h, 300, 0, 0);
+	llm_buf s = LLM_BUF_INIT;
+	make_stream(&s, &h, 2, 3);
+	llm_tokreader *r;
+	llm_tok_rec rec;
+
+	s.p[0] = 'X';
+	CHECK_EQ_INT(llm_tokreader_open_mem(&r, s.p, s.len, "m"), LLM_EFORMAT);
+	CHECK(strstr(llm_last_error(), "magic") != NULL);
+	s.p[0] = 'L';
+
+	/* A token id past the vocabulary (first token of record 0: 0xffff) */
+	unsigned char save[2];
+	uint32_t m;
+	memcpy(&m, s.p + 36, 4);
+	memcpy(save, s.p + 40 + m, 2);
+	memset(s.p + 40 + m, 0xff, 2);
+	CHECK_EQ_INT(llm_tokreader_open_mem(&r, s.p, s.len, "m"), LLM_OK);
+	CHECK_EQ_INT(llm_tokreader_next(r, &rec), LLM_EFORMAT);
+	CHECK(strstr(llm_last_error(), "vocab") != NULL);
+	llm_tokreader_free(r);
+	memcpy(s.p + 40 + m, save, 2);
+
+	/* A huge token count must not allocate: cap first */
+	memset(s.p + 32, 0xff, 4);
+	CHECK_EQ_INT(llm_tokreader_open_mem(&r, s.p, s.len, "m"), LLM_OK);
+	llm_tokreader_set_max_tokens(r, 1000);
+	CHECK_EQ_INT(llm_tokreader_next(r, &rec), LLM_EFORMAT);
+	CHECK(strstr(llm_last_error(), "record 0 at byte 32") != NULL);
+	llm_tokreader_free(r);
+	llm_buf_release(&s);
+}
+
+/* Through files: the writer's temporary name, the reader's compression detection. */
+static void test_files(void)
+{
+	char path[] = "/tmp/test_tokstream.XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	llm_tok_header h;
+	llm_tok_header_init(&h, 50257, 42, 0);
+	llm_tokwriter *w;
+	CHECK_EQ_INT(llm_tokwriter_open(&w, path, &h), LLM_OK);
+	uint32_t t[3000];
+	for (int i = 0; i < 3000; i++)
+		t[i] = (uint32_t)(i * 17 % 50257);
+	for (int r = 0; r < 1000; r++)
+		CHECK_EQ_INT(llm_tokwriter_write(w, "{\"id\":1}", 8, t, NULL, (size_t)(r * 3)), LLM_OK);
+	CHECK_EQ_INT(llm_tokwriter_write(w, "", 0, (uint32_t[]){ 50257 }, NULL, 1), LLM_EINVAL);
+	CHECK_EQ_U64(llm_tokwriter_records(w), 1000);
+	CHECK_EQ_INT(llm_tokwriter_close(w), LLM_OK);
+	llm_tokreader *r;
+	CHECK_EQ_INT(llm_tokreader_open(&r, path), LLM_OK);
+	if (r) {
+		llm_tok_rec rec;
+		int k = 0, bad = 0;
+		while (llm_tokreader_next(r, &rec) == LLM_OK) {
+			bad |= rec.n != (size_t)k * 3 || memcmp(rec.tokens, t, rec.n * 4) != 0;
+			k++;
+		}
+		CHECK(!bad);
+		CHECK_EQ_INT(k, 1000);
+		llm_tokreader_free(r);
+	}
+	unlink(path);
+	CHECK_EQ_INT(llm_tokreader_open(&r, "/nonexistent/x.tok"), LLM_EIO);
+	CHECK(r == NULL);
+}
+
+int main(void)
+{
+	RUN(test_round_trip);
+	RUN(test_layout);
+	RUN(test_encode_rejects);
+	RUN(test_truncation);
+	RUN(test_corrupt);
+	RUN(test_files);
+	return unit_done();
+}
