@@ -1,0 +1,1107 @@
+/*
+ * shard.c — shard writer, mmap reader and manifest.json (see shard.h).
+ *
+ * The writer produces the file in one sequential pass: a zeroed header, the tokens section
+ * streamed from the 4 MiB buffer, then at close the per-document arrays from memory and the
+ * inputs and metadata copied from their spools, each section hashed as its bytes go out;
+ * finally the header is written at offset 0. Sequential writes keep the file system's
+ * write-behind effective, which is what lets shard writing run near the speed of cat.
+ */
+#include "shard.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "err.h"
+#include "hash.h"
+#include "io.h"
+#include "json.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "llmkit's binary formats are read by memcpy: a little-endian host is required"
+#endif
+
+#define SEC_TABLE 64
+#define SEC_ENTRY 32
+#define HDR_CHECKSUM_AT (LLM_SHARD_HEADER_SIZE - 8)
+#define WBUF_SIZE ((size_t)4 << 20)
+
+static const char *const sec_names[] = { "header", "tokens", "doc_offsets", "doc_info",
+	                                 "inputs", "meta_offsets", "meta", "domains" };
+
+const char *llm_shard_section_name(int kind)
+{
+	return kind >= 1 && kind <= LLM_SHARD_NSECTIONS ? sec_names[kind] : "header";
+}
+
+const char *llm_split_name(int split)
+{
+	return split == LLM_SPLIT_VAL ? "val" : "train";
+}
+
+static void put16(unsigned char *p, uint16_t v) { memcpy(p, &v, 2); }
+static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint16_t get16(const unsigned char *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static uint32_t get32(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static uint64_t get64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+static uint64_t align_up(uint64_t x)
+{
+	return (x + LLM_SHARD_ALIGN - 1) & ~(uint64_t)(LLM_SHARD_ALIGN - 1);
+}
+
+/* ---- header encoding ---- */
+
+static void header_encode(const llm_shard_info *in, unsigned char h[LLM_SHARD_HEADER_SIZE])
+{
+	memset(h, 0, LLM_SHARD_HEADER_SIZE);
+	memcpy(h, LLM_SHARD_MAGIC, 8);
+	put32(h + 8, in->version);
+	put32(h + 12, in->width);
+	put32(h + 16, in->vocab_size);
+	put32(h + 20, in->flags);
+	put64(h + 24, in->tokenizer_id);
+	put64(h + 32, in->docs);
+	put64(h + 40, in->tokens);
+	put32(h + 48, in->eos_id);
+	put32(h + 52, LLM_SHARD_NSECTIONS);
+	for (int k = 1; k <= LLM_SHARD_NSECTIONS; k++) {
+		unsigned char *e = h + SEC_TABLE + (k - 1) * SEC_ENTRY;
+		put32(e, (uint32_t)k);
+		put64(e + 8, in->sec[k].offset);
+		put64(e + 16, in->sec[k].length);
+		put64(e + 24, in->sec[k].checksum);
+	}
+	put64(h + HDR_CHECKSUM_AT, llm_hash64(h, HDR_CHECKSUM_AT, 0));
+}
+
+/* ---- writer ---- */
+
+/* A buffered sequential output to one descriptor; hashes what passes through when h is set. */
+typedef struct {
+	int fd;
+	unsigned char *buf;
+	size_t len, cap;
+	uint64_t pos;    /* file offset of buf[0] */
+	llm_hasher *h;
+} obuf;
+
+struct llm_shard_writer {
+	char *path, *tmpname; /* tmpname: the named temporary when O_TMPFILE is unavailable */
+	llm_shard_params p;
+	obuf out, inputs, meta;
+	uint64_t *doc_off, *meta_off;
+	unsigned char *info;
+	size_t docs, cap;
+	uint64_t tokens, meta_bytes;
+	char **domains;
+	size_t ndomains, last_dom;
+	int failed;
+};
+
+static int write_all(int fd, const void *p, size_t n, const char *name)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t k = write(fd, c, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return llm_fail(LLM_EIO, "%s: %s", name, strerror(errno));
+		c += k;
+		n -= (size_t)k;
+	}
+	return LLM_OK;
+}
+
+static int obuf_flush(obuf *o, const char *name)
+{
+	if (!o->len)
+		return LLM_OK;
+	if (o->h)
+		llm_hasher_add(o->h, o->buf, o->len);
+	int st = write_all(o->fd, o->buf, o->len, name);
+	o->pos += o->len;
+	o->len = 0;
+	return st;
+}
+
+static int obuf_put(obuf *o, const void *p, size_t n, const char *name)
+{
+	const unsigned char *c = p;
+	while (n) {
+		if (o->len == o->cap) {
+			int st = obuf_flush(o, name);
+			if (st != LLM_OK)
+				return st;
+		}
+		size_t k = o->cap - o->len < n ? o->cap - o->len : n;
+		memcpy(o->buf + o->len, c, k);
+		o->len += k;
+		c += k;
+		n -= k;
+	}
+	return LLM_OK;
+}
+
+/* Tokens at the given width, narrowed straight into the buffer. */
+static int obuf_put_tokens(obuf *o, const uint32_t *t, size_t n, uint32_t width, const char *name)
+{
+	if (width == 4)
+		return obuf_put(o, t, n * 4, name);
+	while (n) {
+		if (o->cap - o->len < 2) {
+			int st = obuf_flush(o, name);
+			if (st != LLM_OK)
+				return st;
+		}
+		size_t k = (o->cap - o->len) / 2;
+		if (k > n)
+			k = n;
+		unsigned char *d = o->buf + o->len;
+		for (size_t i = 0; i < k; i++)
+			put16(d + 2 * i, (uint16_t)t[i]);
+		o->len += 2 * k;
+		t += k;
+		n -= k;
+	}
+	return LLM_OK;
+}
+
+static uint64_t obuf_tell(const obuf *o) { return o->pos + o->len; }
+
+static void obuf_init(obuf *o, int fd, size_t cap)
+{
+	o->fd = fd;
+	o->cap = cap;
+	o->buf = llm_malloc(cap);
+	o->len = 0;
+	o->pos = 0;
+	o->h = NULL;
+}
+
+static void obuf_release(obuf *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	o->fd = -1;
+	free(o->buf);
+	o->buf = NULL;
+	llm_hasher_free(o->h);
+	o->h = NULL;
+}
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return llm_strdup(".");
+	if (slash == path)
+		return llm_strdup("/");
+	return llm_strndup(path, (size_t)(slash - path));
+}
+
+/*
+ * A temporary file in dir. O_TMPFILE gives a file without a name, so a killed process leaves
+ * nothing behind; elsewhere a hidden name (returned in *named, for spools unlinked at once).
+ */
+static int tmp_open(const char *dir, const char *base, char **named, int keep_name)
+{
+	*named = NULL;
+#ifdef O_TMPFILE
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		return fd;
+#endif
+	static unsigned serial;
+	llm_buf b = LLM_BUF_INIT;
+	llm_buf_addf(&b, "%s/.%s.tmp.%ld.%u", dir, base, (long)getpid(), serial++);
+	int f = open(b.p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (f < 0) {
+		int e = errno;
+		llm_fail(LLM_EIO, "%s: %s", b.p, strerror(e));
+		llm_buf_release(&b);
+		return -1;
+	}
+	if (keep_name) {
+		*named = llm_buf_detach(&b, NULL);
+	} else {
+		unlink(b.p);
+		llm_buf_release(&b);
+	}
+	return f;
+}
+
+int llm_shard_writer_open(llm_shard_writer **out, const char *path, const llm_shard_params *p)
+{
+	*out = NULL;
+	if ((p->width != 2 && p->width != 4) || p->vocab_size == 0 ||
+	    (p->width == 2 && p->vocab_size > 65536) ||
+	    (p->eos_id != LLM_SHARD_NO_EOS && p->eos_id >= p->vocab_size))
+		return llm_fail(LLM_EINVAL, "%s: bad shard parameters (width %u, vocab %u, eos %u)",
+		                path, p->width, p->vocab_size, p->eos_id);
+	llm_shard_writer *w = llm_calloc(1, sizeof *w);
+	w->path = llm_strdup(path);
+	w->p = *p;
+	w->out.fd = w->inputs.fd = w->meta.fd = -1;
+	char *dir = dir_of(path);
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char *spool;
+	int fd = tmp_open(dir, base, &w->tmpname, 1);
+	if (fd < 0)
+		goto fail;
+	obuf_init(&w->out, fd, WBUF_SIZE);
+	if ((fd = tmp_open(dir, base, &spool, 0)) < 0)
+		goto fail;
+	obuf_init(&w->meta, fd, (size_t)1 << 16);
+	if (p->noised) {
+		if ((fd = tmp_open(dir, base, &spool, 0)) < 0)
+			goto fail;
+		obuf_init(&w->inputs, fd, WBUF_SIZE);
+	}
+	/* The header is written last; keep its place with zeros. */
+	static const unsigned char zero[LLM_SHARD_HEADER_SIZE];
+	if (obuf_put(&w->out, zero, sizeof zero, path) != LLM_OK ||
+	    obuf_flush(&w->out, path) != LLM_OK)
+		goto fail;
+	w->out.h = llm_hasher_new(0);
+	w->cap = 1024;
+	w->doc_off = llm_malloc((w->cap + 1) * sizeof *w->doc_off);
+	w->meta_off = llm_malloc((w->cap + 1) * sizeof *w->meta_off);
+	w->info = llm_malloc(w->cap * 8);
+	w->doc_off[0] = w->meta_off[0] = 0;
+	free(dir);
+	*out = w;
+	return LLM_OK;
+fail:
+	free(dir);
+	llm_shard_writer_abort(w); /* the detail of tmp_open's failure stays set */
+	return LLM_EIO;
+}
+
+static int domain_id(llm_shard_writer *w, const char *name, uint16_t *id)
+{
+	if (!name || !*name)
+		name = "unknown";
+	if (w->ndomains && strcmp(w->domains[w->last_dom], name) == 0) {
+		*id = (uint16_t)w->last_dom;
+		return LLM_OK;
+	}
+	for (size_t i = 0; i < w->ndomains; i++)
+		if (strcmp(w->domains[i], name) == 0) {
+			w->last_dom = i;
+			*id = (uint16_t)i;
+			return LLM_OK;
+		}
+	if (w->ndomains == 65536)
+		return llm_fail(LLM_EINVAL, "%s: more than 65536 domains", w->path);
+	w->domains = llm_realloc(w->domains, (w->ndomains + 1) * sizeof *w->domains);
+	w->domains[w->ndomains] = llm_strdup(name);
+	w->last_dom = w->ndomains++;
+	*id = (uint16_t)w->last_dom;
+	return LLM_OK;
+}
+
+int llm_shard_writer_add(llm_shard_writer *w, const llm_shard_doc_in *d)
+{
+	if (w->failed)
+		return w->failed;
+	for (size_t i = 0; i < d->n; i++)
+		if (d->tokens[i] >= w->p.vocab_size ||
+		    (w->p.noised && d->inputs[i] >= w->p.vocab_size))
+			return llm_fail(LLM_EINVAL, "token at position %zu is not below vocab size %u", i,
+			                w->p.vocab_size);
+	uint16_t dom = 0;
+	int st = domain_id(w, d->domain, &dom);
+	if (st != LLM_OK)
+		return st;
+	uint16_t flags = d->flags & ~LLM_SHARD_DOC_EOS_ADDED;
+	int add_eos = w->p.eos_id != LLM_SHARD_NO_EOS && (d->n == 0 || d->tokens[d->n - 1] != w->p.eos_id);
+	if (add_eos)
+		flags |= LLM_SHARD_DOC_EOS_ADDED;
+	if (w->docs == w->cap) {
+		w->cap *= 2;
+		w->doc_off = llm_realloc(w->doc_off, (w->cap + 1) * sizeof *w->doc_off);
+		w->meta_off = llm_realloc(w->meta_off, (w->cap + 1) * sizeof *w->meta_off);
+		w->info = llm_realloc(w->info, w->cap * 8);
+	}
+	st = obuf_put_tokens(&w->out, d->tokens, d->n, w->p.width, w->path);
+	if (st == LLM_OK && add_eos)
+		st = obuf_put_tokens(&w->out, &w->p.eos_id, 1, w->p.width, w->path);
+	if (st == LLM_OK && w->p.noised) {
+		st = obuf_put_tokens(&w->inputs, d->inputs, d->n, w->p.width, w->path);
+		if (st == LLM_OK && add_eos)
+			st = obuf_put_tokens(&w->inputs, &w->p.eos_id, 1, w->p.width, w->path);
+	}
+	if (st == LLM_OK)
+		st = obuf_put(&w->meta, d->meta, d->meta_len, w->path);
+	if (st != LLM_OK)
+		return w->failed = st;
+	w->tokens += d->n + (size_t)add_eos;
+	w->meta_bytes += d->meta_len;
+	unsigned char *inf = w->info + 8 * w->docs;
+	put16(inf, dom);
+	put16(inf + 2, flags);
+	memcpy(inf + 4, &d->weight, 4);
+	w->docs++;
+	w->doc_off[w->docs] = w->tokens;
+	w->meta_off[w->docs] = w->meta_bytes;
+	return LLM_OK;
+}
+
+uint64_t llm_shard_writer_bytes(const llm_shard_writer *w)
+{
+	uint64_t tb = w->tokens * w->p.width;
+	return LLM_SHARD_HEADER_SIZE + align_up(tb) * (w->p.noised ? 2 : 1) +
+	       align_up(w->docs * 24 + 16) + align_up(w->meta_bytes) + 3 * LLM_SHARD_ALIGN;
+}
+
+uint64_t llm_shard_writer_docs(const llm_shard_writer *w) { return w->docs; }
+
+/* Close the current section (kind) that started at start: digest, pad to alignment. */
+static int end_section(llm_shard_writer *w, llm_shard_info *in, int kind, uint64_t start)
+{
+	int st = obuf_flush(&w->out, w->path);
+	in->sec[kind].offset = start;
+	in->sec[kind].length = obuf_tell(&w->out) - start;
+	in->sec[kind].checksum = llm_hasher_digest(w->out.h);
+	llm_hasher_free(w->out.h);
+	w->out.h = NULL;
+	static const unsigned char zero[LLM_SHARD_ALIGN];
+	uint64_t pad = align_up(obuf_tell(&w->out)) - obuf_tell(&w->out);
+	if (st == LLM_OK && kind < LLM_SHARD_NSECTIONS &&
+	    (st = obuf_put(&w->out, zero, pad, w->path)) == LLM_OK)
+		st = obuf_flush(&w->out, w->path); /* padding belongs to no section's checksum */
+	w->out.h = llm_hasher_new(0);
+	return st;
+}
+
+/* Append a spool's content to the output. */
+static int copy_spool(llm_shard_writer *w, obuf *sp)
+{
+	int st = obuf_flush(sp, w->path);
+	if (st != LLM_OK)
+		return st;
+	uint64_t off = 0;
+	while (off < sp->pos) {
+		if (w->out.len == w->out.cap && (st = obuf_flush(&w->out, w->path)) != LLM_OK)
+			return st;
+		size_t want = w->out.cap - w->out.len;
+		if (want > sp->pos - off)
+			want = (size_t)(sp->pos - off);
+		ssize_t k = pread(sp->fd, w->out.buf + w->out.len, want, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return llm_fail(LLM_EIO, "%s: reading back a spool: %s", w->path,
+			                k < 0 ? strerror(errno) : "short file");
+		w->out.len += (size_t)k;
+		off += (uint64_t)k;
+	}
+	return LLM_OK;
+}
+
+static int fsync_dir(const char *path)
+{
+	char *dir = dir_of(path);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (fd < 0)
+		return LLM_OK; /* best effort: some file systems refuse directory opens */
+	fsync(fd);
+	close(fd);
+	return LLM_OK;
+}
+
+/* Give the finished temporary file its final name. */
+static int publish(llm_shard_writer *w)
+{
+	if (fsync(w->out.fd) != 0)
+		return llm_fail(LLM_EIO, "%s: fsync: %s", w->path, strerror(errno));
+	if (!w->tmpname) {
+		/* linkat cannot replace an existing name: link under a hidden name, then rename. */
+		char proc[64];
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->out.fd);
+		char *dir = dir_of(w->path);
+		const char *base = strrchr(w->path, '/') ? strrchr(w->path, '/') + 1 : w->path;
+		llm_buf t = LLM_BUF_INIT;
+		llm_buf_addf(&t, "%s/.%s.tmp.%ld", dir, base, (long)getpid());
+		free(dir);
+		unlink(t.p);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, t.p, AT_SYMLINK_FOLLOW) != 0) {
+			int st = llm_fail(LLM_EIO, "%s: %s", t.p, strerror(errno));
+			llm_buf_release(&t);
+			return st;
+		}
+		w->tmpname = llm_buf_detach(&t, NULL);
+	}
+	if (rename(w->tmpname, w->path) != 0)
+		return llm_fail(LLM_EIO, "%s: %s", w->path, strerror(errno));
+	free(w->tmpname);
+	w->tmpname = NULL;
+	return fsync_dir(w->path);
+}
+
+static void writer_free(llm_shard_writer *w)
+{
+	obuf_release(&w->out);
+	obuf_release(&w->inputs);
+	obuf_release(&w->meta);
+	for (size_t i = 0; i < w->ndomains; i++)
+		free(w->domains[i]);
+	free(w->domains);
+	free(w->doc_off);
+	free(w->meta_off);
+	free(w->info);
+	free(w->tmpname);
+	free(w->path);
+	free(w);
+}
+
+int llm_shard_writer_close(llm_shard_writer *w, llm_shard_info *info)
+{
+	llm_shard_info in;
+	memset(&in, 0, sizeof in);
+	in.version = LLM_SHARD_VERSION;
+	in.width = w->p.width;
+	in.vocab_size = w->p.vocab_size;
+	in.flags = w->p.noised ? LLM_SHARD_NOISED : 0;
+	in.eos_id = w->p.eos_id;
+	in.tokenizer_id = w->p.tokenizer_id;
+	in.docs = w->docs;
+	in.tokens = w->tokens;
+	int st = w->failed;
+	uint64_t start = LLM_SHARD_HEADER_SIZE;
+	if (st == LLM_OK)
+		st = end_section(w, &in, LLM_SHARD_SEC_TOKENS, start);
+	start = obuf_tell(&w->out);
+	if (st == LLM_OK && (st = obuf_put(&w->out, w->doc_off, (w->docs + 1) * 8, w->path)) == LLM_OK)
+		st = end_section(w, &in, LLM_SHARD_SEC_DOC_OFFSETS, start);
+	start = obuf_tell(&w->out);
+	if (st == LLM_OK && (st = obuf_put(&w->out, w->info, w->docs * 8, w->path)) == LLM_OK)
+		st = end_section(w, &in, LLM_SHARD_SEC_DOC_INFO, start);
+	start = obuf_tell(&w->out);
+	if (st == LLM_OK && (!w->p.noised || (st = copy_spool(w, &w->inputs)) == LLM_OK))
+		st = end_section(w, &in, LLM_SHARD_SEC_INPUTS, start);
+	start = obuf_tell(&w->out);
+	if (st == LLM_OK && (st = obuf_put(&w->out, w->meta_off, (w->docs + 1) * 8, w->path)) == LLM_OK)
+		st = end_section(w, &in, LLM_SHARD_SEC_META_OFFSETS, start);
+	start = obuf_tell(&w->out);
+	if (st == LLM_OK && (st = copy_spool(w, &w->meta)) == LLM_OK)
+		st = end_section(w, &in, LLM_SHARD_SEC_META, start);
+	start = obuf_tell(&w->out);
+	if (st == LLM_OK) {
+		llm_buf j = LLM_BUF_INIT;
+		llm_buf_addc(&j, '[');
+		for (size_t i = 0; i < w->ndomains; i++) {
+			if (i)
+				llm_buf_adds(&j, ", ");
+			llm_json_put_str(&j, w->domains[i], strlen(w->domains[i]));
+		}
+		llm_buf_addc(&j, ']');
+		if ((st = obuf_put(&w->out, j.p, j.len, w->path)) == LLM_OK)
+			st = end_section(w, &in, LLM_SHARD_SEC_DOMAINS, start);
+		llm_buf_release(&j);
+	}
+	if (st == LLM_OK) {
+		unsigned char h[LLM_SHARD_HEADER_SIZE];
+		header_encode(&in, h);
+		in.header_checksum = get64(h + HDR_CHECKSUM_AT);
+		ssize_t k;
+		do
+			k = pwrite(w->out.fd, h, sizeof h, 0);
+		while (k < 0 && errno == EINTR);
+		if (k != (ssize_t)sizeof h)
+			st = llm_fail(LLM_EIO, "%s: %s", w->path, k < 0 ? strerror(errno) : "short write");
+	}
+	if (st == LLM_OK)
+		st = publish(w);
+	if (st != LLM_OK) {
+		llm_shard_writer_abort(w);
+		return st;
+	}
+	if (info)
+		*info = in;
+	writer_free(w);
+	return LLM_OK;
+}
+
+void llm_shard_writer_abort(llm_shard_writer *w)
+{
+	if (!w)
+		return;
+	if (w->tmpname)
+		unlink(w->tmpname);
+	writer_free(w);
+}
+
+/* ---- reader ---- */
+
+struct llm_shard {
+	char *path;
+	const unsigned char *map;
+	size_t size;
+	llm_shard_info info;
+	char **domains;
+	size_t ndomains;
+};
+
+static int bad(const char *path, int kind, const char *what)
+{
+	return llm_fail(LLM_EFORMAT, "%s: %s%s%s: %s", path, kind ? "section '" : "",
+	                llm_shard_section_name(kind), kind ? "'" : "", what);
+}
+
+static const unsigned char *sec_ptr(const llm_shard *s, int kind)
+{
+	return s->map + s->info.sec[kind].offset;
+}
+
+/* Check that an offsets section (n + 1 u64) starts at 0, never decreases and ends at end. */
+static int check_offsets(const llm_shard *s, int kind, uint64_t n, uint64_t end)
+{
+	const uint64_t *o = (const uint64_t *)sec_ptr(s, kind);
+	if (o[0] != 0)
+		return bad(s->path, kind, "does not start at 0");
+	for (uint64_t i = 0; i < n; i++)
+		if (o[i + 1] < o[i])
+			return bad(s->path, kind, "offsets decrease");
+	if (o[n] != end)
+		return bad(s->path, kind, "last offset does not match the data length");
+	return LLM_OK;
+}
+
+static int parse_domains(llm_shard *s)
+{
+	const char *p = (const char *)sec_ptr(s, LLM_SHARD_SEC_DOMAINS);
+	size_t n = s->info.sec[LLM_SHARD_SEC_DOMAINS].length, pos;
+	llm_json_val arr, key, v;
+	const char *msg;
+	if (llm_json_parse_value(p, n, &arr, &pos, &msg) != LLM_OK || arr.type != LLM_JSON_ARRAY)
+		return bad(s->path, LLM_SHARD_SEC_DOMAINS, "not a JSON array");
+	size_t it = 0;
+	llm_buf b = LLM_BUF_INIT;
+	while (llm_json_next(&arr, &it, &key, &v) == LLM_OK) {
+		if (v.type != LLM_JSON_STRING || s->ndomains == 65536) {
+			llm_buf_release(&b);
+			return bad(s->path, LLM_SHARD_SEC_DOMAINS, "not an array of at most 65536 names");
+		}
+		llm_buf_reset(&b);
+		llm_json_str(&v, &b);
+		s->domains = llm_realloc(s->domains, (s->ndomains + 1) * sizeof *s->domains);
+		s->domains[s->ndomains++] = llm_strndup(b.p ? b.p : "", b.len);
+	}
+	llm_buf_release(&b);
+	return LLM_OK;
+}
+
+static int shard_check(llm_shard *s)
+{
+	const unsigned char *h = s->map;
+	llm_shard_info *in = &s->info;
+	if (s->size < LLM_SHARD_HEADER_SIZE || memcmp(h, LLM_SHARD_MAGIC, 8) != 0)
+		return bad(s->path, 0, "not a shard (no LLMSHRD1 magic)");
+	in->header_checksum = get64(h + HDR_CHECKSUM_AT);
+	if (llm_hash64(h, HDR_CHECKSUM_AT, 0) != in->header_checksum)
+		return bad(s->path, 0, "checksum mismatch");
+	in->version = get32(h + 8);
+	in->width = get32(h + 12);
+	in->vocab_size = get32(h + 16);
+	in->flags = get32(h + 20);
+	in->tokenizer_id = get64(h + 24);
+	in->docs = get64(h + 32);
+	in->tokens = get64(h + 40);
+	in->eos_id = get32(h + 48);
+	if (in->version != LLM_SHARD_VERSION)
+		return bad(s->path, 0, "unsupported version");
+	if ((in->width != 2 && in->width != 4) || in->vocab_size == 0 ||
+	    (in->width == 2 && in->vocab_size > 65536) || (in->flags & ~LLM_SHARD_NOISED) ||
+	    (in->eos_id != LLM_SHARD_NO_EOS && in->eos_id >= in->vocab_size) ||
+	    get32(h + 52) != LLM_SHARD_NSECTIONS)
+		return bad(s->path, 0, "invalid width, vocab size, flags, eos id or section count");
+	/* Counts are bounded by the file size before any product is formed. */
+	if (in->tokens > s->size / in->width || in->docs >= s->size / 8)
+		return bad(s->path, 0, "counts larger than the file");
+	for (int k = 1; k <= LLM_SHARD_NSECTIONS; k++) {
+		const unsigned char *e = h + SEC_TABLE + (k - 1) * SEC_ENTRY;
+		in->sec[k].offset = get64(e + 8);
+		in->sec[k].length = get64(e + 16);
+		in->sec[k].checksum = get64(e + 24);
+		if (get32(e) != (uint32_t)k)
+			return bad(s->path, 0, "section table out of order");
+		if (in->sec[k].offset % LLM_SHARD_ALIGN || in->sec[k].offset < LLM_SHARD_HEADER_SIZE ||
+		    in->sec[k].offset > s->size || in->sec[k].length > s->size - in->sec[k].offset)
+			return bad(s->path, k, "offset or length outside the file");
+	}
+	uint64_t tb = in->tokens * in->width, ob = (in->docs + 1) * 8;
+	if (in->sec[LLM_SHARD_SEC_TOKENS].length != tb)
+		return bad(s->path, LLM_SHARD_SEC_TOKENS, "length does not match the token count");
+	if (in->sec[LLM_SHARD_SEC_DOC_OFFSETS].length != ob)
+		return bad(s->path, LLM_SHARD_SEC_DOC_OFFSETS, "length does not match the document count");
+	if (in->sec[LLM_SHARD_SEC_DOC_INFO].length != in->docs * 8)
+		return bad(s->path, LLM_SHARD_SEC_DOC_INFO, "length does not match the document count");
+	if (in->sec[LLM_SHARD_SEC_INPUTS].length != ((in->flags & LLM_SHARD_NOISED) ? tb : 0))
+		return bad(s->path, LLM_SHARD_SEC_INPUTS, "length does not match the token count");
+	if (in->sec[LLM_SHARD_SEC_META_OFFSETS].length != ob)
+		return bad(s->path, LLM_SHARD_SEC_META_OFFSETS, "length does not match the document count");
+	int st;
+	if ((st = check_offsets(s, LLM_SHARD_SEC_DOC_OFFSETS, in->docs, in->tokens)) != LLM_OK ||
+	    (st = check_offsets(s, LLM_SHARD_SEC_META_OFFSETS, in->docs,
+	                        in->sec[LLM_SHARD_SEC_META].length)) != LLM_OK ||
+	    (st = parse_domains(s)) != LLM_OK)
+		return st;
+	const unsigned char *inf = sec_ptr(s, LLM_SHARD_SEC_DOC_INFO);
+	for (uint64_t i = 0; i < in->docs; i++)
+		if (get16(inf + 8 * i) >= s->ndomains)
+			return bad(s->path, LLM_SHARD_SEC_DOC_INFO, "domain id out of range");
+	return LLM_OK;
+}
+
+int llm_shard_open(llm_shard **out, const char *path, unsigned flags)
+{
+	*out = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return llm_fail(LLM_EIO, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return llm_fail(LLM_EIO, "%s: not a regular file", path);
+	}
+	llm_shard *s = llm_calloc(1, sizeof *s);
+	s->path = llm_strdup(path);
+	s->size = (size_t)st.st_size;
+	if (s->size >= LLM_SHARD_HEADER_SIZE) {
+		void *m = mmap(NULL, s->size, PROT_READ, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			int e = errno;
+			close(fd);
+			llm_shard_free(s);
+			return llm_fail(LLM_EIO, "%s: mmap: %s", path, strerror(e));
+		}
+		s->map = m;
+	}
+	close(fd);
+	int rc = s->map ? shard_check(s) : bad(path, 0, "file shorter than the header");
+	if (rc == LLM_OK && (flags & LLM_SHARD_VERIFY))
+		rc = llm_shard_verify(s);
+	if (rc != LLM_OK) {
+		llm_shard_free(s);
+		return rc;
+	}
+	*out = s;
+	return LLM_OK;
+}
+
+void llm_shard_free(llm_shard *s)
+{
+	if (!s)
+		return;
+	if (s->map)
+		munmap((void *)s->map, s->size);
+	for (size_t i = 0; i < s->ndomains; i++)
+		free(s->domains[i]);
+	free(s->domains);
+	free(s->path);
+	free(s);
+}
+
+/* Every token of a section below vocab size. */
+static int check_range(const llm_shard *s, int kind)
+{
+	const unsigned char *p = sec_ptr(s, kind);
+	uint64_t n = s->info.sec[kind].length / s->info.width;
+	uint32_t v = s->info.vocab_size, hi = 0;
+	if (s->info.width == 2) {
+		for (uint64_t i = 0; i < n; i++) {
+			uint16_t t = get16(p + 2 * i);
+			hi = t > hi ? t : hi;
+		}
+	} else {
+		for (uint64_t i = 0; i < n; i++) {
+			uint32_t t = get32(p + 4 * i);
+			hi = t > hi ? t : hi;
+		}
+	}
+	return n && hi >= v ? bad(s->path, kind, "token not below the vocab size") : LLM_OK;
+}
+
+int llm_shard_verify(const llm_shard *s)
+{
+	for (int k = 1; k <= LLM_SHARD_NSECTIONS; k++)
+		if (llm_hash64(sec_ptr(s, k), s->info.sec[k].length, 0) != s->info.sec[k].checksum)
+			return bad(s->path, k, "checksum mismatch");
+	int st = check_range(s, LLM_SHARD_SEC_TOKENS);
+	if (st == LLM_OK)
+		st = check_range(s, LLM_SHARD_SEC_INPUTS);
+	return st;
+}
+
+const llm_shard_info *llm_shard_get_info(const llm_shard *s) { return &s->info; }
+const char *llm_shard_path(const llm_shard *s) { return s->path; }
+const void *llm_shard_tokens_raw(const llm_shard *s) { return sec_ptr(s, LLM_SHARD_SEC_TOKENS); }
+
+const void *llm_shard_inputs_raw(const llm_shard *s)
+{
+	return (s->info.flags & LLM_SHARD_NOISED) ? sec_ptr(s, LLM_SHARD_SEC_INPUTS) : NULL;
+}
+
+const uint64_t *llm_shard_doc_offsets(const llm_shard *s)
+{
+	return (const uint64_t *)sec_ptr(s, LLM_SHARD_SEC_DOC_OFFSETS);
+}
+
+static void widen(const unsigned char *p, uint32_t width, uint64_t start, size_t n, uint32_t *out)
+{
+	if (width == 4) {
+		memcpy(out, p + 4 * start, n * 4);
+		return;
+	}
+	p += 2 * start;
+	for (size_t i = 0; i < n; i++)
+		out[i] = get16(p + 2 * i);
+}
+
+uint32_t llm_shard_token(const llm_shard *s, uint64_t i)
+{
+	const unsigned char *p = sec_ptr(s, LLM_SHARD_SEC_TOKENS);
+	return s->info.width == 2 ? get16(p + 2 * i) : get32(p + 4 * i);
+}
+
+void llm_shard_read_tokens(const llm_shard *s, uint64_t start, size_t n, uint32_t *out)
+{
+	widen(sec_ptr(s, LLM_SHARD_SEC_TOKENS), s->info.width, start, n, out);
+}
+
+int llm_shard_read_inputs(const llm_shard *s, uint64_t start, size_t n, uint32_t *out)
+{
+	if (!(s->info.flags & LLM_SHARD_NOISED))
+		return 0;
+	widen(sec_ptr(s, LLM_SHARD_SEC_INPUTS), s->info.width, start, n, out);
+	return 1;
+}
+
+void llm_shard_get_doc(const llm_shard *s, uint64_t i, llm_shard_doc *d)
+{
+	const uint64_t *o = llm_shard_doc_offsets(s);
+	const uint64_t *mo = (const uint64_t *)sec_ptr(s, LLM_SHARD_SEC_META_OFFSETS);
+	const unsigned char *inf = sec_ptr(s, LLM_SHARD_SEC_DOC_INFO) + 8 * i;
+	d->start = o[i];
+	d->len = o[i + 1] - o[i];
+	d->domain = get16(inf);
+	d->flags = get16(inf + 2);
+	memcpy(&d->weight, inf + 4, 4);
+	d->meta = (const char *)sec_ptr(s, LLM_SHARD_SEC_META) + mo[i];
+	d->meta_len = (size_t)(mo[i + 1] - mo[i]);
+}
+
+size_t llm_shard_ndomains(const llm_shard *s) { return s->ndomains; }
+
+const char *llm_shard_domain(const llm_shard *s, size_t id)
+{
+	return id < s->ndomains ? s->domains[id] : "unknown";
+}
+
+/* ---- manifest ---- */
+
+void llm_manifest_init(llm_manifest *m)
+{
+	memset(m, 0, sizeof *m);
+	m->eos_id = LLM_SHARD_NO_EOS;
+}
+
+void llm_manifest_release(llm_manifest *m)
+{
+	for (size_t i = 0; i < m->nshards; i++) {
+		free(m->shards[i].file);
+		free(m->shards[i].path);
+	}
+	for (size_t i = 0; i < m->ndomains; i++)
+		free(m->domains[i].name);
+	free(m->shards);
+	free(m->domains);
+	free(m->extra);
+	memset(m, 0, sizeof *m);
+}
+
+void llm_manifest_add_shard(llm_manifest *m, const char *file, int split,
+                            const llm_shard_info *info, uint64_t bytes)
+{
+	m->shards = llm_realloc(m->shards, (m->nshards + 1) * sizeof *m->shards);
+	llm_manifest_shard *sh = &m->shards[m->nshards++];
+	memset(sh, 0, sizeof *sh);
+	sh->file = llm_strdup(file);
+	sh->path = llm_strdup(file);
+	sh->split = split;
+	sh->docs = info->docs;
+	sh->tokens = info->tokens;
+	sh->bytes = bytes;
+	sh->info = *info;
+}
+
+llm_manifest_domain *llm_manifest_domain_get(llm_manifest *m, const char *name)
+{
+	for (size_t i = 0; i < m->ndomains; i++)
+		if (strcmp(m->domains[i].name, name) == 0)
+			return &m->domains[i];
+	m->domains = llm_realloc(m->domains, (m->ndomains + 1) * sizeof *m->domains);
+	llm_manifest_domain *d = &m->domains[m->ndomains++];
+	memset(d, 0, sizeof *d);
+	d->name = llm_strdup(name);
+	return d;
+}
+
+static void put_hex(llm_buf *b, uint64_t x)
+{
+	llm_buf_addf(b, "\"%016llx\"", (unsigned long long)x);
+}
+
+int llm_manifest_write(const llm_manifest *m, const char *path)
+{
+	llm_buf b = LLM_BUF_INIT;
+	llm_buf_adds(&b, "{\n  \"format\": \"llmkit-shards\",\n  \"version\": 1,\n  \"tokenizer_id\": ");
+	put_hex(&b, m->tokenizer_id);
+	llm_buf_addf(&b, ",\n  \"vocab_size\": %u,\n  \"token_width\": %u,\n  \"eos_id\": ",
+	             m->vocab_size, m->width);
+	if (m->eos_id == LLM_SHARD_NO_EOS)
+		llm_buf_adds(&b, "null");
+	else
+		llm_buf_addf(&b, "%u", m->eos_id);
+	llm_buf_addf(&b, ",\n  \"noised\": %s,\n  \"shards\": [", m->noised ? "true" : "false");
+	uint64_t sd[LLM_NSPLITS] = { 0 }, stok[LLM_NSPLITS] = { 0 };
+	for (size_t i = 0; i < m->nshards; i++) {
+		const llm_manifest_shard *sh = &m->shards[i];
+		sd[sh->split] += sh->docs;
+		stok[sh->split] += sh->tokens;
+		llm_buf_adds(&b, i ? ",\n    {\"file\": " : "\n    {\"file\": ");
+		llm_json_put_str(&b, sh->file, strlen(sh->file));
+		llm_buf_addf(&b, ", \"split\": \"%s\", \"documents\": %llu, \"tokens\": %llu, "
+		             "\"bytes\": %llu, \"header_checksum\": ", llm_split_name(sh->split),
+		             (unsigned long long)sh->docs, (unsigned long long)sh->tokens,
+		             (unsigned long long)sh->bytes);
+		put_hex(&b, sh->info.header_checksum);
+		llm_buf_adds(&b, ", \"checksums\": {");
+		for (int k = 1; k <= LLM_SHARD_NSECTIONS; k++) {
+			llm_buf_addf(&b, "%s\"%s\": ", k > 1 ? ", " : "", llm_shard_section_name(k));
+			put_hex(&b, sh->info.sec[k].checksum);
+		}
+		llm_buf_adds(&b, "}}");
+	}
+	llm_buf_adds(&b, m->nshards ? "\n  ],\n  \"splits\": {" : "],\n  \"splits\": {");
+	for (int sp = 0; sp < LLM_NSPLITS; sp++)
+		llm_buf_addf(&b, "%s\"%s\": {\"documents\": %llu, \"tokens\": %llu}", sp ? ", " : "",
+		             llm_split_name(sp), (unsigned long long)sd[sp],
+		             (unsigned long long)stok[sp]);
+	llm_buf_adds(&b, "},\n  \"domains\": {");
+	for (size_t i = 0; i < m->ndomains; i++) {
+		const llm_manifest_domain *d = &m->domains[i];
+		llm_buf_adds(&b, i ? ",\n    " : "\n    ");
+		llm_json_put_str(&b, d->name, strlen(d->name));
+		llm_buf_addf(&b, ": {\"train_documents\": %llu, \"train_tokens\": %llu, "
+		             "\"val_documents\": %llu, \"val_tokens\": %llu, \"truncate_at\": %llu, "
+		             "\"truncated_documents\": %llu, \"truncated_tokens\": %llu}",
+		             (unsigned long long)d->docs[0], (unsigned long long)d->tokens[0],
+		             (unsigned long long)d->docs[1], (unsigned long long)d->tokens[1],
+		             (unsigned long long)d->truncate_at, (unsigned long long)d->truncated_docs,
+		             (unsigned long long)d->truncated_tokens);
+	}
+	llm_buf_adds(&b, m->ndomains ? "\n  }" : "}");
+	if (m->extra && *m->extra) {
+		llm_buf_adds(&b, ",\n  ");
+		llm_buf_adds(&b, m->extra);
+	}
+	llm_buf_adds(&b, "\n}\n");
+	int st = llm_write_file(path, b.p, b.len);
+	llm_buf_release(&b);
+	return st;
+}
+
+/* Members of the manifest as typed values; the detail names the manifest and the key. */
+static int m_u64(const char *path, const llm_json_val *obj, const char *key, uint64_t *out)
+{
+	llm_json_val v = llm_json_member(obj, key);
+	int64_t x;
+	if (v.type != LLM_JSON_NUMBER || llm_json_i64(&v, &x) != LLM_OK || x < 0)
+		return llm_fail(LLM_EFORMAT, "%s: '%s' is missing or not a count", path, key);
+	*out = (uint64_t)x;
+	return LLM_OK;
+}
+
+static int m_hex(const char *path, const llm_json_val *obj, const char *key, uint64_t *out)
+{
+	llm_json_val v = llm_json_member(obj, key);
+	llm_buf b = LLM_BUF_INIT;
+	int st = LLM_EFORMAT;
+	if (v.type == LLM_JSON_STRING && llm_json_str(&v, &b) == LLM_OK && b.len == 16) {
+		char *end;
+		errno = 0;
+		unsigned long long x = strtoull(b.p, &end, 16);
+		if (!errno && *end == 0) {
+			*out = x;
+			st = LLM_OK;
+		}
+	}
+	llm_buf_release(&b);
+	return st == LLM_OK ? st : llm_fail(LLM_EFORMAT, "%s: '%s' is missing or not 16 hex digits", path, key);
+}
+
+static int load_shard(llm_manifest *m, const char *path, const char *dir, const llm_json_val *o)
+{
+	llm_json_val f = llm_json_member(o, "file"), sp = llm_json_member(o, "split");
+	llm_json_val cs = llm_json_member(o, "checksums");
+	if (f.type != LLM_JSON_STRING || sp.type != LLM_JSON_STRING || cs.type != LLM_JSON_OBJECT)
+		return llm_fail(LLM_EFORMAT, "%s: shard %zu lacks 'file', 'split' or 'checksums'", path,
+		                m->nshards);
+	int split = llm_json_str_eq(&sp, "train") ? LLM_SPLIT_TRAIN
+	            : llm_json_str_eq(&sp, "val") ? LLM_SPLIT_VAL : -1;
+	if (split < 0)
+		return llm_fail(LLM_EFORMAT, "%s: shard %zu: split is not \"train\" or \"val\"", path,
+		                m->nshards);
+	llm_shard_info info;
+	memset(&info, 0, sizeof info);
+	uint64_t bytes;
+	int st;
+	if ((st = m_u64(path, o, "documents", &info.docs)) || (st = m_u64(path, o, "tokens", &info.tokens)) ||
+	    (st = m_u64(path, o, "bytes", &bytes)) ||
+	    (st = m_hex(path, o, "header_checksum", &info.header_checksum)))
+		return st;
+	for (int k = 1; k <= LLM_SHARD_NSECTIONS; k++)
+		if ((st = m_hex(path, &cs, llm_shard_section_name(k), &info.sec[k].checksum)))
+			return st;
+	info.version = LLM_SHARD_VERSION;
+	info.width = m->width;
+	info.vocab_size = m->vocab_size;
+	info.eos_id = m->eos_id;
+	info.tokenizer_id = m->tokenizer_id;
+	info.flags = m->noised ? LLM_SHARD_NOISED : 0;
+	llm_buf name = LLM_BUF_INIT;
+	llm_json_str(&f, &name);
+	if (name.len == 0 || memchr(name.p, 0, name.len)) {
+		llm_buf_release(&name);
+		return llm_fail(LLM_EFORMAT, "%s: shard %zu: bad file name", path, m->nshards);
+	}
+	llm_manifest_add_shard(m, name.p, split, &info, bytes);
+	if (name.p[0] != '/') {
+		free(m->shards[m->nshards - 1].path);
+		llm_buf full = LLM_BUF_INIT;
+		llm_buf_addf(&full, "%s/%s", dir, name.p);
+		m->shards[m->nshards - 1].path = llm_buf_detach(&full, NULL);
+	}
+	llm_buf_release(&name);
+	return LLM_OK;
+}
+
+static int load_domains(llm_manifest *m, const char *path, const llm_json_val *o)
+{
+	size_t it = 0;
+	llm_json_val key, v;
+	llm_buf name = LLM_BUF_INIT;
+	int st = LLM_OK;
+	while (st == LLM_OK && llm_json_next(o, &it, &key, &v) == LLM_OK) {
+		llm_buf_reset(&name);
+		llm_json_str(&key, &name);
+		if (v.type != LLM_JSON_OBJECT) {
+			st = llm_fail(LLM_EFORMAT, "%s: domain '%s' is not an object", path, name.p);
+			break;
+		}
+		llm_manifest_domain *d = llm_manifest_domain_get(m, name.p ? name.p : "");
+		(void)((st = m_u64(path, &v, "train_documents", &d->docs[0])) ||
+		       (st = m_u64(path, &v, "train_tokens", &d->tokens[0])) ||
+		       (st = m_u64(path, &v, "val_documents", &d->docs[1])) ||
+		       (st = m_u64(path, &v, "val_tokens", &d->tokens[1])) ||
+		       (st = m_u64(path, &v, "truncate_at", &d->truncate_at)) ||
+		       (st = m_u64(path, &v, "truncated_documents", &d->truncated_docs)) ||
+		       (st = m_u64(path, &v, "truncated_tokens", &d->truncated_tokens)));
+	}
+	llm_buf_release(&name);
+	return st;
+}
+
+int llm_manifest_load(llm_manifest *m, const char *path)
+{
+	llm_manifest_init(m);
+	char *text;
+	size_t len;
+	int st = llm_read_file(path, &text, &len);
+	if (st != LLM_OK)
+		return st;
+	llm_json_val top, v, key;
+	size_t pos;
+	const char *msg;
+	char *dir = dir_of(path);
+	uint64_t x;
+	if (llm_json_parse_value(text, len, &top, &pos, &msg) != LLM_OK || top.type != LLM_JSON_OBJECT) {
+		st = llm_fail(LLM_EFORMAT, "%s: not a JSON object", path);
+		goto out;
+	}
+	v = llm_json_member(&top, "format");
+	if (v.type != LLM_JSON_STRING || !llm_json_str_eq(&v, "llmkit-shards")) {
+		st = llm_fail(LLM_EFORMAT, "%s: not an llmkit shard manifest", path);
+		goto out;
+	}
+	if ((st = m_hex(path, &top, "tokenizer_id", &m->tokenizer_id)) ||
+	    (st = m_u64(path, &top, "vocab_size", &x)))
+		goto out;
+	if (x > UINT32_MAX) {
+		st = llm_fail(LLM_EFORMAT, "%s: vocab_size too large", path);
+		goto out;
+	}
+	m->vocab_size = (uint32_t)x;
+	if ((st = m_u64(path, &top, "token_width", &x)))
+		goto out;
+	m->width = (uint32_t)x;
+	if (m->vocab_size == 0 || (m->width != 2 && m->width != 4)) {
+		st = llm_fail(LLM_EFORMAT, "%s: bad vocab_size or token_width", path);
+		goto out;
+	}
+	v = llm_json_member(&top, "eos_id");
+	if (v.type != LLM_JSON_NULL) {
+		if ((st = m_u64(path, &top, "eos_id", &x)))
+			goto out;
+		if (x >= m->vocab_size) {
+			st = llm_fail(LLM_EFORMAT, "%s: eos_id is not below vocab_size", path);
+			goto out;
+		}
+		m->eos_id = (uint32_t)x;
+	}
+	v = llm_json_member(&top, "noised");
+	m->noised = v.type == LLM_JSON_TRUE;
+	v = llm_json_member(&top, "shards");
+	if (v.type != LLM_JSON_ARRAY) {
+		st = llm_fail(LLM_EFORMAT, "%s: 'shards' is not an array", path);
+		goto out;
+	}
+	size_t it = 0;
+	llm_json_val o;
+	while (llm_json_next(&v, &it, &key, &o) == LLM_OK) {
+		if (o.type != LLM_JSON_OBJECT) {
+			st = llm_fail(LLM_EFORMAT, "%s: shard %zu is not an object", path, m->nshards);
+			goto out;
+		}
+		if ((st = load_shard(m, path, dir, &o)) != LLM_OK)
+			goto out;
+	}
+	v = llm_json_member(&top, "domains");
+	if (v.type == LLM_JSON_OBJECT)
+		st = load_domains(m, path, &v);
+out:
+	free(dir);
+	free(text);
+	if (st != LLM_OK)
+		llm_manifest_release(m);
+	return st;
+}

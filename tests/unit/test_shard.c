@@ -1,0 +1,276 @@
+/* test_shard.c — shard writer and reader round trip, corruption detection, manifest. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "hash.h"
+#include "io.h"
+#include "shard.h"
+#include "unit.h"
+
+static char dir[64];
+
+static const char *tmp_path(const char *name)
+{
+	static char p[256];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	return p;
+}
+
+static int dir_entries(void)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static const char *doms[] = { "web", "news", "", "code" };
+enum { NDOC = 300, EOS = 999 };
+
+/* Document k: length, tokens, inputs; every 5th already ends with EOS. */
+static size_t gen_doc(uint64_t k, uint32_t *t, uint32_t *in, uint32_t vocab)
+{
+	llm_rng r;
+	llm_rng_seed2(&r, 5, k);
+	size_t n = llm_rng_below(&r, 200);
+	for (size_t i = 0; i < n; i++) {
+		t[i] = (uint32_t)llm_rng_below(&r, EOS);
+		in[i] = (uint32_t)llm_rng_below(&r, vocab);
+	}
+	if (k % 5 == 0 && n)
+		t[n - 1] = EOS;
+	return n;
+}
+
+static void write_shard(const char *path, uint32_t width, uint32_t vocab, int noised,
+                        llm_shard_info *info)
+{
+	llm_shard_params p = { width, vocab, EOS, 0xabcdefULL, noised };
+	llm_shard_writer *w;
+	CHECK_EQ_INT(llm_shard_writer_open(&w, path, &p), LLM_OK);
+	if (!w)
+		return;
+	uint32_t t[200], in[200];
+	char meta[64];
+	for (uint64_t k = 0; k < NDOC; k++) {
+		size_t n = gen_doc(k, t, in, vocab);
+		int m = snprintf(meta, sizeof meta, "{\"id\": \"doc%llu\"}", (unsigned long long)k);
+		llm_shard_doc_in d = { t, in, n, doms[k % 4], (float)k / 8, 0, meta, (size_t)m };
+		CHECK_EQ_INT(llm_shard_writer_add(w, &d), LLM_OK);
+	}
+	uint32_t badt[1] = { vocab };
+	llm_shard_doc_in d = { badt, badt, 1, "web", 1, 0, "", 0 };
+	CHECK_EQ_INT(llm_shard_writer_add(w, &d), LLM_EINVAL);
+	CHECK_EQ_U64(llm_shard_writer_docs(w), NDOC);
+	/* Nothing under the final name before close. */
+	CHECK(access(path, F_OK) != 0);
+	uint64_t est = llm_shard_writer_bytes(w);
+	CHECK_EQ_INT(llm_shard_writer_close(w, info), LLM_OK);
+	struct stat st;
+	CHECK(stat(path, &st) == 0 && (uint64_t)st.st_size <= est);
+}
+
+static void check_shard(const char *path, uint32_t width, uint32_t vocab, int noised)
+{
+	llm_shard *s;
+	CHECK_EQ_INT(llm_shard_open(&s, path, LLM_SHARD_VERIFY), LLM_OK);
+	if (!s)
+		return;
+	const llm_shard_info *in = llm_shard_get_info(s);
+	CHECK_EQ_INT(in->width, width);
+	CHECK_EQ_INT(in->vocab_size, vocab);
+	CHECK_EQ_INT(in->eos_id, EOS);
+	CHECK_EQ_U64(in->tokenizer_id, 0xabcdefULL);
+	CHECK_EQ_U64(in->docs, NDOC);
+	CHECK_EQ_INT(!!(in->flags & LLM_SHARD_NOISED), noised);
+	CHECK_EQ_INT(llm_shard_ndomains(s), 4);
+	uint32_t t[200], inp[200], got[201], goti[201];
+	uint64_t total = 0;
+	int bad = 0;
+	for (uint64_t k = 0; k < NDOC; k++) {
+		size_t n = gen_doc(k, t, inp, vocab);
+		llm_shard_doc d;
+		llm_shard_get_doc(s, k, &d);
+		int added = !(n && t[n - 1] == EOS);
+		CHECK_EQ_INT(!!(d.flags & LLM_SHARD_DOC_EOS_ADDED), added);
+		CHECK_EQ_U64(d.len, n + added);
+		CHECK_EQ_U64(d.start, total);
+		total += d.len;
+		llm_shard_read_tokens(s, d.start, d.len, got);
+		bad |= memcmp(got, t, n * 4) != 0 || got[d.len - 1] != EOS;
+		bad |= llm_shard_token(s, d.start + d.len - 1) != EOS;
+		CHECK_EQ_INT(llm_shard_read_inputs(s, d.start, d.len, goti), noised);
+		if (noised)
+			bad |= memcmp(goti, inp, n * 4) != 0;
+		CHECK_STR(llm_shard_domain(s, d.domain), *doms[k % 4] ? doms[k % 4] : "unknown");
+		CHECK_NEAR(d.weight, (float)k / 8, 0);
+		char meta[64];
+		int m = snprintf(meta, sizeof meta, "{\"id\": \"doc%llu\"}", (unsigned long long)k);
+		CHECK_MEM(d.meta, d.meta_len, meta, (size_t)m);
+	}
+	CHECK(!bad);
+	CHECK_EQ_U64(total, in->tokens);
+	CHECK_EQ_U64(llm_shard_doc_offsets(s)[NDOC], total);
+	CHECK((llm_shard_inputs_raw(s) != NULL) == noised);
+	llm_shard_free(s);
+}
+
+static void test_round_trip(void)
+{
+	uint32_t widths[] = { 2, 4 }, vocabs[] = { 1000, 70000 };
+	for (int w = 0; w < 2; w++)
+		for (int noised = 0; noised < 2; noised++) {
+			const char *p = tmp_path("rt-00000.bin");
+			llm_shard_info info;
+			write_shard(p, widths[w], vocabs[w], noised, &info);
+			CHECK_EQ_U64(info.docs, NDOC);
+			check_shard(p, widths[w], vocabs[w], noised);
+			unlink(p);
+			CHECK_EQ_INT(dir_entries(), 0); /* no temporary file left behind */
+		}
+}
+
+/* An empty shard is valid. */
+static void test_empty(void)
+{
+	const char *p = tmp_path("empty.bin");
+	llm_shard_params par = { 2, 100, LLM_SHARD_NO_EOS, 0, 0 };
+	llm_shard_writer *w;
+	CHECK_EQ_INT(llm_shard_writer_open(&w, p, &par), LLM_OK);
+	CHECK_EQ_INT(llm_shard_writer_close(w, NULL), LLM_OK);
+	llm_shard *s;
+	CHECK_EQ_INT(llm_shard_open(&s, p, LLM_SHARD_VERIFY), LLM_OK);
+	if (s) {
+		CHECK_EQ_U64(llm_shard_get_info(s)->docs, 0);
+		CHECK_EQ_U64(llm_shard_get_info(s)->tokens, 0);
+		llm_shard_free(s);
+	}
+	unlink(p);
+}
+
+/* Flip one byte in every section and in the header: the error names the section and file. */
+static void test_corruption(void)
+{
+	const char *p = tmp_path("c-00000.bin");
+	llm_shard_info info;
+	write_shard(p, 2, 1000, 1, &info);
+	int fd = open(p, O_RDWR);
+	CHECK(fd >= 0);
+	for (int k = 0; k <= LLM_SHARD_NSECTIONS; k++) {
+		uint64_t off = k ? info.sec[k].offset + info.sec[k].length / 2 : 20;
+		unsigned char c, x;
+		CHECK(pread(fd, &c, 1, (off_t)off) == 1);
+		x = c ^ 0x10;
+		CHECK(pwrite(fd, &x, 1, (off_t)off) == 1);
+		llm_shard *s;
+		int st = llm_shard_open(&s, p, LLM_SHARD_VERIFY);
+		CHECK_EQ_INT(st, LLM_EFORMAT);
+		char want[300];
+		if (k)
+			snprintf(want, sizeof want, "%s: section '%s': ", p, llm_shard_section_name(k));
+		else
+			snprintf(want, sizeof want, "%s: header: checksum mismatch", p);
+		if (!strstr(llm_last_error(), want))
+			printf("# k=%d: %s\n", k, llm_last_error());
+		CHECK(strstr(llm_last_error(), want) != NULL);
+		CHECK(s == NULL);
+		CHECK(pwrite(fd, &c, 1, (off_t)off) == 1);
+	}
+	close(fd);
+	/* A truncated shard fails at open, before any access. */
+	CHECK(truncate(p, (off_t)(info.sec[LLM_SHARD_SEC_DOMAINS].offset + 1)) == 0);
+	llm_shard *s;
+	CHECK_EQ_INT(llm_shard_open(&s, p, 0), LLM_EFORMAT);
+	CHECK(truncate(p, 100) == 0);
+	CHECK_EQ_INT(llm_shard_open(&s, p, 0), LLM_EFORMAT);
+	unlink(p);
+	CHECK_EQ_INT(llm_shard_open(&s, p, 0), LLM_EIO);
+}
+
+static void test_abort(void)
+{
+	const char *p = tmp_path("abort.bin");
+	llm_shard_params par = { 2, 100, 99, 0, 1 };
+	llm_shard_writer *w;
+	CHECK_EQ_INT(llm_shard_writer_open(&w, p, &par), LLM_OK);
+	uint32_t t[3] = { 1, 2, 3 };
+	llm_shard_doc_in d = { t, t, 3, "x", 1, 0, "{}", 2 };
+	CHECK_EQ_INT(llm_shard_writer_add(w, &d), LLM_OK);
+	llm_shard_writer_abort(w);
+	CHECK_EQ_INT(dir_entries(), 0);
+	llm_shard_params badp = { 2, 70000, LLM_SHARD_NO_EOS, 0, 0 };
+	CHECK_EQ_INT(llm_shard_writer_open(&w, p, &badp), LLM_EINVAL);
+	CHECK_EQ_INT(llm_shard_writer_open(&w, "/nonexistent/dir/x.bin", &par), LLM_EIO);
+}
+
+static void test_manifest(void)
+{
+	char p[256];
+	snprintf(p, sizeof p, "%s", tmp_path("s-00000.bin"));
+	llm_shard_info info;
+	write_shard(p, 2, 1000, 0, &info);
+	llm_manifest m, r;
+	llm_manifest_init(&m);
+	m.tokenizer_id = 0xabcdefULL;
+	m.vocab_size = 1000;
+	m.width = 2;
+	m.eos_id = EOS;
+	llm_manifest_add_shard(&m, "s-00000.bin", LLM_SPLIT_TRAIN, &info, 12345);
+	llm_manifest_add_shard(&m, "s-00000.bin", LLM_SPLIT_VAL, &info, 12345);
+	llm_manifest_domain *d = llm_manifest_domain_get(&m, "we\"b");
+	d->docs[0] = 3;
+	d->truncate_at = 77;
+	CHECK(llm_manifest_domain_get(&m, "we\"b") == d);
+	m.extra = llm_strdup("\"commands\": [\"llm-shard -o x\"]");
+	const char *mp = tmp_path("manifest.json");
+	CHECK_EQ_INT(llm_manifest_write(&m, mp), LLM_OK);
+	CHECK_EQ_INT(llm_manifest_load(&r, mp), LLM_OK);
+	CHECK_EQ_INT(r.nshards, 2);
+	CHECK_EQ_U64(r.tokenizer_id, 0xabcdefULL);
+	CHECK_EQ_INT(r.eos_id, EOS);
+	CHECK_EQ_INT(r.width, 2);
+	if (r.nshards == 2) {
+		CHECK_STR(r.shards[0].path, p);
+		CHECK_STR(r.shards[1].file, "s-00000.bin");
+		CHECK_EQ_INT(r.shards[1].split, LLM_SPLIT_VAL);
+		CHECK_EQ_U64(r.shards[0].tokens, info.tokens);
+		CHECK_EQ_U64(r.shards[0].bytes, 12345);
+		for (int k = 1; k <= LLM_SHARD_NSECTIONS; k++)
+			CHECK_EQ_U64(r.shards[0].info.sec[k].checksum, info.sec[k].checksum);
+		CHECK_EQ_U64(r.shards[0].info.header_checksum, info.header_checksum);
+	}
+	CHECK_EQ_INT(r.ndomains, 1);
+	if (r.ndomains == 1) {
+		CHECK_STR(r.domains[0].name, "we\"b");
+		CHECK_EQ_U64(r.domains[0].truncate_at, 77);
+		CHECK_EQ_U64(r.domains[0].docs[0], 3);
+	}
+	llm_manifest_release(&r);
+	llm_manifest_release(&m);
+	const char *broken = "{\"format\": \"llmkit-shards\", \"tokenizer_id\": \"00\"}";
+	CHECK_EQ_INT(llm_write_file(mp, broken, strlen(broken)), LLM_OK);
+	CHECK_EQ_INT(llm_manifest_load(&r, mp), LLM_EFORMAT);
+	CHECK(strstr(llm_last_error(), "tokenizer_id") != NULL);
+	unlink(mp);
+	unlink(p);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/test_shard.XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	RUN(test_round_trip);
+	RUN(test_empty);
+	RUN(test_corruption);
+	RUN(test_abort);
+	RUN(test_manifest);
+	rmdir(dir);
+	return unit_done();
+}
