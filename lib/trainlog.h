@@ -1,0 +1,42 @@
+/*
+ * trainlog.h — the logs of a training run, in its run directory:
+ *   metrics.jsonl                 one JSON object per step ({"step": N, "loss": ..., ...}) and
+ *                                 per event ({"step": N, "event": "rollback", ...}), appended
+ *   events.out.tfevents.T.HOST    TensorBoard event file (one per process start): tfevents
+ *                                 record framing with masked CRC32C, a scalar summary per value
+ *   metrics.prom                  Prometheus text exposition of the latest values, replaced
+ *                                 atomically at each step (for node_exporter's textfile collector)
+ *
+ * Usage per step: llm_trainlog_set() each value, then llm_trainlog_commit(). Values keep the
+ * order in which they were first set. Non-finite values are written as null (JSON), NaN
+ * (TensorBoard, Prometheus).
+ * Errors: LLM_EIO with the file and system reason. Not thread safe.
+ */
+#ifndef LLM_TRAINLOG_H
+#define LLM_TRAINLOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CRC-32C (Castagnoli) of data, continuing from crc (0 to start); and TensorFlow's mask. */
+uint32_t llm_crc32c(uint32_t crc, const void *data, size_t n);
+uint32_t llm_crc32c_mask(uint32_t crc);
+
+typedef struct llm_trainlog llm_trainlog;
+
+/* Open the logs in dir (which must exist); metrics.jsonl is appended to. */
+int llm_trainlog_open(llm_trainlog **lg, const char *dir);
+/* Value of this step. key: [A-Za-z0-9_]. */
+void llm_trainlog_set(llm_trainlog *lg, const char *key, double value);
+/* Write the step's values to all three outputs and forget them. wall_time: Unix seconds. */
+int llm_trainlog_commit(llm_trainlog *lg, int64_t step, double wall_time);
+/* An event line in metrics.jsonl: {"step": N, "event": NAME, MEMBERS} where members is raw
+ * JSON ("\"batch\": 12") or NULL. */
+int llm_trainlog_event(llm_trainlog *lg, int64_t step, const char *name, const char *members);
+/* Flush and close (LLM_EIO if anything failed to write). NULL is a no-op. */
+int llm_trainlog_close(llm_trainlog *lg);
+
+/* The event file's name (for messages and tests). */
+const char *llm_trainlog_tfevents_path(const llm_trainlog *lg);
+
+#endif
