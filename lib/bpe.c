@@ -1,0 +1,1371 @@
+/*
+ * bpe.c — byte-level BPE: vocabulary tables, the three loaders, encoding and decoding.
+ *
+ * One representation serves both references. Every mergeable pair of tokens (a, b) maps to
+ * (rank, result): for tiktoken the rank is the id of the token a+b (tiktoken merges the pair
+ * whose concatenation has the lowest rank, and every split of a token into two tokens is such
+ * a pair); for Hugging Face it is the merge's line number. Encoding then needs only integer
+ * hash lookups, never the bytes of the parts.
+ */
+#include "bpe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "hash.h"
+#include "io.h"
+#include "json.h"
+#include "pretok.h"
+#include "utf8.h"
+
+#define NO_TOKEN UINT32_MAX
+/* Ids beyond the number of tokens read are holes; this many at most, so a corrupt rank cannot
+ * make a loader allocate gigabytes. */
+#define MAX_HOLES (1u << 20)
+/* Pieces up to this many bytes merge by linear scan; longer ones use the heap. */
+#define LINEAR_MAX 128
+#define CACHE_BITS 15
+#define CACHE_LEN 30
+#define CACHE_IDS 7
+
+void llm_ids_init(llm_ids *ids)
+{
+	ids->v = NULL;
+	ids->n = ids->cap = 0;
+}
+
+void llm_ids_release(llm_ids *ids)
+{
+	free(ids->v);
+	llm_ids_init(ids);
+}
+
+static void ids_reserve(llm_ids *ids, size_t extra)
+{
+	if (ids->n + extra <= ids->cap)
+		return;
+	size_t cap = ids->cap ? ids->cap * 2 : 256;
+	while (cap < ids->n + extra)
+		cap *= 2;
+	ids->v = llm_realloc(ids->v, cap * sizeof *ids->v);
+	ids->cap = cap;
+}
+
+void llm_ids_push(llm_ids *ids, uint32_t id)
+{
+	if (ids->n == ids->cap)
+		ids_reserve(ids, 1);
+	ids->v[ids->n++] = id;
+}
+
+/* ---- GPT-2's byte <-> code point map ---- */
+
+static bool byte_is_printable(unsigned b)
+{
+	return (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174;
+}
+
+uint32_t llm_bpe_byte_to_cp(unsigned char b)
+{
+	if (byte_is_printable(b))
+		return b;
+	/* The others take 256, 257, ... in byte order. */
+	uint32_t k = 0;
+	for (unsigned i = 0; i < b; i++)
+		k += !byte_is_printable(i);
+	return 256 + k;
+}
+
+int llm_bpe_cp_to_byte(uint32_t cp)
+{
+	if (cp < 256)
+		return byte_is_printable(cp) ? (int)cp : -1;
+	uint32_t k = cp - 256;
+	for (unsigned i = 0; i < 256; i++)
+		if (!byte_is_printable(i) && k-- == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ---- the vocabulary ---- */
+
+typedef struct {
+	uint32_t id1; /* id + 1; 0 = empty */
+	uint32_t h32;
+} bslot;
+
+typedef struct {
+	uint64_t key; /* (a + 1) << 32 | b; 0 = empty */
+	uint32_t rank, id;
+} pslot;
+
+typedef struct {
+	char *text;
+	size_t len;
+	uint32_t id;
+} special;
+
+struct llm_bpe {
+	uint32_t ntok;          /* largest id + 1 */
+	uint32_t *off, *len;    /* bytes of id i: arena[off[i] .. + len[i]]; len NO_TOKEN = hole */
+	unsigned char *is_special;
+	llm_buf arena;
+	bslot *bmap;            /* bytes -> id, ordinary tokens only */
+	size_t bmask;
+	pslot *pmap;            /* pair -> (rank, result) */
+	size_t pmask, npairs;
+	uint32_t byte_id[256];
+	special *sp;            /* sorted longest first, so the first match is the longest */
+	size_t nsp;
+	unsigned char sp_first[256];
+	llm_pretok *pt;         /* NULL: a segment is one piece */
+	bool whole_first;       /* look the whole piece up before merging */
+	bool prefix_space;      /* HF ByteLevel add_prefix_space */
+	uint64_t file_id;
+	int64_t eos, bos;
+	char *name;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static llm_bpe *bpe_new(const char *name)
+{
+	llm_bpe *b = llm_calloc(1, sizeof *b);
+	b->name = llm_strdup(name ? name : "tokenizer");
+	llm_buf_init(&b->arena);
+	b->eos = b->bos = -1;
+	return b;
+}
+
+void llm_bpe_free(llm_bpe *b)
+{
+	if (!b)
+		return;
+	free(b->off);
+	free(b->len);
+	free(b->is_special);
+	llm_buf_release(&b->arena);
+	free(b->bmap);
+	free(b->pmap);
+	for (size_t i = 0; i < b->nsp; i++)
+		free(b->sp[i].text);
+	free(b->sp);
+	llm_pretok_free(b->pt);
+	free(b->name);
+	free(b);
+}
+
+/* Make ids [0, n) addressable, new ones as holes. */
+static int grow_ids(llm_bpe *b, uint64_t n, size_t ntokens)
+{
+	if (n <= b->ntok)
+		return LLM_OK;
+	if (n > (uint64_t)ntokens + MAX_HOLES || n >= NO_TOKEN)
+		return llm_fail(LLM_EFORMAT, "%s: id %llu is far beyond the %zu tokens", b->name,
+		                (unsigned long long)(n - 1), ntokens);
+	b->off = llm_realloc(b->off, n * sizeof *b->off);
+	b->len = llm_realloc(b->len, n * sizeof *b->len);
+	b->is_special = llm_realloc(b->is_special, n);
+	for (uint64_t i = b->ntok; i < n; i++) {
+		b->off[i] = 0;
+		b->len[i] = NO_TOKEN;
+		b->is_special[i] = 0;
+	}
+	b->ntok = (uint32_t)n;
+	return LLM_OK;
+}
+
+/* Give id its bytes. An id may be given twice only with the same bytes (a tokenizer.json
+ * lists its special tokens in the vocabulary and among the added tokens). */
+static int set_token(llm_bpe *b, uint32_t id, const char *s, size_t n, bool spec, size_t ntokens)
+{
+	int rc = grow_ids(b, (uint64_t)id + 1, ntokens);
+	if (rc)
+		return rc;
+	if (b->len[id] != NO_TOKEN) {
+		if (b->len[id] != n || memcmp(b->arena.p + b->off[id], s, n) != 0)
+			return llm_fail(LLM_EFORMAT, "%s: id %u is given to two different tokens", b->name, id);
+		b->is_special[id] |= spec;
+		return LLM_OK;
+	}
+	if (n == 0)
+		return llm_fail(LLM_EFORMAT, "%s: id %u is an empty token", b->name, id);
+	if (b->arena.len + n >= NO_TOKEN)
+		return llm_fail(LLM_EFORMAT, "%s: vocabulary too large", b->name);
+	b->off[id] = (uint32_t)b->arena.len;
+	b->len[id] = (uint32_t)n;
+	b->is_special[id] = spec;
+	llm_buf_add(&b->arena, s, n);
+	return LLM_OK;
+}
+
+static int64_t bmap_find(const llm_bpe *b, const void *s, size_t n, uint64_t h)
+{
+	uint32_t h32 = (uint32_t)(h >> 32);
+	for (size_t i = h & b->bmask;; i = (i + 1) & b->bmask) {
+		const bslot *sl = &b->bmap[i];
+		if (!sl->id1)
+			return -1;
+		uint32_t id = sl->id1 - 1;
+		if (sl->h32 == h32 && b->len[id] == n && memcmp(b->arena.p + b->off[id], s, n) == 0)
+			return id;
+	}
+}
+
+static int64_t bytes_id(const llm_bpe *b, const void *s, size_t n)
+{
+	return bmap_find(b, s, n, llm_hash64(s, n, 0));
+}
+
+/* Index the ordinary tokens by bytes; LLM_EFORMAT when two ids share the same bytes. */
+static int build_bmap(llm_bpe *b)
+{
+	size_t cap = 16;
+	while (cap < (size_t)b->ntok * 2)
+		cap *= 2;
+	b->bmap = llm_calloc(cap, sizeof *b->bmap);
+	b->bmask = cap - 1;
+	for (uint32_t id = 0; id < b->ntok; id++) {
+		if (b->len[id] == NO_TOKEN || b->is_special[id])
+			continue;
+		const char *s = b->arena.p + b->off[id];
+		uint64_t h = llm_hash64(s, b->len[id], 0);
+		int64_t other = bmap_find(b, s, b->len[id], h);
+		if (other >= 0)
+			return llm_fail(LLM_EFORMAT, "%s: ids %lld and %u are the same token", b->name,
+			                (long long)other, id);
+		size_t i = h & b->bmask;
+		while (b->bmap[i].id1)
+			i = (i + 1) & b->bmask;
+		b->bmap[i].id1 = id + 1;
+		b->bmap[i].h32 = (uint32_t)(h >> 32);
+	}
+	for (int c = 0; c < 256; c++) {
+		char ch = (char)c;
+		int64_t id = bytes_id(b, &ch, 1);
+		if (id < 0)
+			return llm_fail(LLM_EFORMAT, "%s: byte 0x%02x has no token", b->name, c);
+		b->byte_id[c] = (uint32_t)id;
+	}
+	return LLM_OK;
+}
+
+static void pmap_init(llm_bpe *b, size_t expected)
+{
+	size_t cap = 16;
+	while (cap < expected * 2)
+		cap *= 2;
+	b->pmap = llm_calloc(cap, sizeof *b->pmap);
+	b->pmask = cap - 1;
+}
+
+static inline const pslot *pair_find(const llm_bpe *b, uint32_t l, uint32_t r)
+{
+	uint64_t key = ((uint64_t)l + 1) << 32 | r;
+	for (size_t i = mix64(key) & b->pmask;; i = (i + 1) & b->pmask) {
+		const pslot *p = &b->pmap[i];
+		if (p->key == key)
+			return p;
+		if (!p->key)
+			return NULL;
+	}
+}
+
+/* Add (l, r) -> (rank, id); a pair already present keeps its lower rank (a merges list may
+ * repeat a pair; the first occurrence is the one that applies). */
+static void pair_add(llm_bpe *b, uint32_t l, uint32_t r, uint32_t rank, uint32_t id)
+{
+	if ((b->npairs + 1) * 2 > b->pmask + 1) {
+		pslot *old = b->pmap;
+		size_t ocap = b->pmask + 1;
+		pmap_init(b, ocap);
+		for (size_t i = 0; i < ocap; i++) {
+			if (!old[i].key)
+				continue;
+			size_t j = mix64(old[i].key) & b->pmask;
+			while (b->pmap[j].key)
+				j = (j + 1) & b->pmask;
+			b->pmap[j] = old[i];
+		}
+		free(old);
+	}
+	uint64_t key = ((uint64_t)l + 1) << 32 | r;
+	size_t i = mix64(key) & b->pmask;
+	for (; b->pmap[i].key; i = (i + 1) & b->pmask)
+		if (b->pmap[i].key == key)
+			return;
+	b->pmap[i] = (pslot){ key, rank, id };
+	b->npairs++;
+}
+
+/* tiktoken: every split of a token into two tokens is a pair whose rank is the token's id. */
+static void build_pairs_from_ranks(llm_bpe *b)
+{
+	pmap_init(b, b->ntok * 4);
+	for (uint32_t id = 0; id < b->ntok; id++) {
+		if (b->len[id] == NO_TOKEN || b->is_special[id] || b->len[id] < 2)
+			continue;
+		const char *s = b->arena.p + b->off[id];
+		uint32_t n = b->len[id];
+		for (uint32_t k = 1; k < n; k++) {
+			int64_t l = bytes_id(b, s, k);
+			if (l < 0)
+				continue;
+			int64_t r = bytes_id(b, s + k, n - k);
+			if (r >= 0)
+				pair_add(b, (uint32_t)l, (uint32_t)r, id, id);
+		}
+	}
+}
+
+static int add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_t ntokens)
+{
+	int rc = set_token(b, id, text, len, true, ntokens);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < b->nsp; i++)
+		if (b->sp[i].len == len && memcmp(b->sp[i].text, text, len) == 0)
+			return b->sp[i].id == id ? LLM_OK
+			       : llm_fail(LLM_EFORMAT, "%s: special token '%.*s' has two ids", b->name,
+			                  (int)len, text);
+	b->sp = llm_realloc(b->sp, (b->nsp + 1) * sizeof *b->sp);
+	b->sp[b->nsp++] = (special){ llm_strndup(text, len), len, id };
+	b->sp_first[(unsigned char)text[0]] = 1;
+	return LLM_OK;
+}
+
+static int cmp_special(const void *x, const void *y)
+{
+	const special *a = x, *b = y;
+	if (a->len != b->len)
+		return a->len > b->len ? -1 : 1;
+	return memcmp(a->text, b->text, a->len);
+}
+
+static const char *const eos_names[] = { "<|endoftext|>", "<|end_of_text|>", "</s>", "<|eos|>", "<eos>" };
+static const char *const bos_names[] = { "<|begin_of_text|>", "<s>", "<|bos|>", "<bos>" };
+
+/* Common end of every loader: index, sort specials, find EOS/BOS, set the pattern. */
+static int finish(llm_bpe *b, const char *pattern, bool keep_gaps)
+{
+	int rc = build_bmap(b);
+	if (rc)
+		return rc;
+	qsort(b->sp, b->nsp, sizeof *b->sp, cmp_special);
+	for (size_t i = 0; i < sizeof eos_names / sizeof *eos_names && b->eos < 0; i++)
+		b->eos = llm_bpe_special_id(b, eos_names[i]);
+	for (size_t i = 0; i < sizeof bos_names / sizeof *bos_names && b->bos < 0; i++)
+		b->bos = llm_bpe_special_id(b, bos_names[i]);
+	if (pattern) {
+		rc = llm_pretok_new(&b->pt, pattern, keep_gaps);
+		if (rc)
+			return llm_fail(rc, "%s: %s", b->name, llm_last_error());
+	}
+	return LLM_OK;
+}
+
+/* ---- tiktoken rank files ---- */
+
+static int b64val(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* Decode standard base64 with padding; returns the length or -1. */
+static long b64decode(const char *s, size_t n, llm_buf *out)
+{
+	if (n == 0 || n % 4)
+		return -1;
+	llm_buf_reset(out);
+	for (size_t i = 0; i < n; i += 4) {
+		int v[4];
+		int pad = 0;
+		for (int k = 0; k < 4; k++) {
+			if (s[i + k] == '=' && i + 4 == n && k >= 2) {
+				v[k] = 0;
+				pad++;
+			} else {
+				if (pad)
+					return -1;
+				v[k] = b64val((unsigned char)s[i + k]);
+				if (v[k] < 0)
+					return -1;
+			}
+		}
+		uint32_t x = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+		char o[3] = { (char)(x >> 16), (char)(x >> 8), (char)x };
+		llm_buf_add(out, o, 3 - (size_t)pad);
+	}
+	return (long)out->len;
+}
+
+typedef struct {
+	const char *name;
+	const char *pattern;
+	const char *eos;      /* the text of the end-of-text special */
+	uint32_t first;       /* specials[0] has this id, the next ones follow */
+	const char *const *specials;
+	size_t nspecials;
+	const char *reserved; /* printf format for numbered specials after the named ones */
+	uint32_t nreserved;
+	uint32_t reserved_from;
+} encoding;
+
+static const char *const sp_gpt2[] = { "<|endoftext|>" };
+static const char *const sp_cl100k[] = { "<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>",
+	                                 "<|fim_suffix|>" };
+static const char *const sp_o200k[] = { "<|endoftext|>" };
+static const char *const sp_llama3[] = { "<|begin_of_text|>", "<|end_of_text|>",
+	"<|reserved_special_token_0|>", "<|reserved_special_token_1|>",
+	"<|reserved_special_token_2|>", "<|reserved_special_token_3|>", "<|start_header_id|>",
+	"<|end_header_id|>", "<|reserved_special_token_4|>", "<|eot_id|>" };
+static const char *const sp_qwen[] = { "<|endoftext|>", "<|im_start|>", "<|im_end|>" };
+
+static const encoding encodings[] = {
+	{ "gpt2", "gpt2", "<|endoftext|>", 50256, sp_gpt2, 1, NULL, 0, 0 },
+	{ "r50k", "r50k", "<|endoftext|>", 50256, sp_gpt2, 1, NULL, 0, 0 },
+	{ "p50k", "p50k", "<|endoftext|>", 50256, sp_gpt2, 1, NULL, 0, 0 },
+	{ "cl100k", "cl100k", "<|endoftext|>", 100257, sp_cl100k, 4, NULL, 0, 0 },
+	{ "o200k", "o200k", "<|endoftext|>", 199999, sp_o200k, 1, NULL, 0, 0 },
+	{ "llama3", "llama3", "<|end_of_text|>", 128000, sp_llama3, 10,
+	  "<|reserved_special_token_%u|>", 246, 5 },
+	{ "qwen", "qwen", "<|endoftext|>", 151643, sp_qwen, 3, "<|extra_%u|>", 205, 0 },
+};
+
+static const encoding *find_encoding(const char *name)
+{
+	size_t n = strlen(name);
+	if (n > 5 && strcmp(name + n - 5, "_base") == 0)
+		n -= 5;
+	for (size_t i = 0; i < sizeof encodings / sizeof *encodings; i++)
+		if (strlen(encodings[i].name) == n && memcmp(encodings[i].name, name, n) == 0)
+			return &encodings[i];
+	return NULL;
+}
+
+/* The encoding a rank file's name suggests ("dir/cl100k_base.tiktoken" -> cl100k). */
+static const encoding *encoding_from_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof encodings / sizeof *encodings; i++)
+		if (strstr(base, encodings[i].name))
+			return &encodings[i];
+	return NULL;
+}
+
+static int add_encoding_specials(llm_bpe *b, const encoding *e, size_t ntokens)
+{
+	uint32_t id = e->first;
+	int rc = LLM_OK;
+	for (size_t i = 0; i < e->nspecials && !rc; i++)
+		rc = add_special(b, e->specials[i], strlen(e->specials[i]), id++, ntokens);
+	for (uint32_t k = 0; k < e->nreserved && !rc; k++) {
+		char t[64];
+		snprintf(t, sizeof t, e->reserved, e->reserved_from + k);
+		rc = add_special(b, t, strlen(t), id++, ntokens);
+	}
+	/* o200k and cl100k have one more special after a gap. */
+	if (!rc && strcmp(e->name, "cl100k") == 0)
+		rc = add_special(b, "<|endofprompt|>", 15, 100276, ntokens);
+	if (!rc && strcmp(e->name, "o200k") == 0)
+		rc = add_special(b, "<|endofprompt|>", 15, 200018, ntokens);
+	return rc;
+}
+
+int llm_bpe_from_tiktoken(llm_bpe **out, const char *data, size_t len, const char *name,
+                          const char *encname, const char *pattern)
+{
+	*out = NULL;
+	llm_bpe *b = bpe_new(name);
+	b->file_id = llm_hash64(data, len, 0);
+	b->whole_first = true;
+	const encoding *enc = NULL;
+	if (encname) {
+		enc = find_encoding(encname);
+		if (!enc && !pattern) {
+			llm_bpe_free(b);
+			return llm_fail(LLM_EINVAL, "unknown encoding '%s' (gpt2, r50k, p50k, cl100k, o200k, "
+			                "llama3, qwen)", encname);
+		}
+	} else {
+		enc = encoding_from_path(b->name);
+	}
+	if (!enc && !pattern) {
+		llm_bpe_free(b);
+		return llm_fail(LLM_EINVAL, "%s: cannot tell the encoding from the file name; "
+		                "name it (--encoding) or give a pattern", name);
+	}
+	size_t lines = 0;
+	for (size_t i = 0; i < len; i++)
+		lines += data[i] == '\n';
+	lines++;
+	llm_buf tok = LLM_BUF_INIT;
+	int rc = LLM_OK;
+	size_t lineno = 0, ntokens = 0;
+	for (size_t i = 0; i < len && !rc;) {
+		const char *nl = memchr(data + i, '\n', len - i);
+		size_t e = nl ? (size_t)(nl - data) : len;
+		const char *line = data + i;
+		size_t ll = e - i;
+		i = nl ? e + 1 : len;
+		lineno++;
+		if (ll && line[ll - 1] == '\r')
+			ll--;
+		if (ll == 0)
+			continue;
+		const char *sp = memchr(line, ' ', ll);
+		if (!sp) {
+			rc = llm_fail(LLM_EFORMAT, "%s:%zu: expected 'base64 rank'", b->name, lineno);
+			break;
+		}
+		size_t bl = (size_t)(sp - line);
+		uint64_t rank = 0;
+		const char *r = sp + 1, *rend = line + ll;
+		if (r == rend)
+			rc = llm_fail(LLM_EFORMAT, "%s:%zu: missing rank", b->name, lineno);
+		for (; r < rend && !rc; r++) {
+			if (*r < '0' || *r > '9' || rank > lines + MAX_HOLES)
+				rc = llm_fail(LLM_EFORMAT, "%s:%zu: bad rank", b->name, lineno);
+			rank = rank * 10 + (uint64_t)(*r - '0');
+		}
+		if (rc)
+			break;
+		if (b64decode(line, bl, &tok) <= 0) {
+			rc = llm_fail(LLM_EFORMAT, "%s:%zu: bad base64 '%.*s'", b->name, lineno,
+			              (int)(bl > 64 ? 64 : bl), line);
+			break;
+		}
+		ntokens++;
+		if (rank < b->ntok && b->len[rank] != NO_TOKEN) {
+			rc = llm_fail(LLM_EFORMAT, "%s:%zu: rank %llu appears twice", b->name, lineno,
+			              (unsigned long long)rank);
+			break;
+		}
+		rc = set_token(b, (uint32_t)rank, tok.p, tok.len, false, lines);
+		if (rc)
+			rc = llm_fail(rc, "%s:%zu: %s", b->name, lineno, llm_last_error());
+	}
+	llm_buf_release(&tok);
+	if (!rc && enc)
+		rc = add_encoding_specials(b, enc, lines + 1024);
+	if (!rc)
+		rc = finish(b, pattern ? pattern : llm_pretok_named(enc->pattern), false);
+	if (!rc)
+		build_pairs_from_ranks(b);
+	if (rc) {
+		llm_bpe_free(b);
+		return rc;
+	}
+	if (enc)
+		b->eos = llm_bpe_special_id(b, enc->eos);
+	*out = b;
+	return LLM_OK;
+}
+
+/* ---- Hugging Face tokenizer.json and GPT-2 vocab.json + merges.txt ---- */
+
+/* Byte-level vocabulary string (unescaped JSON) to bytes; -1 when a character is not in the
+ * byte map. */
+static int bytelevel_decode(const char *s, size_t n, llm_buf *out)
+{
+	llm_buf_reset(out);
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		i += llm_utf8_decode(s + i, n - i, &cp);
+		int b = llm_bpe_cp_to_byte(cp);
+		if (b < 0)
+			return -1;
+		llm_buf_addc(out, (char)b);
+	}
+	return 0;
+}
+
+/* Read a vocab object {"token": id, ...} into b. */
+static int load_vocab(llm_bpe *b, const llm_json_val *vocab)
+{
+	if (vocab->type != LLM_JSON_OBJECT)
+		return llm_fail(LLM_EFORMAT, "%s: the vocabulary is not an object", b->name);
+	size_t n = 0, it = 0;
+	llm_json_val k, v;
+	while (llm_json_next(vocab, &it, &k, &v) == LLM_OK)
+		n++;
+	llm_buf key = LLM_BUF_INIT, bytes = LLM_BUF_INIT;
+	int rc = LLM_OK;
+	it = 0;
+	while (!rc && (rc = llm_json_next(vocab, &it, &k, &v)) == LLM_OK) {
+		int64_t id;
+		llm_buf_reset(&key);
+		if (llm_json_str(&k, &key) || llm_json_i64(&v, &id) || id < 0 || id >= (int64_t)NO_TOKEN) {
+			rc = llm_fail(LLM_EFORMAT, "%s: bad vocabulary entry %.*s", b->name,
+			              (int)(k.len > 64 ? 64 : k.len), k.p);
+			break;
+		}
+		if (bytelevel_decode(key.p, key.len, &bytes)) {
+			rc = llm_fail(LLM_EFORMAT, "%s: vocabulary entry %.*s is not byte-level", b->name,
+			              (int)(k.len > 64 ? 64 : k.len), k.p);
+			break;
+		}
+		rc = set_token(b, (uint32_t)id, bytes.p, bytes.len, false, n);
+	}
+	if (rc == LLM_EOF)
+		rc = LLM_OK;
+	llm_buf_release(&key);
+	llm_buf_release(&bytes);
+	return rc;
+}
+
+/* One merge "a b" (or its two parts): its pair gets rank `rank`. */
+static int add_merge(llm_bpe *b, const char *l, size_t ln, const char *r, size_t rn, uint32_t rank,
+                     llm_buf *tmp)
+{
+	if (bytelevel_decode(l, ln, tmp))
+		goto bad;
+	int64_t a = bytes_id(b, tmp->p, tmp->len);
+	size_t split = tmp->len;
+	if (bytelevel_decode(r, rn, tmp))
+		goto bad;
+	int64_t c = bytes_id(b, tmp->p, tmp->len);
+	/* The result is the concatenation; rebuild it in tmp. */
+	llm_buf both = LLM_BUF_INIT;
+	if (a >= 0 && c >= 0) {
+		llm_buf_add(&both, b->arena.p + b->off[a], split);
+		llm_buf_add(&both, tmp->p, tmp->len);
+	}
+	int64_t res = a >= 0 && c >= 0 ? bytes_id(b, both.p, both.len) : -1;
+	llm_buf_release(&both);
+	if (res < 0)
+		return llm_fail(LLM_EFORMAT, "%s: merge %u '%.*s %.*s' is not in the vocabulary", b->name,
+		                rank + 1, (int)(ln > 64 ? 64 : ln), l, (int)(rn > 64 ? 64 : rn), r);
+	pair_add(b, (uint32_t)a, (uint32_t)c, rank, (uint32_t)res);
+	return LLM_OK;
+bad:
+	return llm_fail(LLM_EFORMAT, "%s: merge %u is not byte-level", b->name, rank + 1);
+}
+
+static int load_merges_json(llm_bpe *b, const llm_json_val *merges)
+{
+	if (merges->type != LLM_JSON_ARRAY)
+		return llm_fail(LLM_EFORMAT, "%s: merges is not an array", b->name);
+	size_t n = 0, it = 0;
+	llm_json_val k, v;
+	while (llm_json_next(merges, &it, &k, &v) == LLM_OK)
+		n++;
+	pmap_init(b, n + 16);
+	llm_buf l = LLM_BUF_INIT, r = LLM_BUF_INIT, tmp = LLM_BUF_INIT;
+	int rc = LLM_OK;
+	uint32_t rank = 0;
+	it = 0;
+	while (!rc && llm_json_next(merges, &it, &k, &v) == LLM_OK) {
+		llm_buf_reset(&l);
+		llm_buf_reset(&r);
+		if (v.type == LLM_JSON_STRING) {
+			llm_json_str(&v, &l);
+			char *sp = memchr(l.p, ' ', l.len);
+			if (!sp || memchr(sp + 1, ' ', l.len - (size_t)(sp + 1 - l.p))) {
+				rc = llm_fail(LLM_EFORMAT, "%s: merge %u is not 'a b'", b->name, rank + 1);
+				break;
+			}
+			llm_buf_add(&r, sp + 1, l.len - (size_t)(sp + 1 - l.p));
+			llm_buf_truncate(&l, (size_t)(sp - l.p));
+		} else if (v.type == LLM_JSON_ARRAY) {
+			size_t it2 = 0;
+			llm_json_val k2, a, c, extra;
+			if (llm_json_next(&v, &it2, &k2, &a) || llm_json_next(&v, &it2, &k2, &c) ||
+			    llm_json_next(&v, &it2, &k2, &extra) != LLM_EOF || llm_json_str(&a, &l) ||
+			    llm_json_str(&c, &r)) {
+				rc = llm_fail(LLM_EFORMAT, "%s: merge %u is not a pair of strings", b->name, rank + 1);
+				break;
+			}
+		} else {
+			rc = llm_fail(LLM_EFORMAT, "%s: merge %u is not a string or a pair", b->name, rank + 1);
+			break;
+		}
+		rc = add_merge(b, l.p, l.len, r.p, r.len, rank++, &tmp);
+	}
+	llm_buf_release(&l);
+	llm_buf_release(&r);
+	llm_buf_release(&tmp);
+	return rc;
+}
+
+/* Is v absent, null or false? (Options we do not implement must be off.) */
+static bool off(const llm_json_val *v)
+{
+	return v->type == LLM_JSON_INVALID || v->type == LLM_JSON_NULL || v->type == LLM_JSON_FALSE;
+}
+
+static bool is_type(const llm_json_val *obj, const char *type)
+{
+	llm_json_val t = llm_json_member(obj, "type");
+	return t.type == LLM_JSON_STRING && llm_json_str_eq(&t, type);
+}
+
+/* Quote a literal string as a PCRE2 pattern. */
+static void quote_regex(const char *s, size_t n, llm_buf *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (strchr("\\^$.|?*+()[]{}", s[i]) && s[i])
+			llm_buf_addc(out, '\\');
+		llm_buf_addc(out, s[i]);
+	}
+}
+
+static int split_pattern(llm_bpe *b, const llm_json_val *split, llm_buf *pat)
+{
+	llm_json_val p = llm_json_member(split, "pattern");
+	llm_json_val beh = llm_json_member(split, "behavior");
+	llm_json_val inv = llm_json_member(split, "invert");
+	if (beh.type != LLM_JSON_STRING || !llm_json_str_eq(&beh, "Isolated") || !off(&inv))
+		return llm_fail(LLM_EUNSUPPORTED, "%s: only Split pre-tokenizers with behavior "
+		                "\"Isolated\" are supported", b->name);
+	llm_json_val re = llm_json_member(&p, "Regex"), lit = llm_json_member(&p, "String");
+	llm_buf_reset(pat);
+	if (re.type == LLM_JSON_STRING)
+		return llm_json_str(&re, pat) ? llm_fail(LLM_EFORMAT, "%s: bad Split pattern", b->name) : LLM_OK;
+	if (lit.type == LLM_JSON_STRING) {
+		llm_buf tmp = LLM_BUF_INIT;
+		llm_json_str(&lit, &tmp);
+		quote_regex(tmp.p, tmp.len, pat);
+		llm_buf_release(&tmp);
+		return LLM_OK;
+	}
+	return llm_fail(LLM_EFORMAT, "%s: Split has no pattern", b->name);
+}
+
+/* ByteLevel pre-tokenizer options; sets *use_regex. */
+static int bytelevel_opts(llm_bpe *b, const llm_json_val *bl, bool *use_regex)
+{
+	llm_json_val ur = llm_json_member(bl, "use_regex"), aps = llm_json_member(bl, "add_prefix_space");
+	*use_regex = ur.type != LLM_JSON_FALSE;
+	b->prefix_space = aps.type == LLM_JSON_TRUE;
+	return LLM_OK;
+}
+
+/* The pre-tokenizer of a tokenizer.json as one pattern (NULL in *pat->p when none). */
+static int hf_pretokenizer(llm_bpe *b, const llm_json_val *pre, llm_buf *pat, bool *have)
+{
+	*have = false;
+	if (off(pre))
+		return LLM_OK;
+	bool use_regex;
+	if (is_type(pre, "ByteLevel")) {
+		bytelevel_opts(b, pre, &use_regex);
+		if (use_regex) {
+			llm_buf_reset(pat);
+			llm_buf_adds(pat, llm_pretok_named("gpt2"));
+			*have = true;
+		}
+		return LLM_OK;
+	}
+	if (is_type(pre, "Split")) {
+		*have = true;
+		return split_pattern(b, pre, pat);
+	}
+	if (is_type(pre, "Sequence")) {
+		llm_json_val list = llm_json_member(pre, "pretokenizers");
+		size_t it = 0, n = 0;
+		llm_json_val k, v;
+		int rc = LLM_OK;
+		while (!rc && list.type == LLM_JSON_ARRAY && llm_json_next(&list, &it, &k, &v) == LLM_OK) {
+			n++;
+			if (is_type(&v, "Split") && !*have) {
+				*have = true;
+				rc = split_pattern(b, &v, pat);
+			} else if (is_type(&v, "ByteLevel")) {
+				bytelevel_opts(b, &v, &use_regex);
+				if (use_regex && *have)
+					rc = llm_fail(LLM_EUNSUPPORTED, "%s: a Split followed by a regex "
+					              "ByteLevel is not supported", b->name);
+				else if (use_regex) {
+					llm_buf_reset(pat);
+					llm_buf_adds(pat, llm_pretok_named("gpt2"));
+					*have = true;
+				}
+			} else {
+				rc = llm_fail(LLM_EUNSUPPORTED, "%s: unsupported pre-tokenizer in Sequence", b->name);
+			}
+		}
+		return rc;
+	}
+	return llm_fail(LLM_EUNSUPPORTED, "%s: unsupported pre-tokenizer (ByteLevel, Split and "
+	                "Sequence of them are supported)", b->name);
+}
+
+int llm_bpe_from_hf_json(llm_bpe **out, const char *data, size_t len, const char *name,
+                         const char *pattern)
+{
+	*out = NULL;
+	llm_bpe *b = bpe_new(name);
+	b->file_id = llm_hash64(data, len, 0);
+	llm_json_val root;
+	size_t epos;
+	const char *emsg;
+	llm_buf pat = LLM_BUF_INIT, tmp = LLM_BUF_INIT;
+	int rc = LLM_OK;
+	if (llm_json_parse_value(data, len, &root, &epos, &emsg) || root.type != LLM_JSON_OBJECT) {
+		rc = root.type == LLM_JSON_OBJECT || epos
+		     ? llm_fail(LLM_EFORMAT, "%s: byte %zu: %s", b->name, epos, emsg)
+		     : llm_fail(LLM_EFORMAT, "%s: not a JSON object", b->name);
+		goto done;
+	}
+	llm_json_val model = llm_json_member(&root, "model");
+	if (model.type != LLM_JSON_OBJECT) {
+		rc = llm_fail(LLM_EFORMAT, "%s: no \"model\" object", b->name);
+		goto done;
+	}
+	llm_json_val type = llm_json_member(&model, "type");
+	if (type.type != LLM_JSON_INVALID && !(type.type == LLM_JSON_STRING && llm_json_str_eq(&type, "BPE"))) {
+		rc = llm_fail(LLM_EUNSUPPORTED, "%s: model type %.*s is not BPE", b->name,
+		              (int)(type.len > 32 ? 32 : type.len), type.p);
+		goto done;
+	}
+	static const char *const unsupported[] = { "dropout", "continuing_subword_prefix",
+		                                   "end_of_word_suffix", "byte_fallback" };
+	for (size_t i = 0; i < sizeof unsupported / sizeof *unsupported; i++) {
+		llm_json_val v = llm_json_member(&model, unsupported[i]);
+		if (!off(&v) && !(v.type == LLM_JSON_STRING && v.len == 2)) {
+			rc = llm_fail(LLM_EUNSUPPORTED, "%s: model option '%s' is not supported", b->name,
+			              unsupported[i]);
+			goto done;
+		}
+	}
+	llm_json_val norm = llm_json_member(&root, "normalizer");
+	if (!off(&norm)) {
+		rc = llm_fail(LLM_EUNSUPPORTED, "%s: normalizers are not supported", b->name);
+		goto done;
+	}
+	llm_json_val vocab = llm_json_member(&model, "vocab");
+	if ((rc = load_vocab(b, &vocab)))
+		goto done;
+	/* Added tokens: split off before pre-tokenization, like special tokens. */
+	llm_json_val added = llm_json_member(&root, "added_tokens");
+	size_t it = 0;
+	llm_json_val k, v;
+	while (added.type == LLM_JSON_ARRAY && llm_json_next(&added, &it, &k, &v) == LLM_OK) {
+		llm_json_val content = llm_json_member(&v, "content"), idv = llm_json_member(&v, "id");
+		int64_t id;
+		llm_buf_reset(&tmp);
+		if (llm_json_str(&content, &tmp) || tmp.len == 0 || llm_json_i64(&idv, &id) || id < 0 ||
+		    id >= (int64_t)NO_TOKEN) {
+			rc = llm_fail(LLM_EFORMAT, "%s: bad added token", b->name);
+			goto done;
+		}
+		if ((rc = add_special(b, tmp.p, tmp.len, (uint32_t)id, b->ntok + 65536)))
+			goto done;
+	}
+	bool have;
+	llm_json_val pre = llm_json_member(&root, "pre_tokenizer");
+	if ((rc = hf_pretokenizer(b, &pre, &pat, &have)))
+		goto done;
+	llm_json_val ig = llm_json_member(&model, "ignore_merges");
+	b->whole_first = ig.type == LLM_JSON_TRUE;
+	if ((rc = build_bmap(b)))
+		goto done;
+	llm_json_val merges = llm_json_member(&model, "merges");
+	if (merges.type == LLM_JSON_INVALID)
+		pmap_init(b, 16);
+	else if ((rc = load_merges_json(b, &merges)))
+		goto done;
+	free(b->bmap); /* finish() indexes again, with the specials settled */
+	b->bmap = NULL;
+	rc = finish(b, pattern ? pattern : have ? pat.p : NULL, true);
+done:
+	llm_buf_release(&pat);
+	llm_buf_release(&tmp);
+	if (rc) {
+		llm_bpe_free(b);
+		return rc;
+	}
+	*out = b;
+	return LLM_OK;
+}
+
+int llm_bpe_from_gpt2(llm_bpe **out, const char *vocab, size_t vlen, const char *merges,
+                      size_t mlen, const char *name, const char *pattern)
+{
+	*out = NULL;
+	llm_bpe *b = bpe_new(name);
+	llm_hasher *h = llm_hasher_new(0);
+	llm_hasher_add(h, vocab, vlen);
+	llm_hasher_add(h, merges, mlen);
+	b->file_id = llm_hasher_digest(h);
+	llm_hasher_free(h);
+	llm_json_val root;
+	size_t epos;
+	const char *emsg;
+	int rc;
+	if (llm_json_parse_value(vocab, vlen, &root, &epos, &emsg)) {
+		rc = llm_fail(LLM_EFORMAT, "%s: vocab byte %zu: %s", b->name, epos, emsg);
+		goto done;
+	}
+	if ((rc = load_vocab(b, &root)))
+		goto done;
+	/* GPT-2 ships its end-of-text token inside vocab.json. */
+	int64_t eot = -1;
+	if ((rc = build_bmap(b)))
+		goto done;
+	eot = bytes_id(b, "<|endoftext|>", 13);
+	pmap_init(b, 65536);
+	llm_buf tmp = LLM_BUF_INIT;
+	uint32_t rank = 0;
+	size_t lineno = 0;
+	for (size_t i = 0; i < mlen && !rc;) {
+		const char *nl = memchr(merges + i, '\n', mlen - i);
+		size_t e = nl ? (size_t)(nl - merges) : mlen;
+		const char *line = merges + i;
+		size_t ll = e - i;
+		i = nl ? e + 1 : mlen;
+		lineno++;
+		if (ll && line[ll - 1] == '\r')
+			ll--;
+		if (ll == 0 || (lineno == 1 && ll >= 8 && memcmp(line, "#version", 8) == 0))
+			continue;
+		const char *sp = memchr(line, ' ', ll);
+		if (!sp || sp == line || sp + 1 == line + ll || memchr(sp + 1, ' ', (size_t)(line + ll - sp - 1))) {
+			rc = llm_fail(LLM_EFORMAT, "%s:%zu: expected 'a b'", b->name, lineno);
+			break;
+		}
+		rc = add_merge(b, line, (size_t)(sp - line), sp + 1, (size_t)(line + ll - sp - 1), rank++, &tmp);
+		if (rc)
+			rc = llm_fail(rc, "%s:%zu: %s", b->name, lineno, llm_last_error());
+	}
+	llm_buf_release(&tmp);
+	if (rc)
+		goto done;
+	free(b->bmap);
+	b->bmap = NULL;
+	if (eot >= 0 && (rc = add_special(b, "<|endoftext|>", 13, (uint32_t)eot, b->ntok)))
+		goto done;
+	rc = finish(b, pattern ? pattern : llm_pretok_named("gpt2"), true);
+done:
+	if (rc) {
+		llm_bpe_free(b);
+		return rc;
+	}
+	*out = b;
+	return LLM_OK;
+}
+
+/* First non-space byte of a file: '{' means JSON. */
+static int first_byte(const char *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (d[i] != ' ' && d[i] != '\n' && d[i] != '\r' && d[i] != '\t')
+			return (unsigned char)d[i];
+	return -1;
+}
+
+int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char *encoding,
+                 const char *pattern)
+{
+	*out = NULL;
+	char *data;
+	size_t len;
+	int rc = llm_read_file(path, &data, &len);
+	if (rc)
+		return rc;
+	if (first_byte(data, len) != '{') {
+		rc = llm_bpe_from_tiktoken(out, data, len, path, encoding, pattern);
+	} else if (merges) {
+		char *m;
+		size_t ml;
+		rc = llm_read_file(merges, &m, &ml);
+		if (!rc) {
+			rc = llm_bpe_from_gpt2(out, data, len, m, ml, path, pattern);
+			free(m);
+		}
+	} else {
+		/* A vocab.json has no "model": say what is missing rather than fail on it. */
+		llm_json_val root;
+		size_t ep;
+		const char *em;
+		if (llm_json_parse_value(data, len, &root, &ep, &em) == LLM_OK &&
+		    llm_json_member(&root, "model").type == LLM_JSON_INVALID)
+			rc = llm_fail(LLM_EINVAL, "%s: looks like a GPT-2 vocab.json; give its merges.txt too",
+			              path);
+		else
+			rc = llm_bpe_from_hf_json(out, data, len, path, pattern);
+	}
+	free(data);
+	return rc;
+}
+
+uint32_t llm_bpe_vocab_size(const llm_bpe *b)
+{
+	return b->ntok;
+}
+
+uint64_t llm_bpe_file_id(const llm_bpe *b)
+{
+	return b->file_id;
+}
+
+const char *llm_bpe_token(const llm_bpe *b, uint32_t id, size_t *len)
+{
+	if (id >= b->ntok || b->len[id] == NO_TOKEN)
+		return NULL;
+	*len = b->len[id];
+	return b->arena.p + b->off[id];
+}
+
+bool llm_bpe_is_special(const llm_bpe *b, uint32_t id)
+{
+	return id < b->ntok && b->is_special[id];
+}
+
+int64_t llm_bpe_special_id(const llm_bpe *b, const char *text)
+{
+	size_t n = strlen(text);
+	for (size_t i = 0; i < b->nsp; i++)
+		if (b->sp[i].len == n && memcmp(b->sp[i].text, text, n) == 0)
+			return b->sp[i].id;
+	return -1;
+}
+
+int64_t llm_bpe_eos(const llm_bpe *b)
+{
+	return b->eos;
+}
+
+int64_t llm_bpe_bos(const llm_bpe *b)
+{
+	return b->bos;
+}
+
+/* ---- encoding ---- */
+
+typedef struct {
+	uint64_t h;
+	uint8_t len, nids;
+	char bytes[CACHE_LEN];
+	uint32_t ids[CACHE_IDS];
+} cache_slot;
+
+typedef struct {
+	uint64_t key; /* rank << 32 | left position */
+	uint32_t vl, vr;
+} hentry;
+
+struct llm_bpe_enc {
+	const llm_bpe *bpe;
+	llm_pretok_state *st;
+	cache_slot *cache;
+	/* merge scratch, sized for the longest piece so far */
+	size_t cap;
+	uint32_t *id, *rank, *next, *prev, *ver;
+	hentry *heap;
+	llm_buf seg; /* a segment with the ByteLevel prefix space */
+};
+
+llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
+{
+	llm_bpe_enc *e = llm_calloc(1, sizeof *e);
+	e->bpe = b;
+	if (b->pt)
+		e->st = llm_pretok_state_new(b->pt);
+	e->cache = llm_calloc((size_t)1 << CACHE_BITS, sizeof *e->cache);
+	llm_buf_init(&e->seg);
+	return e;
+}
+
+void llm_bpe_enc_free(llm_bpe_enc *e)
+{
+	if (!e)
+		return;
+	llm_pretok_state_free(e->st);
+	free(e->cache);
+	free(e->id);
+	free(e->rank);
+	free(e->next);
+	free(e->prev);
+	free(e->ver);
+	free(e->heap);
+	llm_buf_release(&e->seg);
+	free(e);
+}
+
+static void scratch(llm_bpe_enc *e, size_t n)
+{
+	if (n <= e->cap)
+		return;
+	size_t cap = e->cap ? e->cap : 64;
+	while (cap < n)
+		cap *= 2;
+	e->id = llm_realloc(e->id, cap * sizeof *e->id);
+	e->rank = llm_realloc(e->rank, cap * sizeof *e->rank);
+	e->next = llm_realloc(e->next, cap * sizeof *e->next);
+	e->prev = llm_realloc(e->prev, cap * sizeof *e->prev);
+	e->ver = llm_realloc(e->ver, cap * sizeof *e->ver);
+	/* Each merge pushes at most two entries on top of the n - 1 initial ones. */
+	e->heap = llm_realloc(e->heap, 3 * cap * sizeof *e->heap);
+	e->cap = cap;
+}
+
+static inline uint32_t pair_rank(const llm_bpe *b, uint32_t l, uint32_t r, uint32_t *res)
+{
+	const pslot *p = pair_find(b, l, r);
+	if (!p)
+		return NO_TOKEN;
+	*res = p->id;
+	return p->rank;
+}
+
+/* Merge by linear scan: O(n^2) but with tiny constants for the short pieces of real text. */
+static size_t merge_linear(llm_bpe_enc *e, const unsigned char *p, size_t n)
+{
+	const llm_bpe *b = e->bpe;
+	uint32_t *id = e->id, *rank = e->rank, *res = e->next;
+	for (size_t i = 0; i < n; i++)
+		id[i] = b->byte_id[p[i]];
+	for (size_t i = 0; i + 1 < n; i++)
+		rank[i] = pair_rank(b, id[i], id[i + 1], &res[i]);
+	while (n > 1) {
+		uint32_t best = NO_TOKEN;
+		size_t bi = 0;
+		for (size_t i = 0; i + 1 < n; i++)
+			if (rank[i] < best) {
+				best = rank[i];
+				bi = i;
+			}
+		if (best == NO_TOKEN)
+			break;
+		/* Symbols after the pair shift left by one; so do the pairs after it. */
+		size_t tail = n - bi - 2;
+		id[bi] = res[bi];
+		memmove(id + bi + 1, id + bi + 2, tail * sizeof *id);
+		if (tail > 1) {
+			memmove(rank + bi + 1, rank + bi + 2, (tail - 1) * sizeof *rank);
+			memmove(res + bi + 1, res + bi + 2, (tail - 1) * sizeof *res);
+		}
+		n--;
+		if (bi > 0)
+			rank[bi - 1] = pair_rank(b, id[bi - 1], id[bi], &res[bi - 1]);
+		if (bi + 1 < n)
+			rank[bi] = pair_rank(b, id[bi], id[bi + 1], &res[bi]);
+	}
+	return n;
+}
+
+static inline bool hless(const hentry *a, const hentry *b)
+{
+	return a->key < b->key;
+}
+
+static void heap_push(hentry *h, size_t *n, hentry x)
+{
+	size_t i = (*n)++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!hless(&x, &h[p]))
+			break;
+		h[i] = h[p];
+		i = p;
+	}
+	h[i] = x;
+}
+
+static hentry heap_pop(hentry *h, size_t *n)
+{
+	hentry top = h[0], x = h[--*n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && hless(&h[c + 1], &h[c]))
+			c++;
+		if (!hless(&h[c], &x))
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = x;
+	return top;
+}
+
+/*
+ * Merge with a heap of candidate pairs keyed by (rank, left position) over a linked list of
+ * symbols. Entries are invalidated lazily: every merge bumps the version of both symbols, and
+ * an entry is used only if the versions it recorded still hold. Same order as the linear scan
+ * (lowest rank, then leftmost), in O(n log n).
+ */
+static size_t merge_heap(llm_bpe_enc *e, const unsigned char *p, size_t n)
+{
+	const llm_bpe *b = e->bpe;
+	uint32_t *id = e->id, *next = e->next, *prev = e->prev, *ver = e->ver;
+	hentry *h = e->heap;
+	size_t hn = 0;
+	for (size_t i = 0; i < n; i++) {
+		id[i] = b->byte_id[p[i]];
+		next[i] = (uint32_t)(i + 1);
+		prev[i] = (uint32_t)i - 1;
+		ver[i] = 0;
+	}
+	for (size_t i = 0; i + 1 < n; i++) {
+		uint32_t r, res;
+		if ((r = pair_rank(b, id[i], id[i + 1], &res)) != NO_TOKEN)
+			heap_push(h, &hn, (hentry){ (uint64_t)r << 32 | i, 0, 0 });
+	}
+	while (hn) {
+		hentry x = heap_pop(h, &hn);
+		uint32_t l = (uint32_t)x.key, r = next[l];
+		if (ver[l] != x.vl || r >= n || ver[r] != x.vr)
+			continue;
+		uint32_t res;
+		pair_rank(b, id[l], id[r], &res);
+		id[l] = res;
+		ver[l]++;
+		ver[r]++;
+		next[l] = next[r];
+		if (next[l] < n)
+			prev[next[l]] = l;
+		uint32_t pr, pres;
+		if (prev[l] != NO_TOKEN) {
+			uint32_t q = prev[l];
+			if ((pr = pair_rank(b, id[q], id[l], &pres)) != NO_TOKEN)
+				heap_push(h, &hn, (hentry){ (uint64_t)pr << 32 | q, ver[q], ver[l] });
+		}
+		if (next[l] < n && (pr = pair_rank(b, id[l], id[next[l]], &pres)) != NO_TOKEN)
+			heap_push(h, &hn, (hentry){ (uint64_t)pr << 32 | l, ver[l], ver[next[l]] });
+	}
+	size_t k = 0;
+	for (uint32_t i = 0; i < n; i = next[i])
+		id[k++] = id[i];
+	return k;
+}
+
+static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_ids *out)
+{
+	const llm_bpe *b = e->bpe;
+	if (n == 1) {
+		llm_ids_push(out, b->byte_id[p[0]]);
+		return;
+	}
+	uint64_t h = llm_hash64(p, n, 0);
+	if (b->whole_first) {
+		int64_t id = bmap_find(b, p, n, h);
+		if (id >= 0) {
+			llm_ids_push(out, (uint32_t)id);
+			return;
+		}
+	}
+	cache_slot *c = NULL;
+	if (n <= CACHE_LEN) {
+		c = &e->cache[h >> (64 - CACHE_BITS)];
+		if (c->h == h && c->len == n && memcmp(c->bytes, p, n) == 0) {
+			ids_reserve(out, c->nids);
+			memcpy(out->v + out->n, c->ids, c->nids * sizeof *c->ids);
+			out->n += c->nids;
+			return;
+		}
+	}
+	scratch(e, n);
+	size_t k = n <= LINEAR_MAX ? merge_linear(e, p, n) : merge_heap(e, p, n);
+	ids_reserve(out, k);
+	memcpy(out->v + out->n, e->id, k * sizeof *e->id);
+	out->n += k;
+	if (c && k <= CACHE_IDS) {
+		c->h = h;
+		c->len = (uint8_t)n;
+		c->nids = (uint8_t)k;
+		memcpy(c->bytes, p, n);
+		memcpy(c->ids, e->id, k * sizeof *e->id);
+	}
+}
+
+/* Encode text that holds no special token. */
+static int encode_ordinary(llm_bpe_enc *e, const char *s, size_t n, llm_ids *out)
+{
+	const llm_bpe *b = e->bpe;
+	if (n == 0)
+		return LLM_OK;
+	if (b->prefix_space && s[0] != ' ') {
+		llm_buf_reset(&e->seg);
+		llm_buf_addc(&e->seg, ' ');
+		llm_buf_add(&e->seg, s, n);
+		s = e->seg.p;
+		n = e->seg.len;
+	}
+	if (!e->st) {
+		encode_piece(e, (const unsigned char *)s, n, out);
+		return LLM_OK;
+	}
+	llm_pretok_begin(e->st, s, n);
+	size_t a, z;
+	int rc;
+	while ((rc = llm_pretok_next(e->st, &a, &z)) == LLM_OK)
+		encode_piece(e, (const unsigned char *)s + a, z - a, out);
+	return rc == LLM_EOF ? LLM_OK : rc;
+}
+
+/* The leftmost-longest special token at or after from: its index, and *at its position. */
+static long find_special(const llm_bpe *b, const char *s, size_t n, size_t from, size_t *at)
+{
+	for (size_t i = from; i < n; i++) {
+		if (!b->sp_first[(unsigned char)s[i]])
+			continue;
+		for (size_t k = 0; k < b->nsp; k++)
+			if (b->sp[k].len <= n - i && memcmp(s + i, b->sp[k].text, b->sp[k].len) == 0) {
+				*at = i;
+				return (long)k;
+			}
+	}
+	return -1;
+}
+
+int llm_bpe_encode(llm_bpe_enc *e, const char *s, size_t n, llm_bpe_special mode, llm_ids *out)
+{
+	const llm_bpe *b = e->bpe;
+	if (mode == LLM_BPE_SPECIAL_IGNORE || b->nsp == 0)
+		return encode_ordinary(e, s, n, out);
+	size_t at, pos = 0;
+	long k;
+	if (mode == LLM_BPE_SPECIAL_ERROR) {
+		if ((k = find_special(b, s, n, 0, &at)) >= 0)
+			return llm_fail(LLM_EFORMAT, "special token '%s' in text at byte %zu", b->sp[k].text, at);
+		return encode_ordinary(e, s, n, out);
+	}
+	size_t start = out->n;
+	while ((k = find_special(b, s, n, pos, &at)) >= 0) {
+		int rc = encode_ordinary(e, s + pos, at - pos, out);
+		if (rc) {
+			out->n = start;
+			return rc;
+		}
+		llm_ids_push(out, b->sp[k].id);
+		pos = at + b->sp[k].len;
+	}
+	int rc = encode_ordinary(e, s + pos, n - pos, out);
+	if (rc)
+		out->n = start;
+	return rc;
+}
+
+int llm_bpe_decode(const llm_bpe *b, const uint32_t *ids, size_t n, llm_buf *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (ids[i] >= b->ntok || b->len[ids[i]] == NO_TOKEN)
+			return llm_fail(LLM_EINVAL, "token %u is not in the vocabulary", ids[i]);
+		llm_buf_add(out, b->arena.p + b->off[ids[i]], b->len[ids[i]]);
+	}
+	return LLM_OK;
+}

@@ -1,0 +1,115 @@
+/*
+ * bpe.h — byte-level BPE tokenizers, token for token identical to tiktoken and Hugging Face
+ * tokenizers.
+ *
+ * Loaders:
+ *   - tiktoken rank files ("base64 rank" per line, CRLF accepted) with a named encoding
+ *     (gpt2/r50k, p50k, cl100k, o200k, llama3, qwen: pattern and special tokens) or a regex;
+ *   - Hugging Face tokenizer.json with a byte-level BPE model: vocab, merges as "a b" or
+ *     ["a", "b"], ignore_merges, ByteLevel and Split(Isolated) pre-tokenizers, added tokens.
+ *     Saved truncation/padding and the post-processor are ignored (--bos/--eos decide);
+ *     normalizers and other models are refused (LLM_EUNSUPPORTED) rather than approximated;
+ *   - GPT-2 vocab.json + merges.txt.
+ * Every loader checks what it reads: bad base64, duplicate ranks or tokens, a merge whose
+ * parts or result are not in the vocabulary, ids out of range all give LLM_EFORMAT with a
+ * detail naming the file and line or entry.
+ *
+ * Encoding: special tokens are split off first (leftmost, longest), the rest is pre-tokenized
+ * (pretok.h), and each piece is looked up whole (tiktoken, and HF with ignore_merges), else
+ * merged: the adjacent pair of lowest merge rank first, leftmost on ties, which is the order
+ * of both references. Short pieces use a linear scan, long ones a heap over a linked list, so
+ * a piece of n bytes costs O(n log n). Frequent pieces are cached per encoder.
+ *
+ * Ids: tiktoken ranks are ids; special tokens take the ids of their encoding. The vocabulary
+ * size (llm_bpe_vocab_size) is the largest id plus one; ids without a token ("holes") decode
+ * to nothing and are refused by llm_bpe_decode.
+ *
+ * Memory: the vocabulary (tokens and two hash tables, about 40 bytes per token) shared by all
+ * threads; an encoder holds a piece cache (about 4 MiB) and scratch for the longest piece.
+ * Thread safety: llm_bpe is immutable after loading; use one llm_bpe_enc per thread.
+ */
+#ifndef LLM_BPE_H
+#define LLM_BPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+typedef struct llm_bpe llm_bpe;
+
+/* A growable array of token ids owned by the caller. */
+typedef struct {
+	uint32_t *v;
+	size_t n, cap;
+} llm_ids;
+
+void llm_ids_init(llm_ids *ids);
+void llm_ids_release(llm_ids *ids);
+void llm_ids_push(llm_ids *ids, uint32_t id);
+
+/*
+ * Load a tokenizer file. The format is detected: a JSON object with "model" is a
+ * tokenizer.json, another JSON object is a GPT-2 vocab.json (merges must then name
+ * merges.txt), anything else a tiktoken rank file. encoding names the pattern and special
+ * tokens of a rank file (NULL: derived from the file name, e.g. "cl100k_base.tiktoken");
+ * pattern, when not NULL, replaces the pre-tokenizer pattern of any format.
+ * On failure *out is NULL and the detail names the file.
+ */
+int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char *encoding,
+                 const char *pattern);
+
+/* The loaders over bytes in memory (the fuzz targets' entry points). name is used in
+ * messages and as the default encoding name of a rank file. */
+int llm_bpe_from_tiktoken(llm_bpe **out, const char *data, size_t len, const char *name,
+                          const char *encoding, const char *pattern);
+int llm_bpe_from_hf_json(llm_bpe **out, const char *data, size_t len, const char *name,
+                         const char *pattern);
+int llm_bpe_from_gpt2(llm_bpe **out, const char *vocab, size_t vocab_len, const char *merges,
+                      size_t merges_len, const char *name, const char *pattern);
+
+void llm_bpe_free(llm_bpe *bpe);
+
+uint32_t llm_bpe_vocab_size(const llm_bpe *bpe);
+/* XXH3-64 of the tokenizer file(s) as read (the token stream's tokenizer id). */
+uint64_t llm_bpe_file_id(const llm_bpe *bpe);
+/* The bytes of a token (special tokens: their text), or NULL for an id without a token. */
+const char *llm_bpe_token(const llm_bpe *bpe, uint32_t id, size_t *len);
+bool llm_bpe_is_special(const llm_bpe *bpe, uint32_t id);
+/* The id of a special token by its text, or -1. */
+int64_t llm_bpe_special_id(const llm_bpe *bpe, const char *text);
+/* End-of-text and beginning-of-text ids: the encoding's (<|endoftext|>, <|end_of_text|>,
+ * <|begin_of_text|>, <s>, </s>, ...) or -1 when it has none. */
+int64_t llm_bpe_eos(const llm_bpe *bpe);
+int64_t llm_bpe_bos(const llm_bpe *bpe);
+
+/* What encoding does with special-token text inside a document. */
+typedef enum {
+	LLM_BPE_SPECIAL_ALLOW,  /* it becomes the special token's id */
+	LLM_BPE_SPECIAL_IGNORE, /* it is ordinary text */
+	LLM_BPE_SPECIAL_ERROR   /* llm_bpe_encode fails with LLM_EFORMAT */
+} llm_bpe_special;
+
+typedef struct llm_bpe_enc llm_bpe_enc;
+
+llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *bpe);
+void llm_bpe_enc_free(llm_bpe_enc *enc);
+
+/*
+ * Append the ids of s[0..n) (any bytes) to out. LLM_EFORMAT for special-token text under
+ * LLM_BPE_SPECIAL_ERROR (detail names the token; out is unchanged), LLM_EINTERNAL when the
+ * pre-tokenizer fails.
+ */
+int llm_bpe_encode(llm_bpe_enc *enc, const char *s, size_t n, llm_bpe_special special,
+                   llm_ids *out);
+
+/* Append the bytes of ids to out. LLM_EINVAL (detail names it) for an id without a token. */
+int llm_bpe_decode(const llm_bpe *bpe, const uint32_t *ids, size_t n, llm_buf *out);
+
+/* GPT-2's reversible byte <-> code point map that byte-level vocabularies are written in. */
+uint32_t llm_bpe_byte_to_cp(unsigned char b);
+/* The byte for a code point of that map, or -1. */
+int llm_bpe_cp_to_byte(uint32_t cp);
+
+#endif

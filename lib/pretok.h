@@ -1,0 +1,57 @@
+/*
+ * pretok.h — pre-tokenization: split text into the pieces that byte-level BPE merges within.
+ *
+ * A pre-tokenizer is a regular expression compiled with PCRE2 (UTF, UCP, JIT). Named patterns
+ * are the exact ones of tiktoken's encodings (gpt2/r50k, p50k, cl100k, o200k, llama3, qwen);
+ * any other pattern may be given as a regex.
+ *
+ * Patterns are rewritten before compiling so that PCRE2 matches what the reference engines
+ * (Rust regex in tiktoken, Oniguruma in Hugging Face tokenizers) match:
+ *   - \s and \S mean Unicode White_Space. PCRE2's UCP \s also matches U+180E (MONGOLIAN VOWEL
+ *     SEPARATOR, Cf since Unicode 6.3), which changes ids (see tests/data/tokenize/NOTICE.md).
+ *   - \p{L}, \p{N}, \p{M} and the letter subcategories include the code points that later
+ *     Unicode versions assigned beyond this PCRE2's tables (Kawi, CJK extension H, ...).
+ *   - $ matches only at the end of the text.
+ *
+ * Splitting: llm_pretok_next returns the pieces in order and covers every byte of the text.
+ * Text the pattern does not match ("gaps") is returned as pieces too when keep_gaps is set
+ * (Hugging Face Split/ByteLevel "isolated" behaviour), else skipped (tiktoken's find_iter).
+ * Invalid UTF-8 never reaches PCRE2: each maximal ill-formed subsequence is its own piece, so
+ * any bytes can be encoded and decoded back.
+ *
+ * Memory: the compiled pattern (shared, read-only) plus per-thread match state with a JIT stack
+ * that grows up to 64 MiB for pathological inputs. Thread safety: llm_pretok is immutable after
+ * creation and may be shared; each thread needs its own llm_pretok_state.
+ */
+#ifndef LLM_PRETOK_H
+#define LLM_PRETOK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct llm_pretok llm_pretok;
+typedef struct llm_pretok_state llm_pretok_state;
+
+/* The pattern of a named encoding ("gpt2", "r50k", "r50k_base", "p50k", "cl100k", "o200k",
+ * "llama3", "qwen"), or NULL when the name is unknown. */
+const char *llm_pretok_named(const char *name);
+
+/* Compile regex (a pattern, not a name). LLM_EINVAL with PCRE2's message and offset on error. */
+int llm_pretok_new(llm_pretok **pt, const char *regex, bool keep_gaps);
+void llm_pretok_free(llm_pretok *pt);
+/* The pattern as given (before rewriting). */
+const char *llm_pretok_pattern(const llm_pretok *pt);
+
+llm_pretok_state *llm_pretok_state_new(const llm_pretok *pt);
+void llm_pretok_state_free(llm_pretok_state *st);
+
+/*
+ * Begin splitting s[0..n) (the text must stay unchanged until the last llm_pretok_next).
+ * Then each llm_pretok_next stores the next piece as [*start, *end) and returns LLM_OK, or
+ * returns LLM_EOF after the last piece, or LLM_EINTERNAL when PCRE2 fails (JIT stack exhausted
+ * beyond the cap); the detail names the reason.
+ */
+void llm_pretok_begin(llm_pretok_state *st, const char *s, size_t n);
+int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end);
+
+#endif
