@@ -1,0 +1,199 @@
+/*
+ * noise.c — input noise for robustness training (see noise.h).
+ *
+ * The confusion table is keyed by the first token of each "from" sequence (open addressing),
+ * so the scan costs one probe per position however many pairs are loaded; the candidates at
+ * one key are few (homophones of one word), so they are a short list.
+ */
+#include "noise.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "hash.h"
+
+typedef struct {
+	size_t off;   /* from at seq[off], to at seq[off + n] */
+	size_t n;
+	size_t next;  /* next entry with the same first token, or SIZE_MAX */
+} entry;
+
+struct llm_confusions {
+	uint32_t *seq;
+	size_t nseq, capseq;
+	entry *e;
+	size_t n, cap;
+	/* first token -> first entry index; slot empty when head == SIZE_MAX */
+	uint32_t *keys;
+	size_t *heads;
+	size_t nslots, used;
+	uint32_t max_id;
+};
+
+static size_t slot_of(const llm_confusions *c, uint32_t tok)
+{
+	size_t mask = c->nslots - 1;
+	size_t i = (size_t)(llm_hash64(&tok, 4, 0) & mask);
+	while (c->heads[i] != SIZE_MAX && c->keys[i] != tok)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void rehash(llm_confusions *c, size_t nslots)
+{
+	uint32_t *ok = c->keys;
+	size_t *oh = c->heads, on = c->nslots;
+	c->nslots = nslots;
+	c->keys = llm_malloc(nslots * sizeof *c->keys);
+	c->heads = llm_malloc(nslots * sizeof *c->heads);
+	for (size_t i = 0; i < nslots; i++)
+		c->heads[i] = SIZE_MAX;
+	for (size_t i = 0; i < on; i++)
+		if (oh[i] != SIZE_MAX) {
+			size_t s = slot_of(c, ok[i]);
+			c->keys[s] = ok[i];
+			c->heads[s] = oh[i];
+		}
+	free(ok);
+	free(oh);
+}
+
+llm_confusions *llm_confusions_new(void)
+{
+	llm_confusions *c = llm_calloc(1, sizeof *c);
+	rehash(c, 64);
+	return c;
+}
+
+void llm_confusions_free(llm_confusions *c)
+{
+	if (!c)
+		return;
+	free(c->seq);
+	free(c->e);
+	free(c->keys);
+	free(c->heads);
+	free(c);
+}
+
+int llm_confusions_add(llm_confusions *c, const uint32_t *from, size_t from_n,
+                       const uint32_t *to, size_t to_n)
+{
+	if (from_n == 0 || from_n != to_n)
+		return llm_fail(LLM_EINVAL, "confusion pair of %zu and %zu tokens: lengths must be equal",
+		                from_n, to_n);
+	if (c->nseq + 2 * from_n > c->capseq) {
+		c->capseq = (c->nseq + 2 * from_n) * 2;
+		c->seq = llm_realloc(c->seq, c->capseq * sizeof *c->seq);
+	}
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		c->e = llm_realloc(c->e, c->cap * sizeof *c->e);
+	}
+	memcpy(c->seq + c->nseq, from, from_n * 4);
+	memcpy(c->seq + c->nseq + from_n, to, from_n * 4);
+	for (size_t i = 0; i < from_n; i++) {
+		c->max_id = from[i] > c->max_id ? from[i] : c->max_id;
+		c->max_id = to[i] > c->max_id ? to[i] : c->max_id;
+	}
+	entry *e = &c->e[c->n];
+	e->off = c->nseq;
+	e->n = from_n;
+	e->next = SIZE_MAX;
+	c->nseq += 2 * from_n;
+	if (2 * (c->used + 1) > c->nslots)
+		rehash(c, 2 * c->nslots);
+	size_t s = slot_of(c, from[0]);
+	if (c->heads[s] == SIZE_MAX) {
+		c->keys[s] = from[0];
+		c->heads[s] = c->n;
+		c->used++;
+	} else { /* append: "first loaded wins" among equal lengths */
+		size_t i = c->heads[s];
+		while (c->e[i].next != SIZE_MAX)
+			i = c->e[i].next;
+		c->e[i].next = c->n;
+	}
+	c->n++;
+	return LLM_OK;
+}
+
+size_t llm_confusions_count(const llm_confusions *c) { return c->n; }
+uint32_t llm_confusions_max_id(const llm_confusions *c) { return c->max_id; }
+
+/* The longest entry whose "from" matches at in[0..avail), or NULL. */
+static const entry *match(const llm_confusions *c, const uint32_t *in, size_t avail)
+{
+	size_t s = slot_of(c, in[0]);
+	const entry *best = NULL;
+	for (size_t i = c->heads[s]; i != SIZE_MAX; i = c->e[i].next) {
+		const entry *e = &c->e[i];
+		if (e->n <= avail && (!best || e->n > best->n) &&
+		    memcmp(c->seq + e->off, in, e->n * 4) == 0)
+			best = e;
+	}
+	return best;
+}
+
+void llm_noise_opts_init(llm_noise_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->docs = 0.05;
+	o->mask = 0.03;
+	o->swap = 0.15;
+	o->confuse = 0.01;
+}
+
+uint64_t llm_noise_doc_key(const char *id, size_t id_len, const uint32_t *labels, size_t n)
+{
+	/* Different seeds keep an id from colliding with a token sequence of the same bytes. */
+	return id ? llm_hash64(id, id_len, 1) : llm_hash64(labels, n * sizeof *labels, 2);
+}
+
+int llm_noise_apply(const llm_noise_opts *o, uint64_t key, const uint32_t *labels,
+                    uint32_t *inputs, size_t n, llm_noise_counts *k)
+{
+	llm_rng r;
+	llm_rng_seed2(&r, o->seed, key);
+	k->docs++;
+	k->tokens += n;
+	if (!(llm_rng_uniform(&r) < o->docs))
+		return 0;
+	k->docs_noised++;
+	k->tokens_noised += n;
+	const llm_confusions *c = o->confusions;
+	if (c && c->n && o->confuse > 0) {
+		for (size_t i = 0; i < n;) {
+			const entry *e = match(c, inputs + i, n - i);
+			if (e && llm_rng_uniform(&r) < o->confuse) {
+				memcpy(inputs + i, c->seq + e->off + e->n, e->n * 4);
+				k->confused++;
+				i += e->n;
+			} else {
+				i++;
+			}
+		}
+	}
+	if (o->swap > 0)
+		for (size_t i = 0; i + 1 < n;) {
+			if (llm_rng_uniform(&r) < o->swap) {
+				uint32_t t = inputs[i];
+				inputs[i] = inputs[i + 1];
+				inputs[i + 1] = t;
+				k->swapped++;
+				i += 2;
+			} else {
+				i++;
+			}
+		}
+	if (o->mask > 0)
+		for (size_t i = 0; i < n; i++)
+			if (llm_rng_uniform(&r) < o->mask) {
+				inputs[i] = o->mask_id;
+				k->masked++;
+			}
+	for (size_t i = 0; i < n; i++)
+		k->changed += inputs[i] != labels[i];
+	return 1;
+}
