@@ -1,0 +1,133 @@
+/*
+ * dedup.h — document deduplication: signatures, clustering with union-find, saved indexes.
+ *
+ * Three methods share one engine:
+ *   exact    XXH3-128 of the normalised text; equal hashes are duplicates
+ *   minhash  LSH band keys of a MinHash signature (minhash.h); sharing a band key makes two
+ *            documents candidates, optionally verified with the exact Jaccard similarity of
+ *            their shingle sets
+ *   simhash  64-bit SimHash (simhash.h); documents within Hamming distance k are duplicates
+ *
+ * Work is split the way it scales out: a signer turns a document into an llm_dedup_sig (pure,
+ * one per thread), the engine (llm_dedup) receives signatures in input order and joins
+ * duplicates with union-find. The engine's nodes are numbered in input order; the root of a
+ * cluster is always its smallest node, so the survivor of a cluster is its first document.
+ * Each new document is joined with the first document of every bucket it falls into (minhash,
+ * exact) or with every earlier fingerprint within distance k (simhash), which yields exactly
+ * the connected components of the "shares a bucket" (resp. "within distance k") graph.
+ * With verification, a minhash candidate pair is joined only when its Jaccard similarity
+ * reaches the threshold (pairs are the new document and each bucket's first document).
+ *
+ * A saved index (llm_dedup_load_index / llm_dedup_save_index; format in llmkit-formats(5)):
+ * the clusters of earlier runs (their survivor's id) and every bucket entry pointing to them.
+ * Loaded clusters become the first nodes, so new documents that match them are duplicates of
+ * an earlier run, and the saved index is the same as one built from all the input at once.
+ *
+ * Memory (engine): 8 bytes per node (parent) plus, per document, its new bucket entries at
+ * 16 bytes each over the table's load factor (minhash: up to `bands` entries; exact: 1 entry
+ * and 8 bytes; simhash: 16 bytes plus 8 per table), plus, with verification, 4 bytes per
+ * distinct shingle, plus the ids that the caller stores (survivors with duplicates, or all
+ * survivors when an index is saved). Not thread safe.
+ */
+#ifndef LLM_DEDUP_H
+#define LLM_DEDUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "minhash.h"
+#include "shingle.h"
+#include "simhash.h"
+
+typedef enum { LLM_DEDUP_EXACT, LLM_DEDUP_MINHASH, LLM_DEDUP_SIMHASH } llm_dedup_method;
+
+typedef struct {
+	llm_dedup_method method;
+	llm_shingle_opts sh;     /* normalisation (all methods), units and ngram (min/simhash) */
+	unsigned num_perm, bands, rows, hash_bits; /* minhash */
+	double verify;           /* minhash: Jaccard threshold of verification, 0 = off */
+	unsigned hamming, blocks; /* simhash */
+} llm_dedup_params;
+
+/* Defaults: FULL normalisation, auto units, 5-grams, seed 1; minhash 112 permutations as
+ * 14 bands x 8 rows, 32-bit; simhash distance 3 with 6 blocks. */
+void llm_dedup_params_default(llm_dedup_params *p, llm_dedup_method m);
+/* LLM_EINVAL with detail when the parameters are inconsistent. */
+int llm_dedup_params_check(const llm_dedup_params *p);
+/* One line describing the parameters that decide the result ("minhash 14x8 ..."). */
+void llm_dedup_params_describe(const llm_dedup_params *p, llm_buf *out);
+
+/* The signature of one document. Pointers belong to the signer (valid until its next call)
+ * or, for signatures read from a file, to the reader. */
+typedef struct {
+	int has;            /* 0: no shingles / empty text: never a near-duplicate, always kept */
+	unsigned nkeys;     /* exact 1, minhash bands, simhash 0 */
+	const uint64_t *keys;
+	uint64_t key_hi;    /* exact: high half of the XXH3-128 */
+	uint64_t fp;        /* simhash fingerprint */
+	const uint32_t *set; /* verification: sorted distinct 32-bit shingle hashes */
+	uint32_t nset;
+} llm_dedup_sig;
+
+typedef struct llm_signer llm_signer;
+int llm_signer_new(llm_signer **s, const llm_dedup_params *p);
+void llm_signer_free(llm_signer *s);
+/* Sign text[0..n) into *sig (valid until the next call on s). */
+void llm_signer_sign(llm_signer *s, const char *text, size_t n, llm_dedup_sig *sig);
+
+typedef struct llm_dedup llm_dedup;
+int llm_dedup_new(llm_dedup **d, const llm_dedup_params *p);
+void llm_dedup_free(llm_dedup *d);
+
+/* Append the next document; returns its node. sig->has == 0 makes a node without edges. */
+uint64_t llm_dedup_add(llm_dedup *d, const llm_dedup_sig *sig);
+uint64_t llm_dedup_nodes(const llm_dedup *d);
+/* Nodes loaded from an index come first: 0 .. base-1. */
+uint64_t llm_dedup_base(const llm_dedup *d);
+/* The survivor of node's cluster. */
+uint64_t llm_dedup_root(llm_dedup *d, uint64_t node);
+/* After the last add: flatten the forest; afterwards root() is O(1) and has_dups() works. */
+void llm_dedup_finish(llm_dedup *d);
+/* Whether a root has other members (valid after finish). */
+int llm_dedup_has_dups(const llm_dedup *d, uint64_t root);
+
+/* Ids: the caller names nodes it needs later (survivors); index nodes come named. */
+void llm_dedup_set_id(llm_dedup *d, uint64_t node, const char *id, size_t len);
+/* NULL when the node was never named. */
+const char *llm_dedup_id(const llm_dedup *d, uint64_t node, size_t *len);
+
+/* Candidate pairs examined and joined (for the stats). */
+uint64_t llm_dedup_candidates(const llm_dedup *d);
+uint64_t llm_dedup_joins(const llm_dedup *d);
+/* Bytes held by the engine now. */
+size_t llm_dedup_memory(const llm_dedup *d);
+
+/*
+ * Load an index into an engine that has no node yet. LLM_EFORMAT (detail names the file) on
+ * a bad magic, version, size or checksum; LLM_EINVAL when it was built with other parameters;
+ * LLM_EUNSUPPORTED with verification (an index keeps no shingle sets).
+ */
+int llm_dedup_load_index(llm_dedup *d, const char *path);
+/* Save (atomically) after finish. Every root must be named (llm_dedup_set_id). */
+int llm_dedup_save_index(llm_dedup *d, const char *path);
+
+/*
+ * Line-level dedup (cc_net style): count every line of the corpus (lines are split at "\n",
+ * normalised at the given level; lines that normalise to nothing are ignored), then drop from
+ * each document the lines seen more than max_count times, all occurrences included, which
+ * removes boilerplate (menus, cookie notices, licence footers) from every page that carries it.
+ * Lines are keyed by XXH3-64 of their normalisation: distinct lines collide with probability
+ * about n^2 / 2^65 for n distinct lines. Memory: 16 bytes per distinct line over the table's
+ * load factor (0.375 to 0.75). Counts saturate at 255.
+ */
+typedef struct llm_linededup llm_linededup;
+llm_linededup *llm_linededup_new(llm_norm_level norm, unsigned max_count);
+void llm_linededup_free(llm_linededup *ld);
+void llm_linededup_count(llm_linededup *ld, const char *text, size_t n);
+/* Append text without the frequent lines to out (kept lines joined by "\n" as they were);
+ * returns the number of lines dropped. */
+size_t llm_linededup_filter(llm_linededup *ld, const char *text, size_t n, llm_buf *out);
+uint64_t llm_linededup_distinct(const llm_linededup *ld);
+size_t llm_linededup_memory(const llm_linededup *ld);
+
+#endif

@@ -1,0 +1,866 @@
+/*
+ * llm-dedup — remove exact and near-duplicate documents (exact, MinHash-LSH, SimHash) or
+ * repeated lines, alone or against a saved index, in one process or as file stages.
+ *
+ * Input: the JSONL document stream; output: the survivors in input order, duplicates to
+ * --rejects with "reject_reason": "duplicate" and "dup_of" (the survivor's id).
+ * A single run reads its input twice (files are reopened, standard input is spooled to a
+ * temporary file): the first pass signs and clusters, the second writes, because whether a
+ * document survives can depend on documents after it (see dedup.h).
+ * Memory: the engine's (dedup.h, per document) plus one record; stated in llm-dedup(1).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dedup.h"
+#include "dedupfile.h"
+#include "io.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: llm-dedup [options] [file ...]\n"
+	"       llm-dedup sign [options] -o SIGFILE [file ...]\n"
+	"       llm-dedup cluster [options] [--outdir DIR] SIGFILE ...\n"
+	"       llm-dedup apply [options] --removals RMFILE [file ...]\n"
+	"\n"
+	"Remove duplicate documents from the JSONL document stream; the first document of each\n"
+	"cluster survives. sign, cluster and apply split the same work into file stages.\n"
+	"\n"
+	"Method:\n"
+	"      --minhash         MinHash-LSH near duplicates (default)\n"
+	"      --exact           identical text after normalisation (XXH3-128)\n"
+	"      --simhash         SimHash near duplicates\n"
+	"      --lines           drop lines seen more than --line-max times in the corpus\n"
+	"      --normalize L     none, space or full (default; lower-case, no punctuation,\n"
+	"                        digit runs as 0, white space collapsed)\n"
+	"      --units U         auto (default: words, Han/Kana characters alone), word, char\n"
+	"      --ngram N         shingle size in units (default 5)\n"
+	"      --num-perm N      MinHash permutations (default 112)\n"
+	"      --bands B, --rows R  LSH bands and rows per band (default 14 x 8)\n"
+	"      --threshold T     choose bands x rows for Jaccard T (printed)\n"
+	"      --hash-bits 32|64 width of the MinHash values in band keys (default 32)\n"
+	"      --preset P        datatrove (5-word, 14 x 8, 64-bit) or nemo (24-char, 20 x 13)\n"
+	"      --verify          join LSH candidates only at Jaccard >= T (default 0.8)\n"
+	"      --hamming K       SimHash: largest Hamming distance (default 3)\n"
+	"      --blocks N        SimHash: blocks of the permuted tables (default 6)\n"
+	"      --line-max N      --lines: largest allowed count of a line (default 1)\n"
+	"      --seed N          hash seed (default 1)\n"
+	"Run:\n"
+	"      --annotate        keep every document; add dup_cluster and dup_of\n"
+	"      --index FILE      dedup against FILE too and save the updated index there\n"
+	"      --outdir DIR      cluster: write NAME.rm for each NAME.sig into DIR\n"
+	"      --removals FILE   apply: the removal list of this shard\n"
+	"  -o, --output FILE     write to FILE (NAME.zst compresses) instead of standard output\n"
+	"      --rejects FILE    write every rejected record there, with \"reject_reason\"\n"
+	"      --stats FILE      write the run summary as JSON\n"
+	"      --strict          stop at the first malformed record (exit 1)\n"
+	"      --max-line SIZE   longest line accepted (default 64M)\n"
+	"      --field KEY       text field of JSONL records (default \"text\")\n"
+	"  -q, --quiet           no progress line or summary\n"
+	"  -v, --verbose         more messages\n"
+	"      --version         print the version and exit\n"
+	"  -h, --help            print this help and exit\n";
+
+enum {
+	OPT_MINHASH = TOOL_OPT_FIRST_PRIVATE, OPT_EXACT, OPT_SIMHASH, OPT_LINES, OPT_NORMALIZE,
+	OPT_UNITS, OPT_NGRAM, OPT_NUM_PERM, OPT_BANDS, OPT_ROWS, OPT_THRESHOLD, OPT_HASH_BITS,
+	OPT_PRESET, OPT_VERIFY, OPT_HAMMING, OPT_BLOCKS, OPT_LINE_MAX, OPT_SEED, OPT_ANNOTATE,
+	OPT_INDEX, OPT_OUTDIR, OPT_REMOVALS
+};
+
+static const struct option longopts[] = {
+	TOOL_COMMON_OPTIONS,
+	{ "minhash", no_argument, NULL, OPT_MINHASH },
+	{ "exact", no_argument, NULL, OPT_EXACT },
+	{ "simhash", no_argument, NULL, OPT_SIMHASH },
+	{ "lines", no_argument, NULL, OPT_LINES },
+	{ "normalize", required_argument, NULL, OPT_NORMALIZE },
+	{ "units", required_argument, NULL, OPT_UNITS },
+	{ "ngram", required_argument, NULL, OPT_NGRAM },
+	{ "num-perm", required_argument, NULL, OPT_NUM_PERM },
+	{ "bands", required_argument, NULL, OPT_BANDS },
+	{ "rows", required_argument, NULL, OPT_ROWS },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "hash-bits", required_argument, NULL, OPT_HASH_BITS },
+	{ "preset", required_argument, NULL, OPT_PRESET },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "hamming", required_argument, NULL, OPT_HAMMING },
+	{ "blocks", required_argument, NULL, OPT_BLOCKS },
+	{ "line-max", required_argument, NULL, OPT_LINE_MAX },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
+	{ "index", required_argument, NULL, OPT_INDEX },
+	{ "outdir", required_argument, NULL, OPT_OUTDIR },
+	{ "removals", required_argument, NULL, OPT_REMOVALS },
+	{ NULL, 0, NULL, 0 }
+};
+
+enum { MODE_RUN, MODE_SIGN, MODE_CLUSTER, MODE_APPLY };
+
+struct cfg {
+	struct tool_common co;
+	int mode, lines, annotate;
+	unsigned line_max;
+	llm_dedup_params p;
+	const char *index, *outdir, *removals;
+	char **files;
+	int nfiles;
+};
+
+/* Everything about one input record, from either pass. */
+typedef struct {
+	const char *reason;  /* NULL: a document with text */
+	char msg[160];
+	llm_json_rec rec;
+	int rec_ok;          /* rec holds a parse */
+	llm_buf text, id, extra;
+	const char *line;
+	size_t len;
+} record;
+
+static void record_parse(record *r, const struct cfg *c, int rc, const char *line, size_t len,
+                         const char *file, uint64_t lineno)
+{
+	r->reason = NULL;
+	r->rec_ok = 0;
+	r->line = line;
+	r->len = len;
+	llm_buf_reset(&r->text);
+	llm_buf_reset(&r->id);
+	llm_buf_reset(&r->extra);
+	if (rc == LLM_ETOOLONG) {
+		r->reason = "too_long";
+		snprintf(r->msg, sizeof r->msg, "line of %zu bytes is longer than --max-line", len);
+		llm_buf_addf(&r->extra, "\"length\": %zu", len);
+		r->len = c->co.max_line < 1024 ? c->co.max_line : 1024;
+		return;
+	}
+	if (llm_json_parse(&r->rec, line, len) != LLM_OK) {
+		r->reason = "bad_json";
+		snprintf(r->msg, sizeof r->msg, "bad JSON: %s at byte %zu", r->rec.err_msg,
+		         r->rec.err_pos + 1);
+		return;
+	}
+	r->rec_ok = 1;
+	const llm_json_val *t = llm_json_get(&r->rec, c->co.field);
+	if (!t || t->type != LLM_JSON_STRING) {
+		r->reason = "no_text";
+		snprintf(r->msg, sizeof r->msg, t ? "field '%s' is not a string" : "missing field '%s'",
+		         c->co.field);
+		return;
+	}
+	llm_json_str(t, &r->text);
+	const llm_json_val *id = llm_json_get(&r->rec, "id");
+	if (id && id->type == LLM_JSON_STRING)
+		llm_json_str(id, &r->id);
+	else if (id)
+		llm_buf_add(&r->id, id->p, id->len);
+	else
+		llm_buf_addf(&r->id, "%s:%llu", file, (unsigned long long)lineno);
+}
+
+/* ---- reading inputs ---- */
+
+typedef int (*record_fn)(void *ctx, record *r, const char *file, uint64_t lineno);
+
+/*
+ * Call fn for every record of path. With spool, every line is also copied there (the first
+ * pass over standard input); lines over --max-line are kept as their first bytes, padded
+ * by one byte so that the second pass sees them as too long again. Returns 0, or 1 when the
+ * input failed (reported).
+ */
+static int each_record(const struct cfg *c, const char *path, int fd, record *r, record_fn fn,
+                       void *ctx, FILE *spool, llm_run *run)
+{
+	llm_reader *rd;
+	int rc = fd >= 0 ? llm_reader_open_fd(&rd, fd, "<stdin>") : llm_reader_open(&rd, path);
+	if (rc) {
+		llm_error("%s", llm_last_error());
+		return 1;
+	}
+	llm_reader_set_max_line(rd, c->co.max_line);
+	if (run)
+		llm_run_begin_input(run, llm_reader_name(rd), llm_reader_size(rd));
+	const char *name = llm_reader_name(rd);
+	char *line;
+	size_t len;
+	int failed = 0;
+	while ((rc = llm_reader_line(rd, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG) {
+		if (spool) {
+			size_t keep = rc == LLM_ETOOLONG ? c->co.max_line : len;
+			if (fwrite(line, 1, keep, spool) != keep ||
+			    (rc == LLM_ETOOLONG && fputc('x', spool) == EOF) || fputc('\n', spool) == EOF)
+				die("temporary spool file: %s", strerror(errno));
+		}
+		uint64_t lineno = llm_reader_lineno(rd);
+		record_parse(r, c, rc, line, len, name, lineno);
+		if (fn(ctx, r, name, lineno)) {
+			failed = 1;
+			break;
+		}
+		if (run)
+			llm_run_progress(run, llm_reader_raw_bytes(rd));
+	}
+	if (rc != LLM_EOF && !failed) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	llm_reader_free(rd);
+	return failed;
+}
+
+/* ---- output of one record, shared by the single run and apply ---- */
+
+typedef struct {
+	const struct cfg *c;
+	llm_writer *out;
+	llm_run *run;
+	llm_json_edit ed;
+	llm_buf line;
+	uint64_t dups;
+} emitter;
+
+/* --lines: a document whose every line was dropped */
+#define KIND_ALL_LINES 3
+
+/* Write or reject one record. kind: 0 no duplicates, LLM_RM_SURVIVOR, LLM_RM_DUPLICATE or
+ * KIND_ALL_LINES; cid: the survivor's id; text: a replacement text or NULL. */
+static void emit(emitter *e, record *r, const char *file, uint64_t lineno, int kind,
+                 const char *cid, size_t cidlen, const llm_buf *text)
+{
+	const struct cfg *c = e->c;
+	int dom = r->rec_ok ? llm_run_in_rec(e->run, r->len + 1, &r->rec)
+	                    : llm_run_in(e->run, r->len + 1, NULL, 0);
+	if (r->reason) {
+		if (c->co.strict)
+			die("%s:%llu: %s", file, (unsigned long long)lineno, r->msg);
+		llm_warn_at(file, lineno, "%s", r->msg);
+		if (llm_run_reject(e->run, dom, r->reason, r->line, r->len, r->rec_ok ? &r->rec : NULL,
+		                   r->extra.len ? r->extra.p : NULL, file, lineno) != LLM_OK)
+			die("%s", llm_last_error());
+		return;
+	}
+	llm_json_edit_reset(&e->ed);
+	if (kind == KIND_ALL_LINES) {
+		e->dups++;
+		if (llm_run_reject(e->run, dom, "duplicate", r->line, r->len, &r->rec, NULL, file,
+		                   lineno) != LLM_OK)
+			die("%s", llm_last_error());
+		return;
+	}
+	if (kind == LLM_RM_DUPLICATE && !c->annotate) {
+		llm_buf_reset(&r->extra);
+		llm_buf_adds(&r->extra, "\"dup_of\": ");
+		llm_json_put_str(&r->extra, cid, cidlen);
+		e->dups++;
+		if (llm_run_reject(e->run, dom, "duplicate", r->line, r->len, &r->rec, r->extra.p, file,
+		                   lineno) != LLM_OK)
+			die("%s", llm_last_error());
+		return;
+	}
+	const char *out = r->line;
+	size_t outlen = r->len;
+	if (text)
+		llm_json_edit_str(&e->ed, c->co.field, text->p ? text->p : "", text->len);
+	if (kind && c->annotate) {
+		llm_json_edit_str(&e->ed, "dup_cluster", cid, cidlen);
+		if (kind == LLM_RM_DUPLICATE) {
+			llm_json_edit_str(&e->ed, "dup_of", cid, cidlen);
+			e->dups++;
+		}
+	}
+	if (e->ed.n) {
+		llm_buf_reset(&e->line);
+		llm_json_write(&r->rec, &e->ed, &e->line);
+		out = e->line.p;
+		outlen = e->line.len;
+	}
+	if (llm_writer_write(e->out, out, outlen) != LLM_OK || llm_writer_write(e->out, "\n", 1))
+		die("%s", llm_last_error());
+	llm_run_out(e->run, dom, outlen + 1);
+}
+
+/* ---- single run, document methods ---- */
+
+typedef struct {
+	const struct cfg *c;
+	llm_signer *signer;
+	llm_dedup *d;
+	llm_sigw *sigw;      /* sign: the signature file */
+	emitter *em;         /* second pass */
+	uint64_t node, docs, bytes;
+} runctx;
+
+static int pass1_record(void *ctx, record *r, const char *file, uint64_t lineno)
+{
+	runctx *x = ctx;
+	llm_dedup_sig sig = { 0 };
+	if (!r->reason) {
+		llm_signer_sign(x->signer, r->text.p ? r->text.p : "", r->text.len, &sig);
+		x->docs++;
+		x->bytes += r->text.len;
+	}
+	if (x->sigw) {
+		if (llm_sigw_add(x->sigw, r->reason ? NULL : &sig, r->id.p ? r->id.p : "", r->id.len))
+			die("%s", llm_last_error());
+	} else {
+		llm_dedup_add(x->d, r->reason ? NULL : &sig);
+	}
+	return 0;
+}
+
+/* The decision for node v after clustering; names the survivors that later records need. */
+static int decide(llm_dedup *d, uint64_t v, const record *r, int want_all_ids,
+                  const char **cid, size_t *cidlen)
+{
+	uint64_t root = llm_dedup_root(d, v);
+	if (root == v) {
+		if (!r->reason && (want_all_ids || llm_dedup_has_dups(d, v)))
+			llm_dedup_set_id(d, v, r->id.p ? r->id.p : "", r->id.len);
+		if (!llm_dedup_has_dups(d, v))
+			return 0;
+		*cid = llm_dedup_id(d, v, cidlen);
+		return LLM_RM_SURVIVOR;
+	}
+	*cid = llm_dedup_id(d, root, cidlen);
+	if (!*cid)
+		die("internal error: survivor %llu of %llu has no id", (unsigned long long)root,
+		    (unsigned long long)v);
+	return LLM_RM_DUPLICATE;
+}
+
+static int pass2_record(void *ctx, record *r, const char *file, uint64_t lineno)
+{
+	runctx *x = ctx;
+	const char *cid = NULL;
+	size_t cidlen = 0;
+	int kind = decide(x->d, x->node++, r, x->c->index != NULL, &cid, &cidlen);
+	emit(x->em, r, file, lineno, kind, cid, cidlen, NULL);
+	return 0;
+}
+
+static void stats_extra(llm_run *run, const struct cfg *c, llm_dedup *d, uint64_t docs)
+{
+	llm_buf b = LLM_BUF_INIT, desc = LLM_BUF_INIT;
+	llm_dedup_params_describe(&c->p, &desc);
+	size_t mem = d ? llm_dedup_memory(d) : 0;
+	llm_buf_adds(&b, "\"dedup\": {\"method\": ");
+	llm_json_put_str(&b, desc.p, desc.len);
+	if (d) {
+		llm_buf_addf(&b, ", \"candidates\": %llu, \"joins\": %llu, \"index_clusters\": %llu",
+		             (unsigned long long)llm_dedup_candidates(d),
+		             (unsigned long long)llm_dedup_joins(d),
+		             (unsigned long long)llm_dedup_base(d));
+		llm_buf_addf(&b, ", \"memory_bytes\": %zu, \"memory_bytes_per_document\": %.1f", mem,
+		             docs ? (double)mem / (double)docs : 0.0);
+	}
+	llm_buf_addc(&b, '}');
+	llm_run_stats_extra(run, b.p);
+	llm_buf_release(&b);
+	llm_buf_release(&desc);
+}
+
+static int run_docs(const struct cfg *c)
+{
+	runctx x = { .c = c };
+	if (llm_signer_new(&x.signer, &c->p) || llm_dedup_new(&x.d, &c->p))
+		die("%s", llm_last_error());
+	if (c->index && access(c->index, F_OK) == 0 && llm_dedup_load_index(x.d, c->index))
+		die("%s", llm_last_error());
+	record r = { 0 };
+	llm_json_rec_init(&r.rec);
+	FILE *spool = NULL;
+	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
+	for (int i = 0; i < nin; i++) {
+		const char *f = c->nfiles ? c->files[i] : "-";
+		if (!strcmp(f, "-")) {
+			if (spool)
+				die("standard input given twice");
+			if (!(spool = tmpfile()))
+				die("cannot create a temporary file: %s", strerror(errno));
+		}
+		failed |= each_record(c, f, -1, &r, pass1_record, &x, strcmp(f, "-") ? NULL : spool, NULL);
+	}
+	if (failed) /* an unreadable input: the clusters are incomplete, write nothing */
+		die("no output written");
+	llm_dedup_finish(x.d);
+	llm_info("%llu documents, %llu joined as duplicates; %.0f bytes per document in memory",
+	         (unsigned long long)x.docs, (unsigned long long)llm_dedup_joins(x.d),
+	         x.docs ? (double)llm_dedup_memory(x.d) / (double)x.docs : 0.0);
+
+	emitter em = { .c = c };
+	llm_json_edit_init(&em.ed);
+	if (llm_writer_open(&em.out, c->co.output))
+		die("%s", llm_last_error());
+	em.run = tool_run_new(&c->co);
+	stats_extra(em.run, c, x.d, x.docs);
+	x.em = &em;
+	x.node = llm_dedup_base(x.d);
+	for (int i = 0; i < nin; i++) {
+		const char *f = c->nfiles ? c->files[i] : "-";
+		int fd = -1;
+		if (!strcmp(f, "-")) {
+			if (fflush(spool) || fseek(spool, 0, SEEK_SET))
+				die("temporary spool file: %s", strerror(errno));
+			fd = fileno(spool);
+		}
+		failed |= each_record(c, f, fd, &r, pass2_record, &x, NULL, em.run);
+	}
+	if (spool)
+		fclose(spool);
+	if (!failed && c->index && llm_dedup_save_index(x.d, c->index)) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	if (llm_writer_close(em.out)) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	llm_run_count(em.run, "duplicates", em.dups);
+	llm_json_edit_release(&em.ed);
+	llm_buf_release(&em.line);
+	llm_json_rec_release(&r.rec);
+	llm_buf_release(&r.text);
+	llm_buf_release(&r.id);
+	llm_buf_release(&r.extra);
+	llm_signer_free(x.signer);
+	llm_dedup_free(x.d);
+	return tool_run_finish(em.run, failed);
+}
+
+/* ---- single run, --lines ---- */
+
+typedef struct {
+	const struct cfg *c;
+	llm_linededup *ld;
+	emitter *em;
+	llm_buf text;
+	uint64_t dropped;
+} linectx;
+
+static int lines_count(void *ctx, record *r, const char *file, uint64_t lineno)
+{
+	linectx *x = ctx;
+	if (!r->reason)
+		llm_linededup_count(x->ld, r->text.p ? r->text.p : "", r->text.len);
+	return 0;
+}
+
+static int lines_filter(void *ctx, record *r, const char *file, uint64_t lineno)
+{
+	linectx *x = ctx;
+	size_t dropped = 0;
+	if (!r->reason) {
+		llm_buf_reset(&x->text);
+		dropped = llm_linededup_filter(x->ld, r->text.p ? r->text.p : "", r->text.len, &x->text);
+		x->dropped += dropped;
+	}
+	if (!dropped) {
+		emit(x->em, r, file, lineno, 0, NULL, 0, NULL);
+		return 0;
+	}
+	size_t k = 0;
+	while (k < x->text.len && strchr(" \t\r\n", x->text.p[k]))
+		k++;
+	if (k == x->text.len)
+		emit(x->em, r, file, lineno, KIND_ALL_LINES, NULL, 0, NULL);
+	else
+		emit(x->em, r, file, lineno, 0, NULL, 0, &x->text);
+	return 0;
+}
+
+static int run_lines(const struct cfg *c)
+{
+	linectx x = { .c = c, .ld = llm_linededup_new(c->p.sh.norm, c->line_max) };
+	record r = { 0 };
+	llm_json_rec_init(&r.rec);
+	FILE *spool = NULL;
+	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
+	for (int i = 0; i < nin; i++) {
+		const char *f = c->nfiles ? c->files[i] : "-";
+		if (!strcmp(f, "-")) {
+			if (spool)
+				die("standard input given twice");
+			if (!(spool = tmpfile()))
+				die("cannot create a temporary file: %s", strerror(errno));
+		}
+		failed |= each_record(c, f, -1, &r, lines_count, &x, strcmp(f, "-") ? NULL : spool, NULL);
+	}
+	if (failed)
+		die("no output written");
+	emitter em = { .c = c };
+	llm_json_edit_init(&em.ed);
+	if (llm_writer_open(&em.out, c->co.output))
+		die("%s", llm_last_error());
+	em.run = tool_run_new(&c->co);
+	x.em = &em;
+	for (int i = 0; i < nin; i++) {
+		const char *f = c->nfiles ? c->files[i] : "-";
+		int fd = -1;
+		if (!strcmp(f, "-")) {
+			if (fflush(spool) || fseek(spool, 0, SEEK_SET))
+				die("temporary spool file: %s", strerror(errno));
+			fd = fileno(spool);
+		}
+		failed |= each_record(c, f, fd, &r, lines_filter, &x, NULL, em.run);
+	}
+	if (spool)
+		fclose(spool);
+	if (llm_writer_close(em.out)) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	llm_run_count(em.run, "lines_dropped", x.dropped);
+	char mem[160];
+	snprintf(mem, sizeof mem, "\"dedup\": {\"method\": \"lines\", \"distinct_lines\": %llu, "
+	         "\"memory_bytes\": %zu}", (unsigned long long)llm_linededup_distinct(x.ld),
+	         llm_linededup_memory(x.ld));
+	llm_run_stats_extra(em.run, mem);
+	llm_linededup_free(x.ld);
+	llm_buf_release(&x.text);
+	llm_json_edit_release(&em.ed);
+	llm_buf_release(&em.line);
+	llm_json_rec_release(&r.rec);
+	llm_buf_release(&r.text);
+	llm_buf_release(&r.id);
+	llm_buf_release(&r.extra);
+	return tool_run_finish(em.run, failed);
+}
+
+/* ---- stages ---- */
+
+static int run_sign(const struct cfg *c)
+{
+	if (!c->co.output)
+		usage_error("sign needs -o SIGFILE");
+	runctx x = { .c = c };
+	if (llm_signer_new(&x.signer, &c->p) || llm_sigw_open(&x.sigw, c->co.output, &c->p))
+		die("%s", llm_last_error());
+	record r = { 0 };
+	llm_json_rec_init(&r.rec);
+	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
+	for (int i = 0; i < nin && !failed; i++)
+		failed |= each_record(c, c->nfiles ? c->files[i] : "-", -1, &r, pass1_record, &x, NULL,
+		                      NULL);
+	if (failed) {
+		llm_sigw_abort(x.sigw);
+	} else if (llm_sigw_close(x.sigw)) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	if (!failed)
+		llm_info("%llu documents signed (%.1f MB of text)", (unsigned long long)x.docs,
+		         (double)x.bytes / 1e6);
+	llm_json_rec_release(&r.rec);
+	llm_buf_release(&r.text);
+	llm_buf_release(&r.id);
+	llm_buf_release(&r.extra);
+	llm_signer_free(x.signer);
+	return failed;
+}
+
+static int same_params(const llm_dedup_params *a, const llm_dedup_params *b)
+{
+	llm_buf x = LLM_BUF_INIT, y = LLM_BUF_INIT;
+	llm_dedup_params_describe(a, &x);
+	llm_dedup_params_describe(b, &y);
+	int same = a->method == b->method && !strcmp(x.p, y.p);
+	llm_buf_release(&x);
+	llm_buf_release(&y);
+	return same;
+}
+
+/* NAME.sig -> [DIR/]NAME.rm */
+static char *rm_name(const char *sig, const char *outdir)
+{
+	llm_buf b = LLM_BUF_INIT;
+	const char *base = strrchr(sig, '/');
+	if (outdir)
+		llm_buf_addf(&b, "%s/%s", outdir, base ? base + 1 : sig);
+	else
+		llm_buf_adds(&b, sig);
+	if (b.len > 4 && !strcmp(b.p + b.len - 4, ".sig"))
+		llm_buf_truncate(&b, b.len - 4);
+	llm_buf_adds(&b, ".rm");
+	return llm_buf_detach(&b, NULL);
+}
+
+static int run_cluster(const struct cfg *c)
+{
+	if (!c->nfiles)
+		usage_error("cluster needs signature files");
+	llm_dedup_params p;
+	llm_dedup *d = NULL;
+	uint64_t *sums = llm_calloc(c->nfiles, sizeof *sums), docs = 0;
+	llm_dedup_sig sig;
+	const char *id;
+	size_t idlen;
+	int rc;
+	/* Pass 1: every signature, in the order of the files, into one engine. */
+	for (int i = 0; i < c->nfiles; i++) {
+		llm_sigr *sr;
+		if (llm_sigr_open(&sr, c->files[i], &p))
+			die("%s", llm_last_error());
+		if (!d) {
+			if (llm_dedup_new(&d, &p))
+				die("%s", llm_last_error());
+			if (c->index && access(c->index, F_OK) == 0 && llm_dedup_load_index(d, c->index))
+				die("%s", llm_last_error());
+			llm_buf desc = LLM_BUF_INIT;
+			llm_dedup_params_describe(&p, &desc);
+			llm_info("%s", desc.p);
+			llm_buf_release(&desc);
+		} else {
+			llm_dedup_params q;
+			llm_dedup_params_default(&q, LLM_DEDUP_MINHASH);
+			q = p;
+			llm_sigr_free(sr);
+			if (llm_sigr_open(&sr, c->files[0], &q) || (llm_sigr_free(sr), 0) ||
+			    llm_sigr_open(&sr, c->files[i], &p))
+				die("%s", llm_last_error());
+			if (!same_params(&p, &q))
+				die("%s: signed with other parameters than %s", c->files[i], c->files[0]);
+		}
+		while ((rc = llm_sigr_next(sr, &sig, &id, &idlen)) == LLM_OK) {
+			llm_dedup_add(d, &sig);
+			docs++;
+		}
+		if (rc != LLM_EOF)
+			die("%s", llm_last_error());
+		sums[i] = llm_sigr_checksum(sr);
+		llm_sigr_free(sr);
+	}
+	llm_dedup_finish(d);
+	/* Pass 2: name the survivors and write each shard's removal list. */
+	uint64_t v = llm_dedup_base(d), dups = 0;
+	record r = { 0 };
+	for (int i = 0; i < c->nfiles; i++) {
+		llm_sigr *sr;
+		if (llm_sigr_open(&sr, c->files[i], &p))
+			die("%s", llm_last_error());
+		llm_rmw w;
+		llm_rmw_init(&w);
+		uint64_t k = 0;
+		while ((rc = llm_sigr_next(sr, &sig, &id, &idlen)) == LLM_OK) {
+			const char *cid = NULL;
+			size_t cidlen = 0;
+			llm_buf_reset(&r.id);
+			llm_buf_add(&r.id, id, idlen);
+			int kind = decide(d, v++, &r, c->index != NULL, &cid, &cidlen);
+			if (kind)
+				llm_rmw_add(&w, k, kind, cid, cidlen);
+			dups += kind == LLM_RM_DUPLICATE;
+			k++;
+		}
+		if (rc != LLM_EOF || llm_sigr_checksum(sr) != sums[i])
+			die("%s: %s", c->files[i], rc != LLM_EOF ? llm_last_error() : "changed while clustering");
+		char *out = rm_name(c->files[i], c->outdir);
+		if (llm_rmw_write(&w, out, k, sums[i]))
+			die("%s", llm_last_error());
+		free(out);
+		llm_rmw_release(&w);
+		llm_sigr_free(sr);
+	}
+	if (c->index && llm_dedup_save_index(d, c->index))
+		die("%s", llm_last_error());
+	llm_info("%llu documents in %d shards: %llu duplicates; %.0f bytes per document in memory",
+	         (unsigned long long)docs, c->nfiles, (unsigned long long)dups,
+	         docs ? (double)llm_dedup_memory(d) / (double)docs : 0.0);
+	llm_buf_release(&r.id);
+	free(sums);
+	llm_dedup_free(d);
+	return 0;
+}
+
+typedef struct {
+	emitter *em;
+	llm_rml l;
+	llm_rm_entry e;
+	int have;
+	uint64_t k;
+} applyctx;
+
+static int apply_record(void *ctx, record *r, const char *file, uint64_t lineno)
+{
+	applyctx *x = ctx;
+	int kind = 0;
+	if (x->have && x->e.rec == x->k) {
+		kind = x->e.kind;
+		emit(x->em, r, file, lineno, kind, x->e.id, x->e.idlen, NULL);
+		int rc = llm_rml_next(&x->l, &x->e);
+		if (rc != LLM_OK && rc != LLM_EOF)
+			die("%s", llm_last_error());
+		x->have = rc == LLM_OK;
+	} else {
+		emit(x->em, r, file, lineno, 0, NULL, 0, NULL);
+	}
+	x->k++;
+	return 0;
+}
+
+static int run_apply(const struct cfg *c)
+{
+	if (!c->removals)
+		usage_error("apply needs --removals FILE");
+	applyctx x = { 0 };
+	if (llm_rml_load(&x.l, c->removals))
+		die("%s", llm_last_error());
+	int rc = llm_rml_next(&x.l, &x.e);
+	if (rc != LLM_OK && rc != LLM_EOF)
+		die("%s", llm_last_error());
+	x.have = rc == LLM_OK;
+	emitter em = { .c = c };
+	llm_json_edit_init(&em.ed);
+	if (llm_writer_open(&em.out, c->co.output))
+		die("%s", llm_last_error());
+	em.run = tool_run_new(&c->co);
+	x.em = &em;
+	record r = { 0 };
+	llm_json_rec_init(&r.rec);
+	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
+	for (int i = 0; i < nin && !failed; i++)
+		failed |= each_record(c, c->nfiles ? c->files[i] : "-", -1, &r, apply_record, &x, NULL,
+		                      em.run);
+	if (!failed && x.k != x.l.nrecords) {
+		llm_error("%s: removal list is for %llu records, input has %llu", c->removals,
+		          (unsigned long long)x.l.nrecords, (unsigned long long)x.k);
+		failed = 1;
+	}
+	if (failed) {
+		llm_writer_abort(em.out);
+	} else if (llm_writer_close(em.out)) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	llm_run_count(em.run, "duplicates", em.dups);
+	llm_rml_release(&x.l);
+	llm_json_edit_release(&em.ed);
+	llm_buf_release(&em.line);
+	llm_json_rec_release(&r.rec);
+	llm_buf_release(&r.text);
+	llm_buf_release(&r.id);
+	llm_buf_release(&r.extra);
+	return tool_run_finish(em.run, failed);
+}
+
+/* ---- options ---- */
+
+int main(int argc, char **argv)
+{
+	tool_init("llm-dedup");
+	tool_save_cmdline(argc, argv);
+	struct cfg c = { .line_max = 1 };
+	tool_common_init(&c.co, usage);
+	if (argc > 1) {
+		static const char *const sub[] = { "sign", "cluster", "apply" };
+		for (int i = 0; i < 3; i++)
+			if (!strcmp(argv[1], sub[i])) {
+				c.mode = MODE_SIGN + i;
+				argv++;
+				argc--;
+				break;
+			}
+	}
+	int method = LLM_DEDUP_MINHASH, preset = -1, verify = 0;
+	long long ngram = -1, num_perm = -1, bands = -1, rows = -1, hash_bits = -1, units = -1;
+	long long hamming = -1, blocks = -1, norm = -1;
+	double threshold = -1;
+	uint64_t seed = 1;
+	int ch;
+	while ((ch = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (tool_common_option(&c.co, ch, optarg))
+			continue;
+		switch (ch) {
+		case OPT_MINHASH: method = LLM_DEDUP_MINHASH; c.lines = 0; break;
+		case OPT_EXACT: method = LLM_DEDUP_EXACT; c.lines = 0; break;
+		case OPT_SIMHASH: method = LLM_DEDUP_SIMHASH; c.lines = 0; break;
+		case OPT_LINES: c.lines = 1; break;
+		case OPT_NORMALIZE: norm = tool_choice("--normalize", optarg, "none\0space\0full\0"); break;
+		case OPT_UNITS: units = tool_choice("--units", optarg, "auto\0word\0char\0"); break;
+		case OPT_NGRAM: ngram = tool_int("--ngram", optarg, 1, 1 << 16); break;
+		case OPT_NUM_PERM: num_perm = tool_int("--num-perm", optarg, 1, LLM_MINHASH_MAX_PERM); break;
+		case OPT_BANDS: bands = tool_int("--bands", optarg, 1, LLM_MINHASH_MAX_PERM); break;
+		case OPT_ROWS: rows = tool_int("--rows", optarg, 1, LLM_MINHASH_MAX_PERM); break;
+		case OPT_THRESHOLD: threshold = tool_double("--threshold", optarg, 0.01, 1.0); break;
+		case OPT_HASH_BITS:
+			hash_bits = tool_choice("--hash-bits", optarg, "32\0" "64\0") ? 64 : 32;
+			break;
+		case OPT_PRESET: preset = tool_choice("--preset", optarg, "datatrove\0nemo\0"); break;
+		case OPT_VERIFY: verify = 1; break;
+		case OPT_HAMMING: hamming = tool_int("--hamming", optarg, 0, 63); break;
+		case OPT_BLOCKS: blocks = tool_int("--blocks", optarg, 1, 64); break;
+		case OPT_LINE_MAX: c.line_max = (unsigned)tool_int("--line-max", optarg, 1, 254); break;
+		case OPT_SEED: seed = (uint64_t)tool_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_ANNOTATE: c.annotate = 1; break;
+		case OPT_INDEX: c.index = optarg; break;
+		case OPT_OUTDIR: c.outdir = optarg; break;
+		case OPT_REMOVALS: c.removals = optarg; break;
+		default: tool_bad_option();
+		}
+	}
+	c.files = argv + optind;
+	c.nfiles = argc - optind;
+
+	/* Presets first, explicit options over them, then bands x rows from the threshold. */
+	llm_dedup_params *p = &c.p;
+	llm_dedup_params_default(p, (llm_dedup_method)method);
+	if (preset == 0) { /* datatrove MinhashConfig defaults */
+		p->sh.units = LLM_UNITS_WORD;
+		p->sh.ngram = 5, p->num_perm = 112, p->bands = 14, p->rows = 8, p->hash_bits = 64;
+	} else if (preset == 1) { /* NeMo Curator fuzzy dedup defaults */
+		p->sh.units = LLM_UNITS_CHAR;
+		p->sh.ngram = 24, p->num_perm = 260, p->bands = 20, p->rows = 13, p->hash_bits = 32;
+	}
+	if (norm >= 0) p->sh.norm = (llm_norm_level)norm;
+	if (units >= 0) p->sh.units = (llm_units)units;
+	if (ngram > 0) p->sh.ngram = (unsigned)ngram;
+	if (hash_bits > 0) p->hash_bits = (unsigned)hash_bits;
+	if (hamming >= 0) p->hamming = (unsigned)hamming;
+	if (blocks > 0) p->blocks = (unsigned)blocks;
+	p->sh.seed = seed;
+	if (num_perm > 0) {
+		p->num_perm = (unsigned)num_perm;
+		if (bands < 0 && rows < 0 && threshold < 0 && preset < 0)
+			threshold = 0.8; /* a new permutation count needs a new band layout */
+	}
+	if (threshold > 0 && (bands > 0 || rows > 0))
+		usage_error("--threshold chooses --bands and --rows; give one or the other");
+	if (threshold > 0)
+		llm_lsh_optimal(threshold, p->num_perm, 0.5, 0.5, &p->bands, &p->rows);
+	if (bands > 0) p->bands = (unsigned)bands;
+	if (rows > 0) p->rows = (unsigned)rows;
+	if (bands > 0 && rows < 0) p->rows = p->num_perm / p->bands ? p->num_perm / p->bands : 1;
+	if (rows > 0 && bands < 0) p->bands = p->num_perm / p->rows ? p->num_perm / p->rows : 1;
+	if (verify) {
+		if (method != LLM_DEDUP_MINHASH)
+			usage_error("--verify applies to --minhash only");
+		if (c.index)
+			usage_error("--verify cannot be combined with --index (an index keeps no shingle sets)");
+		p->verify = threshold > 0 ? threshold : 0.8;
+	}
+	if (llm_dedup_params_check(p))
+		usage_error("%s", llm_last_error());
+	if (c.lines && (c.mode != MODE_RUN || c.index || c.annotate))
+		usage_error("--lines runs in one process, without --index or --annotate");
+	if (c.mode == MODE_APPLY && c.index)
+		usage_error("apply takes no --index (cluster uses it)");
+	if (c.outdir && c.mode != MODE_CLUSTER)
+		usage_error("--outdir belongs to cluster");
+	if (c.removals && c.mode != MODE_APPLY)
+		usage_error("--removals belongs to apply");
+	if (!c.lines && (c.mode == MODE_RUN || c.mode == MODE_SIGN)) {
+		llm_buf desc = LLM_BUF_INIT;
+		llm_dedup_params_describe(p, &desc);
+		llm_info("%s", desc.p);
+		llm_buf_release(&desc);
+	}
+	switch (c.mode) {
+	case MODE_SIGN: return run_sign(&c);
+	case MODE_CLUSTER: return run_cluster(&c);
+	case MODE_APPLY: return run_apply(&c);
+	}
+	return c.lines ? run_lines(&c) : run_docs(&c);
+}
