@@ -133,9 +133,9 @@ static void test_confusions(void)
 	uint32_t lab2[1] = { 5 }, in2[1] = { 5 };
 	llm_noise_apply(&o, 1, lab2, in2, 1, &k);
 	CHECK_EQ_INT(in2[0], 50);
-	llm_confusions_free(c);
 	/* an empty document */
 	llm_noise_apply(&o, 2, NULL, NULL, 0, &k);
+	llm_confusions_free(c);
 }
 
 int main(void)
