@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 uint64_t llm_hash64(const void *data, size_t n, uint64_t seed);
 
 typedef struct {

@@ -35,6 +35,8 @@ enum comp { COMP_NONE, COMP_ZSTD, COMP_ARCHIVE };
 
 struct llm_reader {
 	int fd, own_fd;
+	const char *mem; /* memory source instead of fd */
+	size_t mem_len, mem_pos;
 	char *name;
 	enum comp comp;
 	const char *comp_name;
@@ -54,11 +56,14 @@ struct llm_reader {
 	int eof, err;
 	size_t max_line;
 	uint64_t lineno, line_off;
+	int had_cr;
 	char head[HEAD_MAX + 1];
 };
 
 static ssize_t read_fd(int fd, void *buf, size_t n)
 {
+	if (fd < 0)
+		return 0;
 	for (;;) {
 		ssize_t k = read(fd, buf, n);
 		if (k >= 0 || errno != EINTR)
@@ -67,13 +72,23 @@ static ssize_t read_fd(int fd, void *buf, size_t n)
 }
 
 /* Read raw bytes into r->raw (after consuming what is there). 0 at end, <0 on error. */
+static ssize_t raw_read(llm_reader *r, char *out, size_t n)
+{
+	if (!r->mem)
+		return read_fd(r->fd, out, n);
+	size_t k = r->mem_len - r->mem_pos < n ? r->mem_len - r->mem_pos : n;
+	memcpy(out, r->mem + r->mem_pos, k);
+	r->mem_pos += k;
+	return k;
+}
+
 static ssize_t raw_fill(llm_reader *r)
 {
 	if (r->raw_eof)
 		return 0;
 	if (r->raw_pos == r->raw_end)
 		r->raw_pos = r->raw_end = 0;
-	ssize_t k = read_fd(r->fd, r->raw + r->raw_end, RAW_SIZE - r->raw_end);
+	ssize_t k = raw_read(r, r->raw + r->raw_end, RAW_SIZE - r->raw_end);
 	if (k < 0)
 		return llm_fail(LLM_EIO, "%s: %s", r->name, strerror(errno));
 	if (k == 0)
@@ -154,7 +169,7 @@ static ssize_t fill(llm_reader *r)
 		if (r->raw_eof)
 			return 0;
 		{
-			ssize_t k = read_fd(r->fd, out, room);
+			ssize_t k = raw_read(r, out, room);
 			if (k < 0)
 				return llm_fail(LLM_EIO, "%s: %s", r->name, strerror(errno));
 			if (k == 0)
@@ -209,6 +224,28 @@ int llm_reader_open_fd(llm_reader **rp, int fd, const char *name)
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 		r->size = st.st_size;
+	int rc = detect(r);
+	if (rc != LLM_OK) {
+		llm_reader_free(r);
+		*rp = NULL;
+		return rc;
+	}
+	*rp = r;
+	return LLM_OK;
+}
+
+int llm_reader_open_mem(llm_reader **rp, const void *data, size_t n, const char *name)
+{
+	llm_reader *r = llm_calloc(1, sizeof *r);
+	r->fd = -1;
+	r->mem = data ? data : "";
+	r->mem_len = n;
+	r->name = llm_strdup(name);
+	r->raw = llm_malloc(RAW_SIZE);
+	r->cap = DATA_INIT;
+	r->data = llm_malloc(r->cap + 1);
+	r->max_line = (size_t)64 << 20;
+	r->size = n;
 	int rc = detect(r);
 	if (rc != LLM_OK) {
 		llm_reader_free(r);
@@ -323,7 +360,8 @@ int llm_reader_line(llm_reader *r, char **line, size_t *len)
 			r->lineno++;
 			r->line_off = r->base + r->pos;
 			r->pos += llen + (nl != NULL);
-			if (llen && s[llen - 1] == '\r')
+			r->had_cr = llen && s[llen - 1] == '\r';
+			if (r->had_cr)
 				llen--;
 			s[llen] = 0;
 			*line = s;
@@ -345,6 +383,26 @@ int llm_reader_line(llm_reader *r, char **line, size_t *len)
 			r->eof = 1;
 		r->end += k;
 	}
+}
+
+int llm_reader_peek(llm_reader *r, size_t n, const char **p, size_t *len)
+{
+	while (r->end - r->pos < n && !r->eof) {
+		make_room(r);
+		if (r->cap - r->end < n) {
+			r->cap = r->end + n;
+			r->data = llm_realloc(r->data, r->cap + 1);
+		}
+		ssize_t k = fill(r);
+		if (k < 0)
+			return (int)k;
+		if (k == 0)
+			r->eof = 1;
+		r->end += k;
+	}
+	*p = r->data + r->pos;
+	*len = r->end - r->pos < n ? r->end - r->pos : n;
+	return LLM_OK;
 }
 
 ssize_t llm_reader_read(llm_reader *r, void *buf, size_t n)
@@ -387,6 +445,7 @@ int llm_reader_read_exact(llm_reader *r, void *buf, size_t n)
 
 const char *llm_reader_name(const llm_reader *r) { return r->name; }
 uint64_t llm_reader_lineno(const llm_reader *r) { return r->lineno; }
+int llm_reader_line_had_cr(const llm_reader *r) { return r->had_cr; }
 uint64_t llm_reader_offset(const llm_reader *r) { return r->line_off; }
 uint64_t llm_reader_raw_bytes(const llm_reader *r) { return r->raw_bytes; }
 int64_t llm_reader_size(const llm_reader *r) { return r->size; }

@@ -27,12 +27,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "err.h"
+
 typedef struct llm_reader llm_reader;
 
 /* Open path ("-"/NULL = stdin). On failure *r is NULL and llm_last_error() names the file. */
 int llm_reader_open(llm_reader **r, const char *path);
 /* Read from an already open descriptor (not closed by free); name is used in messages. */
 int llm_reader_open_fd(llm_reader **r, int fd, const char *name);
+/* Read from memory (not copied: data must outlive the reader); compression detected as usual. */
+int llm_reader_open_mem(llm_reader **r, const void *data, size_t n, const char *name);
 void llm_reader_free(llm_reader *r);
 
 void llm_reader_set_max_line(llm_reader *r, size_t max);
@@ -45,12 +49,17 @@ void llm_reader_set_max_line(llm_reader *r, size_t max);
  */
 int llm_reader_line(llm_reader *r, char **line, size_t *len);
 
+/* Look at the next n bytes without consuming them; *len may be less at the end of input.
+ * *p is valid until the next read call. */
+int llm_reader_peek(llm_reader *r, size_t n, const char **p, size_t *len);
+
 /* Binary reading. read returns bytes read (0 at end) or a negative status. read_exact returns
  * LLM_OK, LLM_EOF when no byte was left, or LLM_EFORMAT when the stream ends inside the n bytes. */
 ssize_t llm_reader_read(llm_reader *r, void *buf, size_t n);
 int llm_reader_read_exact(llm_reader *r, void *buf, size_t n);
 
 const char *llm_reader_name(const llm_reader *r);       /* path, or "<stdin>" */
+int llm_reader_line_had_cr(const llm_reader *r);        /* the last line ended in CR LF */
 uint64_t llm_reader_lineno(const llm_reader *r);        /* 1-based number of the last line */
 uint64_t llm_reader_offset(const llm_reader *r);        /* decompressed offset of that line */
 uint64_t llm_reader_raw_bytes(const llm_reader *r);     /* bytes consumed from the file */

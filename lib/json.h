@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "err.h"
 
 typedef enum {
 	LLM_JSON_INVALID = 0,

@@ -1,0 +1,603 @@
+/*
+ * docsrc.c — documents from JSONL, text, HTML, WARC and archives (see docsrc.h).
+ *
+ * JSONL is the hot path: a valid record that needs no new field is handed back as the very
+ * line that was read, so passthrough costs one validation scan and one copy to the writer.
+ * Archives are read by libarchive on top of our reader, so tar.zst works like tar.gz.
+ */
+#include "docsrc.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "err.h"
+#include "hash.h"
+#include "io.h"
+#include "utf8.h"
+#include "warc.h"
+
+const char llm_docsrc_format_names[] = "auto\0jsonl\0text\0html\0warc\0archive\0";
+static const char *const format_name[] = { "auto", "jsonl", "text", "html", "warc", "archive" };
+
+struct llm_docsrc {
+	llm_docsrc_opts o;
+	char *path;   /* for messages */
+	char *source; /* stamped "source" and id seed */
+	int format;
+	llm_reader *r;
+	llm_json_rec rec;
+	llm_json_edit ed;
+	llm_warc_record warc;
+	struct archive *ar;
+	llm_buf payload, ctype, member;
+	uint64_t skipped;
+	int done;
+};
+
+void llm_doc_init(llm_doc *d)
+{
+	memset(d, 0, sizeof *d);
+}
+
+void llm_doc_release(llm_doc *d)
+{
+	llm_buf_release(&d->extra);
+	llm_buf_release(&d->json);
+	llm_buf_release(&d->tmp);
+	llm_doc_init(d);
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+	return n >= k && strcasecmp(s + n - k, suf) == 0;
+}
+
+/* Strip known compression suffixes for name-based hints. */
+static int name_hint(const char *path, const char *ext)
+{
+	static const char *const comp[] = { "", ".gz", ".zst", ".xz", ".bz2" };
+	char buf[64];
+	for (size_t i = 0; i < sizeof comp / sizeof comp[0]; i++) {
+		snprintf(buf, sizeof buf, "%s%s", ext, comp[i]);
+		if (has_suffix(path, buf))
+			return 1;
+	}
+	return 0;
+}
+
+static int looks_html(const char *p, size_t n)
+{
+	static const char *const tags[] = { "<!doctype html", "<html", "<head", "<body", "<!--" };
+	for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++) {
+		size_t k = strlen(tags[i]);
+		if (n >= k && strncasecmp(p, tags[i], k) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int is_binary(const char *p, size_t n)
+{
+	return memchr(p, 0, n < 8192 ? n : 8192) != NULL;
+}
+
+static int detect_format(llm_docsrc *s)
+{
+	const char *p;
+	size_t n;
+	int rc = llm_reader_peek(s->r, 512, &p, &n);
+	if (rc != LLM_OK)
+		return rc;
+	if (n >= 262 && memcmp(p + 257, "ustar", 5) == 0)
+		return LLM_DOCSRC_ARCHIVE;
+	if (n >= 4 && memcmp(p, "PK\x03\x04", 4) == 0)
+		return LLM_DOCSRC_ARCHIVE;
+	size_t i = 0;
+	if (n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+		i = 3;
+	while (i < n && isspace((unsigned char)p[i]))
+		i++;
+	if (n - i >= 6 && memcmp(p + i, "WARC/1", 6) == 0)
+		return LLM_DOCSRC_WARC;
+	if (name_hint(s->path, ".jsonl") || name_hint(s->path, ".ndjson") || name_hint(s->path, ".json") ||
+	    (i < n && p[i] == '{') || n == 0)
+		return LLM_DOCSRC_JSONL;
+	if (name_hint(s->path, ".html") || name_hint(s->path, ".htm") || looks_html(p + i, n - i))
+		return LLM_DOCSRC_HTML;
+	if (name_hint(s->path, ".warc"))
+		return LLM_DOCSRC_WARC;
+	return LLM_DOCSRC_TEXT;
+}
+
+static la_ssize_t archive_from_reader(struct archive *a, void *ctx, const void **out)
+{
+	llm_docsrc *s = ctx;
+	static _Thread_local char buf[1 << 16];
+	ssize_t k = llm_reader_read(s->r, buf, sizeof buf);
+	if (k < 0) {
+		archive_set_error(a, EIO, "%s", llm_last_error());
+		return -1;
+	}
+	*out = buf;
+	return k;
+}
+
+/* Common part of the open functions: path and reader are set. */
+static int docsrc_start(llm_docsrc *s)
+{
+	llm_reader_set_max_line(s->r, s->o.max_line);
+	s->format = s->o.format;
+	if (s->format == LLM_DOCSRC_AUTO) {
+		int rc = detect_format(s);
+		if (rc < 0)
+			return rc;
+		s->format = rc;
+	}
+	if (s->format == LLM_DOCSRC_ARCHIVE) {
+		s->ar = archive_read_new();
+		archive_read_support_format_tar(s->ar);
+		archive_read_support_format_zip(s->ar);
+		archive_read_support_format_cpio(s->ar);
+		archive_read_support_format_7zip(s->ar);
+		archive_read_support_filter_all(s->ar);
+		if (archive_read_open(s->ar, s, NULL, archive_from_reader, NULL) != ARCHIVE_OK)
+			return llm_fail(LLM_EFORMAT, "%s: not a readable archive: %s", s->path,
+			                archive_error_string(s->ar));
+	}
+	return LLM_OK;
+}
+
+static llm_docsrc *docsrc_new(const char *path, const char *source, const llm_docsrc_opts *o)
+{
+	llm_docsrc *s = llm_calloc(1, sizeof *s);
+	s->o = *o;
+	if (!s->o.field)
+		s->o.field = "text";
+	if (!s->o.max_line)
+		s->o.max_line = (size_t)64 << 20;
+	s->path = llm_strdup(path);
+	s->source = llm_strdup(o->source ? o->source : source);
+	llm_json_rec_init(&s->rec);
+	llm_json_edit_init(&s->ed);
+	llm_warc_record_init(&s->warc);
+	return s;
+}
+
+int llm_docsrc_open(llm_docsrc **sp, const char *path, const llm_docsrc_opts *o)
+{
+	int stdin_ = !path || strcmp(path, "-") == 0;
+	llm_docsrc *s = docsrc_new(stdin_ ? "<stdin>" : path, stdin_ ? "stdin" : path, o);
+	int rc = llm_reader_open(&s->r, path);
+	if (rc == LLM_OK)
+		rc = docsrc_start(s);
+	if (rc != LLM_OK) {
+		llm_docsrc_free(s);
+		s = NULL;
+	}
+	*sp = s;
+	return rc;
+}
+
+int llm_docsrc_open_mem(llm_docsrc **sp, const void *data, size_t n, const char *name,
+                        const llm_docsrc_opts *o)
+{
+	llm_docsrc *s = docsrc_new(name, name, o);
+	int rc = llm_reader_open_mem(&s->r, data, n, name);
+	if (rc == LLM_OK)
+		rc = docsrc_start(s);
+	if (rc != LLM_OK) {
+		llm_docsrc_free(s);
+		s = NULL;
+	}
+	*sp = s;
+	return rc;
+}
+
+void llm_docsrc_free(llm_docsrc *s)
+{
+	if (!s)
+		return;
+	if (s->ar)
+		archive_read_free(s->ar);
+	llm_reader_free(s->r);
+	llm_json_rec_release(&s->rec);
+	llm_json_edit_release(&s->ed);
+	llm_warc_record_release(&s->warc);
+	llm_buf_release(&s->payload);
+	llm_buf_release(&s->ctype);
+	llm_buf_release(&s->member);
+	free(s->path);
+	free(s->source);
+	free(s);
+}
+
+const char *llm_docsrc_format(const llm_docsrc *s) { return format_name[s->format]; }
+int64_t llm_docsrc_size(const llm_docsrc *s) { return llm_reader_size(s->r); }
+uint64_t llm_docsrc_skipped(const llm_docsrc *s) { return s->skipped; }
+
+static void make_id(const char *source, uint64_t offset, char out[17])
+{
+	llm_buf b = LLM_BUF_INIT;
+	llm_buf_addf(&b, "%s:%llu", source, (unsigned long long)offset);
+	snprintf(out, 17, "%016llx", (unsigned long long)llm_hash64(b.p, b.len, 0));
+	llm_buf_release(&b);
+}
+
+static int reject(llm_doc *d, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int reject(llm_doc *d, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+	va_end(ap);
+	d->reason = reason;
+	return LLM_EFORMAT;
+}
+
+static void put_member(llm_buf *b, const char *key, const char *v, size_t n)
+{
+	llm_buf_adds(b, ", ");
+	llm_json_put_str(b, key, strlen(key));
+	llm_buf_adds(b, ": ");
+	llm_json_put_str(b, v, n);
+}
+
+/* Build a document line for text that came from a file, a WARC record or an archive member. */
+static void emit_doc(llm_docsrc *s, llm_doc *d, const char *text, size_t n, const char *format,
+                     const char *source, const char *id_seed, uint64_t offset, const char *url,
+                     const char *date)
+{
+	char id[17];
+	make_id(id_seed, offset, id);
+	llm_buf *b = &d->json;
+	llm_buf_reset(b);
+	llm_buf_reset(&d->tmp);
+	if (n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		text += 3;
+		n -= 3;
+	}
+	d->repaired = llm_utf8_repair(text, n, &d->tmp);
+	llm_buf_adds(b, "{\"id\": ");
+	llm_json_put_str(b, id, 16);
+	put_member(b, s->o.field, d->tmp.p, d->tmp.len);
+	put_member(b, "format", format, strlen(format));
+	put_member(b, "source", source, strlen(source));
+	if (url && *url)
+		put_member(b, "url", url, strlen(url));
+	if (date && *date)
+		put_member(b, "date", date, strlen(date));
+	if (s->o.domain)
+		put_member(b, "domain", s->o.domain, strlen(s->o.domain));
+	if (s->o.lang)
+		put_member(b, "lang", s->o.lang, strlen(s->o.lang));
+	llm_buf_addc(b, '}');
+	d->out = b->p;
+	d->out_len = b->len;
+	d->domain = s->o.domain;
+	d->domain_len = s->o.domain ? strlen(s->o.domain) : 0;
+}
+
+static int next_jsonl(llm_docsrc *s, llm_doc *d)
+{
+	char *line;
+	size_t len;
+	int rc;
+	do {
+		rc = llm_reader_line(s->r, &line, &len);
+		if (rc == LLM_ETOOLONG) {
+			d->line = llm_reader_lineno(s->r);
+			d->raw = line;
+			d->raw_len = strlen(line);
+			llm_buf_addf(&d->extra, "\"bytes\": %zu", len);
+			return reject(d, "too_long", "line of %zu bytes is longer than --max-line", len);
+		}
+		if (rc != LLM_OK)
+			return rc;
+	} while (len == 0 || strspn(line, " \t") == len);
+	d->line = llm_reader_lineno(s->r);
+	d->raw = line;
+	d->raw_len = len;
+	if (llm_json_parse(&s->rec, line, len) != LLM_OK) {
+		const char *why = s->rec.err_msg;
+		size_t pos = s->rec.err_pos;
+		if (strcmp(why, "invalid UTF-8 in string") != 0)
+			return reject(d, "bad_json", "bad JSON: %s at byte %zu", why, pos + 1);
+		/* Repair ill-formed UTF-8 and try again: a record is worth keeping for a bad byte. */
+		llm_buf_reset(&d->tmp);
+		d->repaired = llm_utf8_repair(line, len, &d->tmp);
+		if (llm_json_parse(&s->rec, d->tmp.p, d->tmp.len) != LLM_OK)
+			return reject(d, "bad_json", "bad JSON: %s at byte %zu", s->rec.err_msg,
+			              s->rec.err_pos + 1);
+		line = d->tmp.p;
+		len = d->tmp.len;
+	}
+	d->rec = &s->rec;
+	const llm_json_val *text = llm_json_get(&s->rec, s->o.field);
+	if (!text)
+		return reject(d, "no_text", "missing field '%s'", s->o.field);
+	if (text->type != LLM_JSON_STRING)
+		return reject(d, "no_text", "field '%s' is not a string", s->o.field);
+	const llm_json_val *dom = llm_json_get(&s->rec, "domain");
+	if (dom && dom->type == LLM_JSON_STRING && !memchr(dom->p, '\\', dom->len)) {
+		d->domain = dom->p + 1;
+		d->domain_len = dom->len - 2;
+	} else {
+		d->domain = s->o.domain;
+		d->domain_len = s->o.domain ? strlen(s->o.domain) : 0;
+	}
+	llm_json_edit_reset(&s->ed);
+	if (!llm_json_get(&s->rec, "id")) {
+		char id[17];
+		make_id(s->source, llm_reader_offset(s->r), id);
+		llm_json_edit_str(&s->ed, "id", id, 16);
+	}
+	if (s->o.domain && !dom)
+		llm_json_edit_str(&s->ed, "domain", s->o.domain, strlen(s->o.domain));
+	if (s->o.lang && !llm_json_get(&s->rec, "lang"))
+		llm_json_edit_str(&s->ed, "lang", s->o.lang, strlen(s->o.lang));
+	if (s->o.source && !llm_json_get(&s->rec, "source"))
+		llm_json_edit_str(&s->ed, "source", s->o.source, strlen(s->o.source));
+	if (s->ed.n == 0) {
+		d->out = line;
+		d->out_len = len;
+		return LLM_OK;
+	}
+	llm_buf_reset(&d->json);
+	llm_json_write(&s->rec, &s->ed, &d->json);
+	d->out = d->json.p;
+	d->out_len = d->json.len;
+	return LLM_OK;
+}
+
+/* Whole input as one document (text or html file). */
+static int next_whole(llm_docsrc *s, llm_doc *d, const char *format)
+{
+	if (s->done)
+		return LLM_EOF;
+	s->done = 1;
+	llm_buf_reset(&s->payload);
+	char tmp[1 << 16];
+	ssize_t k;
+	while ((k = llm_reader_read(s->r, tmp, sizeof tmp)) > 0) {
+		if (s->payload.len + k > s->o.max_line) {
+			uint64_t total = s->payload.len + k;
+			while ((k = llm_reader_read(s->r, tmp, sizeof tmp)) > 0)
+				total += k;
+			if (k < 0)
+				return (int)k;
+			llm_buf_addf(&d->extra, "\"bytes\": %llu", (unsigned long long)total);
+			return reject(d, "too_long", "document of %llu bytes is longer than --max-line",
+			              (unsigned long long)total);
+		}
+		llm_buf_add(&s->payload, tmp, k);
+	}
+	if (k < 0)
+		return (int)k;
+	if (is_binary(s->payload.p ? s->payload.p : "", s->payload.len))
+		return reject(d, "binary", "binary data (NUL bytes), not text");
+	emit_doc(s, d, s->payload.p ? s->payload.p : "", s->payload.len, format, s->source, s->source, 0, NULL, NULL);
+	return LLM_OK;
+}
+
+static int next_text_split(llm_docsrc *s, llm_doc *d)
+{
+	char *line;
+	size_t len;
+	int rc;
+	if (s->o.split == LLM_DOCSRC_LINES) {
+		do {
+			rc = llm_reader_line(s->r, &line, &len);
+			if (rc == LLM_ETOOLONG) {
+				d->line = llm_reader_lineno(s->r);
+				llm_buf_addf(&d->extra, "\"bytes\": %zu", len);
+				return reject(d, "too_long", "line of %zu bytes is longer than --max-line", len);
+			}
+			if (rc != LLM_OK)
+				return rc;
+		} while (len == 0);
+		d->line = llm_reader_lineno(s->r);
+		emit_doc(s, d, line, len, "text", s->source, s->source, llm_reader_offset(s->r), NULL, NULL);
+		return LLM_OK;
+	}
+	/* Paragraphs: runs of non-blank lines. */
+	llm_buf_reset(&s->payload);
+	uint64_t start = 0, first = 0;
+	for (;;) {
+		rc = llm_reader_line(s->r, &line, &len);
+		if (rc == LLM_EOF)
+			break;
+		if (rc == LLM_ETOOLONG) {
+			d->line = llm_reader_lineno(s->r);
+			llm_buf_addf(&d->extra, "\"bytes\": %zu", len);
+			return reject(d, "too_long", "line of %zu bytes is longer than --max-line", len);
+		}
+		if (rc != LLM_OK)
+			return rc;
+		int blank = strspn(line, " \t\f\v") == len;
+		if (blank) {
+			if (s->payload.len)
+				break;
+			continue;
+		}
+		if (!s->payload.len) {
+			start = llm_reader_offset(s->r);
+			first = llm_reader_lineno(s->r);
+		} else {
+			llm_buf_addc(&s->payload, '\n');
+		}
+		if (s->payload.len + len > s->o.max_line) {
+			d->line = first;
+			llm_buf_reset(&s->payload);
+			return reject(d, "too_long", "paragraph longer than --max-line");
+		}
+		llm_buf_add(&s->payload, line, len);
+	}
+	if (!s->payload.len)
+		return LLM_EOF;
+	d->line = first;
+	emit_doc(s, d, s->payload.p, s->payload.len, "text", s->source, s->source, start, NULL, NULL);
+	return LLM_OK;
+}
+
+static int ctype_is(const llm_buf *ct, const char *prefix)
+{
+	return ct->len >= strlen(prefix) && strncasecmp(ct->p, prefix, strlen(prefix)) == 0;
+}
+
+static int next_warc(llm_docsrc *s, llm_doc *d)
+{
+	llm_warc_record *w = &s->warc;
+	for (;;) {
+		int rc = llm_warc_next(s->r, w, s->o.max_line);
+		if (rc == LLM_EOF)
+			return rc;
+		d->line = w->lineno;
+		if (rc == LLM_ETOOLONG) {
+			llm_buf_adds(&d->extra, "\"url\": ");
+			llm_json_put_str(&d->extra, w->target_uri.p ? w->target_uri.p : "", w->target_uri.len);
+			llm_buf_addf(&d->extra, ", \"bytes\": %llu", (unsigned long long)w->content_length);
+			return reject(d, "too_long", "WARC record of %llu bytes is longer than --max-line",
+			              (unsigned long long)w->content_length);
+		}
+		if (rc != LLM_OK)
+			return rc;
+		const char *type = w->type.p ? w->type.p : "";
+		const char *url = w->target_uri.p ? w->target_uri.p : "";
+		const char *date = w->date.p ? w->date.p : "";
+		const char *format;
+		const char *body;
+		size_t blen;
+		if (strcmp(type, "response") == 0 && ctype_is(&w->content_type, "application/http")) {
+			int status;
+			if (llm_http_response(w->block.p, w->block.len, &status, &s->ctype, &s->payload) != LLM_OK) {
+				llm_buf_adds(&d->extra, "\"url\": ");
+				llm_json_put_str(&d->extra, url, strlen(url));
+				return reject(d, "bad_http", "WARC response for '%s': %s", url, llm_last_error());
+			}
+			if (status < 200 || status >= 300) {
+				llm_buf_adds(&d->extra, "\"url\": ");
+				llm_json_put_str(&d->extra, url, strlen(url));
+				llm_buf_addf(&d->extra, ", \"http_status\": %d", status);
+				return reject(d, "http_status", "HTTP status %d for '%s'", status, url);
+			}
+			if (s->ctype.len && !ctype_is(&s->ctype, "text/") &&
+			    !ctype_is(&s->ctype, "application/xhtml")) {
+				llm_buf_adds(&d->extra, "\"url\": ");
+				llm_json_put_str(&d->extra, url, strlen(url));
+				llm_buf_adds(&d->extra, ", \"content_type\": ");
+				llm_json_put_str(&d->extra, s->ctype.p, s->ctype.len);
+				return reject(d, "content_type", "unsupported content type '%s' for '%s'",
+				              s->ctype.p, url);
+			}
+			format = ctype_is(&s->ctype, "text/plain") ? "text" : "html";
+			body = s->payload.p ? s->payload.p : "";
+			blen = s->payload.len;
+		} else if (strcmp(type, "conversion") == 0 || strcmp(type, "resource") == 0) {
+			if (w->content_type.len && !ctype_is(&w->content_type, "text/")) {
+				llm_buf_adds(&d->extra, "\"url\": ");
+				llm_json_put_str(&d->extra, url, strlen(url));
+				llm_buf_adds(&d->extra, ", \"content_type\": ");
+				llm_json_put_str(&d->extra, w->content_type.p, w->content_type.len);
+				return reject(d, "content_type", "unsupported content type '%s' for '%s'",
+				              w->content_type.p, url);
+			}
+			format = ctype_is(&w->content_type, "text/html") ? "html" : "text";
+			body = w->block.p ? w->block.p : "";
+			blen = w->block.len;
+		} else {
+			s->skipped++;
+			continue;
+		}
+		if (is_binary(body, blen)) {
+			llm_buf_adds(&d->extra, "\"url\": ");
+			llm_json_put_str(&d->extra, url, strlen(url));
+			return reject(d, "binary", "binary payload for '%s'", url);
+		}
+		emit_doc(s, d, body, blen, format, s->source, s->source, w->offset, url, date);
+		return LLM_OK;
+	}
+}
+
+static int next_archive(llm_docsrc *s, llm_doc *d)
+{
+	struct archive_entry *e;
+	for (;;) {
+		int rc = archive_read_next_header(s->ar, &e);
+		if (rc == ARCHIVE_EOF)
+			return LLM_EOF;
+		if (rc != ARCHIVE_OK && rc != ARCHIVE_WARN)
+			return llm_fail(LLM_EFORMAT, "%s: corrupt archive: %s", s->path,
+			                archive_error_string(s->ar));
+		if (archive_entry_filetype(e) != AE_IFREG)
+			continue;
+		const char *name = archive_entry_pathname(e);
+		llm_buf_reset(&s->member);
+		llm_buf_adds(&s->member, name ? name : "");
+		int64_t pos = archive_read_header_position(s->ar);
+		llm_buf_reset(&s->payload);
+		char tmp[1 << 16];
+		la_ssize_t k;
+		uint64_t total = 0;
+		while ((k = archive_read_data(s->ar, tmp, sizeof tmp)) > 0) {
+			total += k;
+			if (total <= s->o.max_line)
+				llm_buf_add(&s->payload, tmp, k);
+		}
+		if (k < 0)
+			return llm_fail(LLM_EFORMAT, "%s: corrupt archive member '%s': %s", s->path,
+			                s->member.p, archive_error_string(s->ar));
+		llm_buf_adds(&d->extra, "\"member\": ");
+		llm_json_put_str(&d->extra, s->member.p, s->member.len);
+		if (total > s->o.max_line) {
+			llm_buf_addf(&d->extra, ", \"bytes\": %llu", (unsigned long long)total);
+			return reject(d, "too_long", "member '%s' of %llu bytes is longer than --max-line",
+			              s->member.p, (unsigned long long)total);
+		}
+		const char *p = s->payload.p ? s->payload.p : "";
+		if (is_binary(p, s->payload.len))
+			return reject(d, "binary", "member '%s' is binary data", s->member.p);
+		llm_buf_reset(&d->extra);
+		int html = has_suffix(s->member.p, ".html") || has_suffix(s->member.p, ".htm") ||
+		           looks_html(p, s->payload.len);
+		/* Ids hash the archive and member names, so equal member paths in two archives differ. */
+		llm_buf_reset(&s->ctype);
+		llm_buf_addf(&s->ctype, "%s!%s", s->source, s->member.p);
+		emit_doc(s, d, p, s->payload.len, html ? "html" : "text", s->member.p, s->ctype.p,
+		         (uint64_t)pos, NULL, NULL);
+		return LLM_OK;
+	}
+}
+
+int llm_docsrc_next(llm_docsrc *s, llm_doc *d)
+{
+	d->out = d->raw = NULL;
+	d->out_len = d->raw_len = 0;
+	d->rec = NULL;
+	d->reason = NULL;
+	d->msg[0] = 0;
+	d->repaired = 0;
+	d->domain = s->o.domain;
+	d->domain_len = s->o.domain ? strlen(s->o.domain) : 0;
+	llm_buf_reset(&d->extra);
+	d->file = s->path;
+	int rc;
+	switch (s->format) {
+	case LLM_DOCSRC_JSONL: rc = next_jsonl(s, d); break;
+	case LLM_DOCSRC_HTML: rc = next_whole(s, d, "html"); break;
+	case LLM_DOCSRC_WARC: rc = next_warc(s, d); break;
+	case LLM_DOCSRC_ARCHIVE: rc = next_archive(s, d); break;
+	default:
+		rc = s->o.split == LLM_DOCSRC_FILE ? next_whole(s, d, "text") : next_text_split(s, d);
+	}
+	d->raw_bytes = llm_reader_raw_bytes(s->r);
+	return rc;
+}

@@ -1,0 +1,181 @@
+/* Unit tests for lib/json: validation, field access, unescaping, editing byte for byte. */
+#include "json.h"
+#include "unit.h"
+
+static int parse(llm_json_rec *r, const char *s)
+{
+	return llm_json_parse(r, s, strlen(s));
+}
+
+static void test_valid_and_invalid(void)
+{
+	static const char *good[] = {
+		"{}", " {\"a\":1} ", "{\"a\":[1,2,{\"b\":null}],\"c\":true,\"d\":false}",
+		"{\"n\":-0.5e+10}", "{\"s\":\"\\u00e9\\ud83d\\ude00\\n\\\"\"}", "{\"u\":\"中文\"}",
+		"{\"x\":0}", "{\"lone\":\"\\udc00\"}",
+	};
+	static const char *bad[] = {
+		"", "[]", "{", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{\"a\":01}", "{\"a\":1.}",
+		"{\"a\":\"\\x\"}", "{\"a\":\"\x01\"}", "{\"a\":\"\xff\"}", "{\"a\":\"\xc0\xaf\"}",
+		"{\"a\":tru}", "{\"a\":1} x", "{\"a\":\"\\u12\"}", "{\"a\":\"unterminated}",
+		"{\"a\":\"\xed\xa0\x80\"}", /* encoded surrogate */
+	};
+	llm_json_rec r;
+	llm_json_rec_init(&r);
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+		CHECK(parse(&r, good[i]) == LLM_OK);
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		int rc = parse(&r, bad[i]);
+		if (rc != LLM_EFORMAT)
+			printf("#   accepted bad input #%zu\n", i);
+		CHECK(rc == LLM_EFORMAT);
+		CHECK(r.err_msg != NULL);
+	}
+	llm_json_rec_release(&r);
+}
+
+static void test_error_position(void)
+{
+	llm_json_rec r;
+	llm_json_rec_init(&r);
+	CHECK(parse(&r, "{\"a\": 1, \"b\" 2}") == LLM_EFORMAT);
+	CHECK_EQ_INT(r.err_pos, 13);
+	CHECK_STR(r.err_msg, "expected ':'");
+	llm_json_rec_release(&r);
+}
+
+static void test_deep_nesting(void)
+{
+	llm_buf b = LLM_BUF_INIT;
+	llm_buf_adds(&b, "{\"a\":");
+	for (int i = 0; i < 100000; i++)
+		llm_buf_addc(&b, '[');
+	llm_json_rec r;
+	llm_json_rec_init(&r);
+	CHECK(llm_json_parse(&r, b.p, b.len) == LLM_EFORMAT);
+	CHECK_STR(r.err_msg, "nesting too deep");
+	llm_json_rec_release(&r);
+	llm_buf_release(&b);
+}
+
+static void test_get_and_unescape(void)
+{
+	llm_json_rec r;
+	llm_json_rec_init(&r);
+	const char *s = "{\"text\": \"a\\tb\\u4e2d\\ud83d\\ude00\\/\", \"n\": 42, \"f\": 1.5, "
+	                "\"k\\u0065y\": \"v\", \"text\": \"last\"}";
+	CHECK(parse(&r, s) == LLM_OK);
+	llm_buf b = LLM_BUF_INIT;
+	CHECK(llm_json_get_str(&r, "text", &b) == LLM_OK);
+	CHECK_STR(b.p, "last"); /* the last duplicate wins */
+	llm_buf_reset(&b);
+	CHECK(llm_json_str(&r.fields[0].val, &b) == LLM_OK);
+	CHECK_STR(b.p, "a\tb\xe4\xb8\xad\xf0\x9f\x98\x80/");
+	int64_t n;
+	double f;
+	CHECK(llm_json_get_i64(&r, "n", &n) == LLM_OK);
+	CHECK_EQ_INT(n, 42);
+	CHECK(llm_json_get_num(&r, "f", &f) == LLM_OK);
+	CHECK_NEAR(f, 1.5, 0);
+	CHECK(llm_json_get_i64(&r, "f", &n) == LLM_EINVAL);
+	CHECK(llm_json_get(&r, "key") != NULL); /* escaped key matches */
+	CHECK(llm_json_get_str(&r, "missing", &b) == LLM_ENOTFOUND);
+	CHECK(llm_json_get_str(&r, "n", &b) == LLM_EINVAL);
+	llm_buf_release(&b);
+	llm_json_rec_release(&r);
+}
+
+static void test_iterate(void)
+{
+	llm_json_val v, k, e;
+	const char *s = "{\"a\": [1, \"x\", {\"b\": 2}], \"c\": {\"d\": [true]}}";
+	CHECK(llm_json_parse_value(s, strlen(s), &v, NULL, NULL) == LLM_OK);
+	llm_json_val a = llm_json_member(&v, "a");
+	CHECK(a.type == LLM_JSON_ARRAY);
+	size_t it = 0;
+	int count = 0;
+	while (llm_json_next(&a, &it, &k, &e) == LLM_OK)
+		count++;
+	CHECK_EQ_INT(count, 3);
+	llm_json_val c = llm_json_member(&v, "c");
+	llm_json_val d = llm_json_member(&c, "d");
+	CHECK(d.type == LLM_JSON_ARRAY);
+	CHECK(llm_json_member(&v, "zz").type == LLM_JSON_INVALID);
+}
+
+static void test_put_str(void)
+{
+	llm_buf b = LLM_BUF_INIT;
+	llm_json_put_str(&b, "q\"\\\n\x01\xe2\x80\xa8中\xff", 12);
+	CHECK_STR(b.p, "\"q\\\"\\\\\\n\\u0001\\u2028中\xef\xbf\xbd\"");
+	llm_json_rec r;
+	llm_json_rec_init(&r);
+	llm_buf obj = LLM_BUF_INIT;
+	llm_buf_adds(&obj, "{\"s\": ");
+	llm_buf_add(&obj, b.p, b.len);
+	llm_buf_addc(&obj, '}');
+	CHECK(llm_json_parse(&r, obj.p, obj.len) == LLM_OK); /* output is valid JSON */
+	llm_buf_reset(&b);
+	llm_json_put_f64(&b, 0.1);
+	CHECK_STR(b.p, "0.1");
+	llm_buf_reset(&b);
+	llm_json_put_f64(&b, 1.0 / 3);
+	CHECK(strtod(b.p, NULL) == 1.0 / 3);
+	llm_buf_reset(&b);
+	llm_json_put_f64(&b, NAN);
+	CHECK_STR(b.p, "null");
+	llm_buf_release(&b);
+	llm_buf_release(&obj);
+	llm_json_rec_release(&r);
+}
+
+static void test_edit_keeps_bytes(void)
+{
+	llm_json_rec r;
+	llm_json_edit ed;
+	llm_buf out = LLM_BUF_INIT;
+	llm_json_rec_init(&r);
+	llm_json_edit_init(&ed);
+	const char *s = "{ \"id\":\"x\" ,\"text\":  \"héllo\",\"n\":1.50e0 }";
+	CHECK(parse(&r, s) == LLM_OK);
+	llm_json_write(&r, NULL, &out);
+	CHECK_STR(out.p, s); /* untouched record is byte-identical */
+
+	llm_buf_reset(&out);
+	llm_json_edit_str(&ed, "text", "bye", 3);
+	llm_json_edit_i64(&ed, "count", 7);
+	llm_json_write(&r, &ed, &out);
+	CHECK_STR(out.p, "{ \"id\":\"x\" ,\"text\":  \"bye\",\"n\":1.50e0 ,\"count\":7 }");
+
+	llm_buf_reset(&out);
+	llm_json_edit_reset(&ed);
+	llm_json_edit_del(&ed, "id");
+	llm_json_edit_f64(&ed, "score", 0.25);
+	llm_json_write(&r, &ed, &out);
+	CHECK_STR(out.p, "{\"text\":  \"héllo\",\"n\":1.50e0 ,\"score\":0.25 }");
+	CHECK(parse(&r, out.p) == LLM_OK);
+
+	/* Empty object gets default separators. */
+	CHECK(parse(&r, "{}") == LLM_OK);
+	llm_buf_reset(&out);
+	llm_json_edit_reset(&ed);
+	llm_json_edit_str(&ed, "a", "b", 1);
+	llm_json_edit_str(&ed, "c", "d", 1);
+	llm_json_write(&r, &ed, &out);
+	CHECK_STR(out.p, "{\"a\": \"b\", \"c\": \"d\"}");
+	llm_buf_release(&out);
+	llm_json_edit_release(&ed);
+	llm_json_rec_release(&r);
+}
+
+int main(void)
+{
+	RUN(test_valid_and_invalid);
+	RUN(test_error_position);
+	RUN(test_deep_nesting);
+	RUN(test_get_and_unescape);
+	RUN(test_iterate);
+	RUN(test_put_str);
+	RUN(test_edit_keeps_bytes);
+	return unit_done();
+}
