@@ -12,6 +12,7 @@
 
 #include "err.h"
 #include "hash.h"
+#include "io.h"
 
 typedef struct {
 	size_t off;   /* from at seq[off], to at seq[off + n] */
@@ -120,6 +121,75 @@ int llm_confusions_add(llm_confusions *c, const uint32_t *from, size_t from_n,
 }
 
 size_t llm_confusions_count(const llm_confusions *c) { return c->n; }
+
+/* Space-separated decimal ids; 0 when s holds anything else. */
+static int parse_ids(const char *s, size_t n, llm_ids *out)
+{
+	size_t i = 0;
+	while (i < n) {
+		while (i < n && s[i] == ' ')
+			i++;
+		if (i == n)
+			break;
+		uint64_t v = 0;
+		size_t start = i;
+		while (i < n && s[i] >= '0' && s[i] <= '9' && v <= UINT32_MAX)
+			v = v * 10 + (uint64_t)(s[i++] - '0');
+		if (i == start || v > UINT32_MAX || (i < n && s[i] != ' '))
+			return 0;
+		llm_ids_push(out, (uint32_t)v);
+	}
+	return out->n > 0;
+}
+
+int llm_confusions_load(llm_confusions *c, const char *path, const llm_bpe *bpe,
+                        uint64_t *skipped)
+{
+	llm_reader *r;
+	int st = llm_reader_open(&r, path);
+	if (st != LLM_OK)
+		return st;
+	llm_bpe_enc *enc = bpe ? llm_bpe_enc_new(bpe) : NULL;
+	llm_ids a, b;
+	llm_ids_init(&a);
+	llm_ids_init(&b);
+	char *line;
+	size_t len;
+	while ((st = llm_reader_line(r, &line, &len)) == LLM_OK) {
+		unsigned long long ln = (unsigned long long)llm_reader_lineno(r);
+		if (len == 0 || line[0] == '#')
+			continue;
+		char *tab = memchr(line, '\t', len);
+		if (!tab) {
+			st = llm_fail(LLM_EFORMAT, "%s:%llu: no tab between the two sides", path, ln);
+			break;
+		}
+		size_t la = (size_t)(tab - line), lb = len - la - 1;
+		a.n = b.n = 0;
+		if (enc) {
+			if ((st = llm_bpe_encode(enc, line, la, LLM_BPE_SPECIAL_IGNORE, &a)) != LLM_OK ||
+			    (st = llm_bpe_encode(enc, tab + 1, lb, LLM_BPE_SPECIAL_IGNORE, &b)) != LLM_OK) {
+				st = llm_fail(st, "%s:%llu: cannot tokenize", path, ln);
+				break;
+			}
+		} else if (!parse_ids(line, la, &a) || !parse_ids(tab + 1, lb, &b)) {
+			st = llm_fail(LLM_EFORMAT, "%s:%llu: not token ids (a tokenizer reads strings)", path, ln);
+			break;
+		}
+		if (a.n == 0 || a.n != b.n)
+			++*skipped;
+		else
+			llm_confusions_add(c, a.v, a.n, b.v, b.n);
+	}
+	if (st == LLM_ETOOLONG)
+		st = llm_fail(LLM_EFORMAT, "%s:%llu: line too long", path,
+		              (unsigned long long)llm_reader_lineno(r));
+	llm_ids_release(&a);
+	llm_ids_release(&b);
+	llm_bpe_enc_free(enc);
+	llm_reader_free(r);
+	return st == LLM_EOF ? LLM_OK : st;
+}
 uint32_t llm_confusions_max_id(const llm_confusions *c) { return c->max_id; }
 
 /* The longest entry whose "from" matches at in[0..avail), or NULL. */

@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpe.h"
+
 typedef struct llm_confusions llm_confusions;
 
 llm_confusions *llm_confusions_new(void);
@@ -36,6 +38,16 @@ void llm_confusions_free(llm_confusions *c);
 int llm_confusions_add(llm_confusions *c, const uint32_t *from, size_t from_n,
                        const uint32_t *to, size_t to_n);
 size_t llm_confusions_count(const llm_confusions *c);
+/*
+ * Load a confusions file (any compression): one directed pair per line, "FROM<TAB>TO";
+ * blank lines and lines starting with '#' are skipped. With a tokenizer, FROM and TO are
+ * strings, each encoded alone (so a word met after a space needs its leading space: " their\t
+ * there"); without one, each side is token ids separated by spaces ("318 1110\t318 1111").
+ * Pairs whose sides have different token lengths are skipped and counted in *skipped.
+ * LLM_EFORMAT with "FILE:LINE: what" for a line without a tab or with a bad id.
+ */
+int llm_confusions_load(llm_confusions *c, const char *path, const llm_bpe *bpe,
+                        uint64_t *skipped);
 /* Largest token id in any pair (for checks against a vocabulary), 0 when empty. */
 uint32_t llm_confusions_max_id(const llm_confusions *c);
 

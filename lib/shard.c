@@ -95,10 +95,22 @@ typedef struct {
 	llm_hasher *h;
 } obuf;
 
+/* A file written under a temporary identity and given its name only when complete. */
+typedef struct {
+	char *path;
+	char *tmpname; /* the named temporary when O_TMPFILE is unavailable */
+	obuf out;
+} afile;
+
+static int afile_open(afile *f, const char *path);
+static int afile_publish(afile *f);
+static void afile_release(afile *f);
+
 struct llm_shard_writer {
-	char *path, *tmpname; /* tmpname: the named temporary when O_TMPFILE is unavailable */
+	afile f;
+	char *path;
 	llm_shard_params p;
-	obuf out, inputs, meta;
+	obuf inputs, meta;
 	uint64_t *doc_off, *meta_off;
 	unsigned char *info;
 	size_t docs, cap;
@@ -252,14 +264,13 @@ int llm_shard_writer_open(llm_shard_writer **out, const char *path, const llm_sh
 	llm_shard_writer *w = llm_calloc(1, sizeof *w);
 	w->path = llm_strdup(path);
 	w->p = *p;
-	w->out.fd = w->inputs.fd = w->meta.fd = -1;
+	w->f.out.fd = w->inputs.fd = w->meta.fd = -1;
 	char *dir = dir_of(path);
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	char *spool;
-	int fd = tmp_open(dir, base, &w->tmpname, 1);
-	if (fd < 0)
+	int fd;
+	if (afile_open(&w->f, path) != LLM_OK)
 		goto fail;
-	obuf_init(&w->out, fd, WBUF_SIZE);
 	if ((fd = tmp_open(dir, base, &spool, 0)) < 0)
 		goto fail;
 	obuf_init(&w->meta, fd, (size_t)1 << 16);
@@ -270,10 +281,10 @@ int llm_shard_writer_open(llm_shard_writer **out, const char *path, const llm_sh
 	}
 	/* The header is written last; keep its place with zeros. */
 	static const unsigned char zero[LLM_SHARD_HEADER_SIZE];
-	if (obuf_put(&w->out, zero, sizeof zero, path) != LLM_OK ||
-	    obuf_flush(&w->out, path) != LLM_OK)
+	if (obuf_put(&w->f.out, zero, sizeof zero, path) != LLM_OK ||
+	    obuf_flush(&w->f.out, path) != LLM_OK)
 		goto fail;
-	w->out.h = llm_hasher_new(0);
+	w->f.out.h = llm_hasher_new(0);
 	w->cap = 1024;
 	w->doc_off = llm_malloc((w->cap + 1) * sizeof *w->doc_off);
 	w->meta_off = llm_malloc((w->cap + 1) * sizeof *w->meta_off);
@@ -334,9 +345,9 @@ int llm_shard_writer_add(llm_shard_writer *w, const llm_shard_doc_in *d)
 		w->meta_off = llm_realloc(w->meta_off, (w->cap + 1) * sizeof *w->meta_off);
 		w->info = llm_realloc(w->info, w->cap * 8);
 	}
-	st = obuf_put_tokens(&w->out, d->tokens, d->n, w->p.width, w->path);
+	st = obuf_put_tokens(&w->f.out, d->tokens, d->n, w->p.width, w->path);
 	if (st == LLM_OK && add_eos)
-		st = obuf_put_tokens(&w->out, &w->p.eos_id, 1, w->p.width, w->path);
+		st = obuf_put_tokens(&w->f.out, &w->p.eos_id, 1, w->p.width, w->path);
 	if (st == LLM_OK && w->p.noised) {
 		st = obuf_put_tokens(&w->inputs, d->inputs, d->n, w->p.width, w->path);
 		if (st == LLM_OK && add_eos)
@@ -370,18 +381,18 @@ uint64_t llm_shard_writer_docs(const llm_shard_writer *w) { return w->docs; }
 /* Close the current section (kind) that started at start: digest, pad to alignment. */
 static int end_section(llm_shard_writer *w, llm_shard_info *in, int kind, uint64_t start)
 {
-	int st = obuf_flush(&w->out, w->path);
+	int st = obuf_flush(&w->f.out, w->path);
 	in->sec[kind].offset = start;
-	in->sec[kind].length = obuf_tell(&w->out) - start;
-	in->sec[kind].checksum = llm_hasher_digest(w->out.h);
-	llm_hasher_free(w->out.h);
-	w->out.h = NULL;
+	in->sec[kind].length = obuf_tell(&w->f.out) - start;
+	in->sec[kind].checksum = llm_hasher_digest(w->f.out.h);
+	llm_hasher_free(w->f.out.h);
+	w->f.out.h = NULL;
 	static const unsigned char zero[LLM_SHARD_ALIGN];
-	uint64_t pad = align_up(obuf_tell(&w->out)) - obuf_tell(&w->out);
+	uint64_t pad = align_up(obuf_tell(&w->f.out)) - obuf_tell(&w->f.out);
 	if (st == LLM_OK && kind < LLM_SHARD_NSECTIONS &&
-	    (st = obuf_put(&w->out, zero, pad, w->path)) == LLM_OK)
-		st = obuf_flush(&w->out, w->path); /* padding belongs to no section's checksum */
-	w->out.h = llm_hasher_new(0);
+	    (st = obuf_put(&w->f.out, zero, pad, w->path)) == LLM_OK)
+		st = obuf_flush(&w->f.out, w->path); /* padding belongs to no section's checksum */
+	w->f.out.h = llm_hasher_new(0);
 	return st;
 }
 
@@ -393,18 +404,18 @@ static int copy_spool(llm_shard_writer *w, obuf *sp)
 		return st;
 	uint64_t off = 0;
 	while (off < sp->pos) {
-		if (w->out.len == w->out.cap && (st = obuf_flush(&w->out, w->path)) != LLM_OK)
+		if (w->f.out.len == w->f.out.cap && (st = obuf_flush(&w->f.out, w->path)) != LLM_OK)
 			return st;
-		size_t want = w->out.cap - w->out.len;
+		size_t want = w->f.out.cap - w->f.out.len;
 		if (want > sp->pos - off)
 			want = (size_t)(sp->pos - off);
-		ssize_t k = pread(sp->fd, w->out.buf + w->out.len, want, (off_t)off);
+		ssize_t k = pread(sp->fd, w->f.out.buf + w->f.out.len, want, (off_t)off);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			return llm_fail(LLM_EIO, "%s: reading back a spool: %s", w->path,
 			                k < 0 ? strerror(errno) : "short file");
-		w->out.len += (size_t)k;
+		w->f.out.len += (size_t)k;
 		off += (uint64_t)k;
 	}
 	return LLM_OK;
@@ -422,38 +433,68 @@ static int fsync_dir(const char *path)
 	return LLM_OK;
 }
 
-/* Give the finished temporary file its final name. */
-static int publish(llm_shard_writer *w)
+/* Give the finished temporary file its final name (after flushing and fsyncing it). */
+static int afile_publish(afile *f)
 {
-	if (fsync(w->out.fd) != 0)
-		return llm_fail(LLM_EIO, "%s: fsync: %s", w->path, strerror(errno));
-	if (!w->tmpname) {
+	int st = obuf_flush(&f->out, f->path);
+	if (st != LLM_OK)
+		return st;
+	if (fsync(f->out.fd) != 0)
+		return llm_fail(LLM_EIO, "%s: fsync: %s", f->path, strerror(errno));
+	if (!f->tmpname) {
 		/* linkat cannot replace an existing name: link under a hidden name, then rename. */
 		char proc[64];
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->out.fd);
-		char *dir = dir_of(w->path);
-		const char *base = strrchr(w->path, '/') ? strrchr(w->path, '/') + 1 : w->path;
+		snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->out.fd);
+		char *dir = dir_of(f->path);
+		const char *base = strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path;
 		llm_buf t = LLM_BUF_INIT;
 		llm_buf_addf(&t, "%s/.%s.tmp.%ld", dir, base, (long)getpid());
 		free(dir);
 		unlink(t.p);
 		if (linkat(AT_FDCWD, proc, AT_FDCWD, t.p, AT_SYMLINK_FOLLOW) != 0) {
-			int st = llm_fail(LLM_EIO, "%s: %s", t.p, strerror(errno));
+			st = llm_fail(LLM_EIO, "%s: %s", t.p, strerror(errno));
 			llm_buf_release(&t);
 			return st;
 		}
-		w->tmpname = llm_buf_detach(&t, NULL);
+		f->tmpname = llm_buf_detach(&t, NULL);
 	}
-	if (rename(w->tmpname, w->path) != 0)
-		return llm_fail(LLM_EIO, "%s: %s", w->path, strerror(errno));
-	free(w->tmpname);
-	w->tmpname = NULL;
-	return fsync_dir(w->path);
+	if (rename(f->tmpname, f->path) != 0)
+		return llm_fail(LLM_EIO, "%s: %s", f->path, strerror(errno));
+	free(f->tmpname);
+	f->tmpname = NULL;
+	return fsync_dir(f->path);
+}
+
+static int afile_open(afile *f, const char *path)
+{
+	memset(f, 0, sizeof *f);
+	f->out.fd = -1;
+	char *dir = dir_of(path);
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	int fd = tmp_open(dir, base, &f->tmpname, 1);
+	free(dir);
+	if (fd < 0)
+		return LLM_EIO;
+	f->path = llm_strdup(path);
+	obuf_init(&f->out, fd, WBUF_SIZE);
+	return LLM_OK;
+}
+
+/* Release; the temporary file disappears unless published. */
+static void afile_release(afile *f)
+{
+	if (f->tmpname)
+		unlink(f->tmpname);
+	obuf_release(&f->out);
+	free(f->tmpname);
+	free(f->path);
+	memset(f, 0, sizeof *f);
+	f->out.fd = -1;
 }
 
 static void writer_free(llm_shard_writer *w)
 {
-	obuf_release(&w->out);
+	afile_release(&w->f);
 	obuf_release(&w->inputs);
 	obuf_release(&w->meta);
 	for (size_t i = 0; i < w->ndomains; i++)
@@ -462,7 +503,6 @@ static void writer_free(llm_shard_writer *w)
 	free(w->doc_off);
 	free(w->meta_off);
 	free(w->info);
-	free(w->tmpname);
 	free(w->path);
 	free(w);
 }
@@ -483,22 +523,22 @@ int llm_shard_writer_close(llm_shard_writer *w, llm_shard_info *info)
 	uint64_t start = LLM_SHARD_HEADER_SIZE;
 	if (st == LLM_OK)
 		st = end_section(w, &in, LLM_SHARD_SEC_TOKENS, start);
-	start = obuf_tell(&w->out);
-	if (st == LLM_OK && (st = obuf_put(&w->out, w->doc_off, (w->docs + 1) * 8, w->path)) == LLM_OK)
+	start = obuf_tell(&w->f.out);
+	if (st == LLM_OK && (st = obuf_put(&w->f.out, w->doc_off, (w->docs + 1) * 8, w->path)) == LLM_OK)
 		st = end_section(w, &in, LLM_SHARD_SEC_DOC_OFFSETS, start);
-	start = obuf_tell(&w->out);
-	if (st == LLM_OK && (st = obuf_put(&w->out, w->info, w->docs * 8, w->path)) == LLM_OK)
+	start = obuf_tell(&w->f.out);
+	if (st == LLM_OK && (st = obuf_put(&w->f.out, w->info, w->docs * 8, w->path)) == LLM_OK)
 		st = end_section(w, &in, LLM_SHARD_SEC_DOC_INFO, start);
-	start = obuf_tell(&w->out);
+	start = obuf_tell(&w->f.out);
 	if (st == LLM_OK && (!w->p.noised || (st = copy_spool(w, &w->inputs)) == LLM_OK))
 		st = end_section(w, &in, LLM_SHARD_SEC_INPUTS, start);
-	start = obuf_tell(&w->out);
-	if (st == LLM_OK && (st = obuf_put(&w->out, w->meta_off, (w->docs + 1) * 8, w->path)) == LLM_OK)
+	start = obuf_tell(&w->f.out);
+	if (st == LLM_OK && (st = obuf_put(&w->f.out, w->meta_off, (w->docs + 1) * 8, w->path)) == LLM_OK)
 		st = end_section(w, &in, LLM_SHARD_SEC_META_OFFSETS, start);
-	start = obuf_tell(&w->out);
+	start = obuf_tell(&w->f.out);
 	if (st == LLM_OK && (st = copy_spool(w, &w->meta)) == LLM_OK)
 		st = end_section(w, &in, LLM_SHARD_SEC_META, start);
-	start = obuf_tell(&w->out);
+	start = obuf_tell(&w->f.out);
 	if (st == LLM_OK) {
 		llm_buf j = LLM_BUF_INIT;
 		llm_buf_addc(&j, '[');
@@ -508,7 +548,7 @@ int llm_shard_writer_close(llm_shard_writer *w, llm_shard_info *info)
 			llm_json_put_str(&j, w->domains[i], strlen(w->domains[i]));
 		}
 		llm_buf_addc(&j, ']');
-		if ((st = obuf_put(&w->out, j.p, j.len, w->path)) == LLM_OK)
+		if ((st = obuf_put(&w->f.out, j.p, j.len, w->path)) == LLM_OK)
 			st = end_section(w, &in, LLM_SHARD_SEC_DOMAINS, start);
 		llm_buf_release(&j);
 	}
@@ -518,13 +558,13 @@ int llm_shard_writer_close(llm_shard_writer *w, llm_shard_info *info)
 		in.header_checksum = get64(h + HDR_CHECKSUM_AT);
 		ssize_t k;
 		do
-			k = pwrite(w->out.fd, h, sizeof h, 0);
+			k = pwrite(w->f.out.fd, h, sizeof h, 0);
 		while (k < 0 && errno == EINTR);
 		if (k != (ssize_t)sizeof h)
 			st = llm_fail(LLM_EIO, "%s: %s", w->path, k < 0 ? strerror(errno) : "short write");
 	}
 	if (st == LLM_OK)
-		st = publish(w);
+		st = afile_publish(&w->f);
 	if (st != LLM_OK) {
 		llm_shard_writer_abort(w);
 		return st;
@@ -539,9 +579,160 @@ void llm_shard_writer_abort(llm_shard_writer *w)
 {
 	if (!w)
 		return;
-	if (w->tmpname)
-		unlink(w->tmpname);
 	writer_free(w);
+}
+
+/* ---- exports ---- */
+
+struct llm_export {
+	int format;
+	uint32_t vocab, width;   /* width: bytes per token in the output */
+	afile bin;
+	obuf lens;               /* Megatron: int32 sequence lengths, spooled */
+	uint64_t tokens, docs;
+	char *idx_path;
+};
+
+int llm_export_open(llm_export **out, int format, const char *path, uint32_t vocab)
+{
+	*out = NULL;
+	if (vocab == 0)
+		return llm_fail(LLM_EINVAL, "%s: vocab size 0", path);
+	llm_export *e = llm_calloc(1, sizeof *e);
+	e->format = format;
+	e->vocab = vocab;
+	e->lens.fd = -1;
+	e->width = format == LLM_EXPORT_MEGATRON ? (vocab < 65500 ? 2 : 4) : (vocab <= 65536 ? 2 : 4);
+	llm_buf name = LLM_BUF_INIT;
+	llm_buf_addf(&name, "%s%s", path, format == LLM_EXPORT_MEGATRON ? ".bin" : "");
+	int st = afile_open(&e->bin, name.p);
+	llm_buf_release(&name);
+	if (st == LLM_OK && format == LLM_EXPORT_MEGATRON) {
+		llm_buf_addf(&name, "%s.idx", path);
+		e->idx_path = llm_buf_detach(&name, NULL);
+		char *dir = dir_of(path), *unused;
+		int fd = tmp_open(dir, "idx", &unused, 0);
+		free(dir);
+		if (fd < 0)
+			st = LLM_EIO;
+		else
+			obuf_init(&e->lens, fd, (size_t)1 << 16);
+	}
+	if (st == LLM_OK && format == LLM_EXPORT_LLMC) {
+		/* The header's token count is patched in at close. */
+		int32_t h[256] = { 0 };
+		st = obuf_put(&e->bin.out, h, sizeof h, path);
+	}
+	if (st != LLM_OK) {
+		llm_export_abort(e);
+		return st;
+	}
+	*out = e;
+	return LLM_OK;
+}
+
+int llm_export_add(llm_export *e, const uint32_t *t, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i] >= e->vocab)
+			return llm_fail(LLM_EINVAL, "token %u at position %zu is not below vocab size %u",
+			                t[i], i, e->vocab);
+	if (e->format == LLM_EXPORT_LLMC && e->tokens + n > LLM_EXPORT_LLMC_MAX_TOKENS)
+		return llm_fail(LLM_EINVAL, "%s: llm.c files hold fewer than 2^31 tokens", e->bin.path);
+	if (e->format == LLM_EXPORT_MEGATRON && n > INT32_MAX)
+		return llm_fail(LLM_EINVAL, "%s: document of %zu tokens is too long for Megatron",
+		                e->bin.path, n);
+	int st = obuf_put_tokens(&e->bin.out, t, n, e->width, e->bin.path);
+	if (st == LLM_OK && e->format == LLM_EXPORT_MEGATRON) {
+		int32_t len = (int32_t)n;
+		st = obuf_put(&e->lens, &len, 4, e->bin.path);
+	}
+	if (st == LLM_OK) {
+		e->tokens += n;
+		e->docs++;
+	}
+	return st;
+}
+
+uint64_t llm_export_tokens(const llm_export *e) { return e->tokens; }
+uint64_t llm_export_bytes(const llm_export *e) { return e->tokens * e->width; }
+
+/* Megatron's .idx: header, lengths (from the spool), pointers and document indices computed
+ * on the fly, so the index needs no memory per document. */
+static int write_idx(llm_export *e)
+{
+	afile idx;
+	int st = afile_open(&idx, e->idx_path);
+	if (st != LLM_OK)
+		return st;
+	unsigned char h[9 + 8 + 1 + 8 + 8];
+	memcpy(h, "MMIDIDX\0\0", 9);
+	put64(h + 9, 1);
+	h[17] = e->width == 2 ? 8 : 4;
+	put64(h + 18, e->docs);
+	put64(h + 26, e->docs + 1);
+	st = obuf_put(&idx.out, h, sizeof h, idx.path);
+	if (st == LLM_OK)
+		st = obuf_flush(&e->lens, idx.path);
+	/* lengths, then pointers: two passes over the spool */
+	for (int pass = 0; pass < 2 && st == LLM_OK; pass++) {
+		int64_t ptr = 0;
+		int32_t buf[4096];
+		for (uint64_t i = 0; i < e->docs && st == LLM_OK;) {
+			size_t k = e->docs - i < 4096 ? (size_t)(e->docs - i) : 4096;
+			ssize_t r = pread(e->lens.fd, buf, k * 4, (off_t)(i * 4));
+			if (r != (ssize_t)(k * 4)) {
+				st = llm_fail(LLM_EIO, "%s: reading back lengths: %s", idx.path,
+				              r < 0 ? strerror(errno) : "short file");
+				break;
+			}
+			if (pass == 0) {
+				st = obuf_put(&idx.out, buf, k * 4, idx.path);
+			} else {
+				for (size_t j = 0; j < k && st == LLM_OK; j++) {
+					st = obuf_put(&idx.out, &ptr, 8, idx.path);
+					ptr += (int64_t)buf[j] * e->width;
+				}
+			}
+			i += k;
+		}
+	}
+	for (uint64_t i = 0; i <= e->docs && st == LLM_OK; i++) {
+		int64_t d = (int64_t)i;
+		st = obuf_put(&idx.out, &d, 8, idx.path);
+	}
+	if (st == LLM_OK)
+		st = afile_publish(&idx);
+	afile_release(&idx);
+	return st;
+}
+
+int llm_export_close(llm_export *e)
+{
+	int st = obuf_flush(&e->bin.out, e->bin.path);
+	if (st == LLM_OK && e->format == LLM_EXPORT_LLMC) {
+		int32_t h[3] = { e->width == 2 ? 20240520 : 20240801, e->width == 2 ? 1 : 7,
+			         (int32_t)e->tokens };
+		if (pwrite(e->bin.out.fd, h, sizeof h, 0) != (ssize_t)sizeof h)
+			st = llm_fail(LLM_EIO, "%s: %s", e->bin.path, strerror(errno));
+	}
+	/* The index goes first: a .bin under its final name always has its .idx. */
+	if (st == LLM_OK && e->format == LLM_EXPORT_MEGATRON)
+		st = write_idx(e);
+	if (st == LLM_OK)
+		st = afile_publish(&e->bin);
+	llm_export_abort(e);
+	return st;
+}
+
+void llm_export_abort(llm_export *e)
+{
+	if (!e)
+		return;
+	afile_release(&e->bin);
+	obuf_release(&e->lens);
+	free(e->idx_path);
+	free(e);
 }
 
 /* ---- reader ---- */

@@ -159,6 +159,34 @@ int llm_shard_writer_close(llm_shard_writer *w, llm_shard_info *info);
 void llm_shard_writer_abort(llm_shard_writer *w);
 
 /*
+ * Exports to the formats other trainers read, written atomically like shards:
+ *   LLM_EXPORT_MEGATRON  PATH.bin and PATH.idx, Megatron-LM's indexed dataset: tokens as
+ *       uint16 when vocab size < 65500, else int32 (its best_fitting_dtype); the .idx is
+ *       "MMIDIDX\0\0", u64 version 1, u8 dtype code (8 uint16, 4 int32), u64 sequence
+ *       count, u64 document count (+1), int32 lengths, int64 byte pointers, int64 document
+ *       indices 0..n: one sequence per document.
+ *   LLM_EXPORT_LLMC      PATH: llm.c's 256 int32 header (20240520, version 1, token count)
+ *       and uint16 tokens, or (20240801, version 7, count) and uint32 tokens when vocab size
+ *       > 65536; fewer than 2^31 tokens per file.
+ *   LLM_EXPORT_RAW       PATH: the tokens back to back, uint16 (nanoGPT's train.bin) or
+ *       uint32 when vocab size > 65536.
+ * Memory: the 4 MiB write buffer; Megatron's lengths are spooled (4 bytes per document).
+ */
+enum { LLM_EXPORT_MEGATRON, LLM_EXPORT_LLMC, LLM_EXPORT_RAW };
+#define LLM_EXPORT_LLMC_MAX_TOKENS (((uint64_t)1 << 31) - 1)
+typedef struct llm_export llm_export;
+
+int llm_export_open(llm_export **e, int format, const char *path, uint32_t vocab_size);
+/* Append one document (tokens < vocab size, else LLM_EINVAL). LLMC: LLM_EINVAL past
+ * LLM_EXPORT_LLMC_MAX_TOKENS. */
+int llm_export_add(llm_export *e, const uint32_t *tokens, size_t n);
+uint64_t llm_export_tokens(const llm_export *e);
+/* Bytes of token data written so far (for rotation). */
+uint64_t llm_export_bytes(const llm_export *e);
+int llm_export_close(llm_export *e);
+void llm_export_abort(llm_export *e);
+
+/*
  * manifest.json: written by llm-shard beside its shards, read by llm-train and llm-eval.
  * { "format": "llmkit-shards", "version": 1, "tokenizer_id": "0123456789abcdef",
  *   "vocab_size": 50257, "token_width": 2, "eos_id": 50256, "noised": false,

@@ -261,6 +261,117 @@ static void test_manifest(void)
 	unlink(p);
 }
 
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	unsigned char *p = malloc(*len + 1);
+	if (fread(p, 1, *len, f) != *len)
+		*len = 0;
+	fclose(f);
+	return p;
+}
+
+static int64_t rd64(const unsigned char *p) { int64_t v; memcpy(&v, p, 8); return v; }
+static int32_t rd32(const unsigned char *p) { int32_t v; memcpy(&v, p, 4); return v; }
+
+/* Three documents into each export format; the bytes are checked against the layouts that
+ * Megatron-LM (indexed_dataset.py), llm.c (dev/data/data_common.py) and nanoGPT read. */
+static void test_exports(void)
+{
+	uint32_t d0[3] = { 1, 2, 3 }, d1[1] = { 50000 }, d2[2] = { 7, 8 };
+	const uint32_t *docs[3] = { d0, d1, d2 };
+	size_t lens[3] = { 3, 1, 2 };
+	uint32_t vocabs[2] = { 65500, 50257 };
+	for (int v = 0; v < 2; v++) {
+		char prefix[256];
+		snprintf(prefix, sizeof prefix, "%s", tmp_path("mega"));
+		llm_export *e;
+		CHECK_EQ_INT(llm_export_open(&e, LLM_EXPORT_MEGATRON, prefix, vocabs[v]), LLM_OK);
+		for (int i = 0; i < 3; i++)
+			CHECK_EQ_INT(llm_export_add(e, docs[i], lens[i]), LLM_OK);
+		CHECK_EQ_INT(llm_export_add(e, d0, 0), LLM_OK); /* an empty document */
+		uint32_t big = vocabs[v];
+		CHECK_EQ_INT(llm_export_add(e, &big, 1), LLM_EINVAL);
+		CHECK_EQ_U64(llm_export_tokens(e), 6);
+		CHECK_EQ_INT(llm_export_close(e), LLM_OK);
+		char p[300];
+		size_t n;
+		int w = vocabs[v] < 65500 ? 2 : 4; /* Megatron's best_fitting_dtype */
+		snprintf(p, sizeof p, "%s.bin", prefix);
+		unsigned char *bin = slurp(p, &n);
+		CHECK_EQ_U64(n, 6 * (size_t)w);
+		if (bin && n == 6 * (size_t)w)
+			CHECK_EQ_INT(w == 2 ? (int)(bin[2] | bin[3] << 8) : rd32(bin + 4), 2);
+		free(bin);
+		unlink(p);
+		snprintf(p, sizeof p, "%s.idx", prefix);
+		unsigned char *idx = slurp(p, &n);
+		CHECK(idx != NULL);
+		if (!idx)
+			continue;
+		CHECK_EQ_U64(n, 9 + 8 + 1 + 8 + 8 + 4 * 4 + 8 * 4 + 8 * 5);
+		CHECK(memcmp(idx, "MMIDIDX\0\0", 9) == 0);
+		CHECK_EQ_INT(rd64(idx + 9), 1);
+		CHECK_EQ_INT(idx[17], w == 2 ? 8 : 4);
+		CHECK_EQ_INT(rd64(idx + 18), 4);
+		CHECK_EQ_INT(rd64(idx + 26), 5);
+		const unsigned char *q = idx + 34;
+		int32_t want_len[4] = { 3, 1, 2, 0 };
+		int64_t want_ptr[4] = { 0, 3 * w, 4 * w, 6 * w };
+		for (int i = 0; i < 4; i++) {
+			CHECK_EQ_INT(rd32(q + 4 * i), want_len[i]);
+			CHECK_EQ_INT(rd64(q + 16 + 8 * i), want_ptr[i]);
+		}
+		for (int i = 0; i < 5; i++)
+			CHECK_EQ_INT(rd64(q + 48 + 8 * i), i);
+		free(idx);
+		unlink(p);
+	}
+	for (int v = 0; v < 2; v++) {
+		uint32_t vocab = v ? 200000 : 50257;
+		const char *p = tmp_path("llmc.bin");
+		llm_export *e;
+		CHECK_EQ_INT(llm_export_open(&e, LLM_EXPORT_LLMC, p, vocab), LLM_OK);
+		for (int i = 0; i < 3; i++)
+			CHECK_EQ_INT(llm_export_add(e, docs[i], lens[i]), LLM_OK);
+		CHECK_EQ_INT(llm_export_close(e), LLM_OK);
+		size_t n;
+		unsigned char *b = slurp(p, &n);
+		int w = v ? 4 : 2;
+		CHECK_EQ_U64(n, 1024 + 6 * (size_t)w);
+		if (b && n >= 1024) {
+			CHECK_EQ_INT(rd32(b), v ? 20240801 : 20240520);
+			CHECK_EQ_INT(rd32(b + 4), v ? 7 : 1);
+			CHECK_EQ_INT(rd32(b + 8), 6);
+			int zero = 1;
+			for (int i = 3; i < 256; i++)
+				zero &= rd32(b + 4 * i) == 0;
+			CHECK(zero);
+			CHECK_EQ_INT(w == 2 ? (int)(b[1024 + 6] | b[1024 + 7] << 8) : rd32(b + 1024 + 12), 50000);
+		}
+		free(b);
+		unlink(p);
+	}
+	const char *p = tmp_path("raw.bin");
+	llm_export *e;
+	CHECK_EQ_INT(llm_export_open(&e, LLM_EXPORT_RAW, p, 65536), LLM_OK);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_INT(llm_export_add(e, docs[i], lens[i]), LLM_OK);
+	CHECK_EQ_INT(llm_export_close(e), LLM_OK);
+	size_t n;
+	unsigned char *b = slurp(p, &n);
+	static const unsigned char want[] = { 1, 0, 2, 0, 3, 0, 0x50, 0xc3, 7, 0, 8, 0 };
+	CHECK_MEM(b, n, want, sizeof want);
+	free(b);
+	unlink(p);
+	CHECK_EQ_INT(dir_entries(), 0);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test_shard.XXXXXX");
@@ -271,6 +382,7 @@ int main(void)
 	RUN(test_corruption);
 	RUN(test_abort);
 	RUN(test_manifest);
+	RUN(test_exports);
 	rmdir(dir);
 	return unit_done();
 }
