@@ -1,0 +1,872 @@
+/*
+ * llm-tokenize — documents to tokens with a byte-level BPE identical to tiktoken and Hugging
+ * Face tokenizers; `decode` turns tokens back into documents; `train` learns a tokenizer.
+ *
+ * encode: JSONL documents -> token stream (DESIGN §4) or JSONL with "tokens". Lines are read
+ * in batches; with --threads N, N workers encode batches while this thread reads the next and
+ * writes finished ones in input order, so output is identical for every N. Memory: the
+ * vocabulary plus 2N batches of at most 4 MiB of input (and one line up to --max-line).
+ * decode: token stream or JSONL with "tokens" -> JSONL documents; one record in memory.
+ * train: see lib/bpe_train.h for its memory (the distinct pieces of the input).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpe.h"
+#include "bpe_doc.h"
+#include "bpe_train.h"
+#include "io.h"
+#include "json.h"
+#include "pretok.h"
+#include "sketch.h"
+#include "tokstream.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: llm-tokenize [options] -t TOKENIZER [file ...]\n"
+	"       llm-tokenize decode [options] -t TOKENIZER [file ...]\n"
+	"       llm-tokenize train [options] --vocab-size N -o tokenizer.json [file ...]\n"
+	"\n"
+	"Encode JSONL documents into the token stream (or JSONL with --format jsonl); decode a\n"
+	"token stream or token JSONL back into documents; train a byte-level BPE tokenizer.\n"
+	"With no file, or when file is -, read standard input.\n"
+	"\n"
+	"  -t, --tokenizer FILE  tokenizer.json, tiktoken rank file, or GPT-2 vocab.json\n"
+	"      --merges FILE     merges.txt for a GPT-2 vocab.json\n"
+	"  -e, --encoding NAME   rank file encoding: gpt2, r50k, p50k, cl100k, o200k, llama3, qwen\n"
+	"                        (default: from the file name)\n"
+	"      --pattern REGEX   pre-tokenizer pattern (or an encoding name) instead of the file's\n"
+	"  -f, --format FMT      encode: stream (default) or jsonl; decode: jsonl (default) or text\n"
+	"      --eos, --no-eos   append the end-of-text token to every document (default on)\n"
+	"      --bos             prepend the beginning-of-text token\n"
+	"      --special MODE    special-token text in documents: ignore (default, plain text),\n"
+	"                        allow (becomes the special token), error (reject the document)\n"
+	"      --meta KEYS       fields copied into each record (default id,domain,lang,weight)\n"
+	"      --keep-special    decode: keep a leading BOS and trailing EOS\n"
+	"\n"
+	"train:\n"
+	"      --vocab-size N    size of the vocabulary including the 256 bytes and specials\n"
+	"      --min-frequency F merge only pairs seen at least F times (default 2)\n"
+	"      --special TOKEN   add a special token (repeatable; default <|endoftext|>)\n"
+	"      --tiktoken FILE   also write the ranks as a tiktoken file\n"
+	"\n"
+	"  -o, --output FILE     write to FILE (NAME.zst compresses) instead of standard output\n"
+	"      --threads N       worker threads (0 = one per core; default 1)\n"
+	"      --rejects FILE    write every rejected record there, with \"reject_reason\"\n"
+	"      --stats FILE      run summary as JSON, with per-domain token length sketches\n"
+	"      --strict          stop at the first bad record (exit 1)\n"
+	"      --max-line SIZE   longest line accepted (default 64M)\n"
+	"      --field KEY       text field of the documents (default \"text\")\n"
+	"  -q, --quiet           no progress line or summary\n"
+	"  -v, --verbose         more messages\n"
+	"      --version         print the version and exit\n"
+	"  -h, --help            print this help and exit\n";
+
+enum {
+	OPT_MERGES = TOOL_OPT_FIRST_PRIVATE, OPT_PATTERN, OPT_EOS, OPT_NO_EOS, OPT_BOS, OPT_SPECIAL,
+	OPT_META, OPT_KEEP_SPECIAL, OPT_VOCAB_SIZE, OPT_MIN_FREQ, OPT_TIKTOKEN
+};
+
+static const struct option longopts[] = {
+	TOOL_COMMON_OPTIONS,
+	{ "tokenizer", required_argument, NULL, 't' },
+	{ "merges", required_argument, NULL, OPT_MERGES },
+	{ "encoding", required_argument, NULL, 'e' },
+	{ "pattern", required_argument, NULL, OPT_PATTERN },
+	{ "format", required_argument, NULL, 'f' },
+	{ "eos", no_argument, NULL, OPT_EOS },
+	{ "no-eos", no_argument, NULL, OPT_NO_EOS },
+	{ "bos", no_argument, NULL, OPT_BOS },
+	{ "special", required_argument, NULL, OPT_SPECIAL },
+	{ "meta", required_argument, NULL, OPT_META },
+	{ "keep-special", no_argument, NULL, OPT_KEEP_SPECIAL },
+	{ "vocab-size", required_argument, NULL, OPT_VOCAB_SIZE },
+	{ "min-frequency", required_argument, NULL, OPT_MIN_FREQ },
+	{ "tiktoken", required_argument, NULL, OPT_TIKTOKEN },
+	{ NULL, 0, NULL, 0 }
+};
+
+enum { CMD_ENCODE, CMD_DECODE, CMD_TRAIN };
+
+struct opts {
+	struct tool_common co;
+	int cmd;
+	const char *tokenizer, *merges, *encoding, *pattern, *format, *tiktoken;
+	const char *special_arg;
+	const char *specials[64];
+	int nspecials;
+	bool eos, bos, keep_special;
+	char *meta_list;
+	const char *meta_keys[32];
+	long long vocab_size, min_freq;
+};
+
+/* ---- encode ---- */
+
+#define BATCH_BYTES ((size_t)4 << 20)
+#define BATCH_LINES 4096
+
+typedef struct {
+	llm_buf in;              /* the lines back to back */
+	size_t *off, *len;       /* per line */
+	uint64_t *lineno;
+	unsigned char *toolong;
+	size_t n, cap;
+	const char *file;
+	llm_buf out;             /* encoded records of the accepted lines, in order */
+	llm_bpe_doc_result *res;
+	size_t *out_end;         /* end offset in out after line i */
+	int state;               /* 0 free, 1 queued, 2 done */
+	int err;                 /* a pre-tokenizer failure (LLM_EINTERNAL) */
+	char errmsg[256];
+} batch;
+
+struct domain_stats {
+	char name[64];
+	uint64_t docs, bytes, tokens;
+	llm_sketch *len;
+};
+
+typedef struct {
+	const struct opts *o;
+	llm_bpe_doc_opts dopts;
+	batch *ring;
+	size_t nring, next_queued, next_taken;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	int quit;
+	struct domain_stats *dom;
+	size_t ndom;
+} encoder;
+
+static void batch_push_line(batch *b, const char *line, size_t len, uint64_t lineno, int toolong)
+{
+	if (b->n == b->cap) {
+		b->cap = b->cap ? b->cap * 2 : 256;
+		b->off = llm_realloc(b->off, b->cap * sizeof *b->off);
+		b->len = llm_realloc(b->len, b->cap * sizeof *b->len);
+		b->lineno = llm_realloc(b->lineno, b->cap * sizeof *b->lineno);
+		b->toolong = llm_realloc(b->toolong, b->cap);
+		b->res = llm_realloc(b->res, b->cap * sizeof *b->res);
+		b->out_end = llm_realloc(b->out_end, b->cap * sizeof *b->out_end);
+	}
+	b->off[b->n] = b->in.len;
+	b->len[b->n] = len;
+	b->lineno[b->n] = lineno;
+	b->toolong[b->n] = (unsigned char)toolong;
+	llm_buf_add(&b->in, line, len);
+	b->n++;
+}
+
+static void batch_encode(llm_bpe_doc *d, batch *b)
+{
+	llm_buf_reset(&b->out);
+	b->err = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->toolong[i]) {
+			memset(&b->res[i], 0, sizeof b->res[i]);
+			b->res[i].reason = "too_long";
+			snprintf(b->res[i].detail, sizeof b->res[i].detail, "line over --max-line");
+		} else if (!b->err) {
+			int rc = llm_bpe_doc_encode(d, b->in.p + b->off[i], b->len[i], &b->out, &b->res[i]);
+			if (rc) {
+				b->err = rc;
+				snprintf(b->errmsg, sizeof b->errmsg, "%s", llm_last_error());
+			}
+		}
+		b->out_end[i] = b->out.len;
+	}
+}
+
+static void *worker(void *arg)
+{
+	encoder *e = arg;
+	llm_bpe_doc *d = llm_bpe_doc_new(&e->dopts);
+	pthread_mutex_lock(&e->mu);
+	for (;;) {
+		while (!e->quit && e->next_taken == e->next_queued)
+			pthread_cond_wait(&e->work, &e->mu);
+		if (e->next_taken == e->next_queued)
+			break;
+		batch *b = &e->ring[e->next_taken++ % e->nring];
+		pthread_mutex_unlock(&e->mu);
+		batch_encode(d, b);
+		pthread_mutex_lock(&e->mu);
+		b->state = 2;
+		pthread_cond_broadcast(&e->done);
+	}
+	pthread_mutex_unlock(&e->mu);
+	llm_bpe_doc_free(d);
+	return NULL;
+}
+
+static struct domain_stats *domain_of(encoder *e, const char *name)
+{
+	const char *n = *name ? name : "unknown";
+	for (size_t i = 0; i < e->ndom; i++)
+		if (strcmp(e->dom[i].name, n) == 0)
+			return &e->dom[i];
+	e->dom = llm_realloc(e->dom, (e->ndom + 1) * sizeof *e->dom);
+	struct domain_stats *d = &e->dom[e->ndom++];
+	memset(d, 0, sizeof *d);
+	snprintf(d->name, sizeof d->name, "%s", n);
+	d->len = llm_sketch_new(LLM_SKETCH_ALPHA);
+	return d;
+}
+
+/* Account and write a finished batch in input order. Returns 1 on a fatal error. */
+static int batch_write(encoder *e, batch *b, llm_writer *w, llm_run *run)
+{
+	const struct opts *o = e->o;
+	size_t start = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		const llm_bpe_doc_result *r = &b->res[i];
+		size_t end = b->out_end[i];
+		const char *line = b->in.p + b->off[i];
+		int dom = llm_run_in(run, b->len[i] + 1, r->domain, strlen(r->domain));
+		if (b->err && !r->reason && end == start) {
+			/* Lines after a pre-tokenizer failure were not encoded. */
+			llm_error_at(b->file, b->lineno[i], "%s", b->errmsg);
+			return 1;
+		}
+		if (r->reason) {
+			if (o->co.strict) {
+				llm_error_at(b->file, b->lineno[i], "%s", r->detail);
+				return 1;
+			}
+			llm_warn_at(b->file, b->lineno[i], "%s", r->detail);
+			llm_json_rec rec;
+			llm_json_rec_init(&rec);
+			int ok = !b->toolong[i] && llm_json_parse(&rec, line, b->len[i]) == LLM_OK;
+			int rc = llm_run_reject(run, dom, r->reason, line, b->len[i], ok ? &rec : NULL, NULL,
+			                        b->file, b->lineno[i]);
+			llm_json_rec_release(&rec);
+			if (rc)
+				die("%s", llm_last_error());
+		} else {
+			if (llm_writer_write(w, b->out.p + start, end - start) != LLM_OK)
+				die("%s", llm_last_error());
+			llm_run_out(run, dom, end - start);
+			struct domain_stats *d = domain_of(e, r->domain);
+			d->docs++;
+			d->bytes += r->text_bytes;
+			d->tokens += r->tokens;
+			llm_sketch_add(d->len, (double)r->tokens, 1);
+		}
+		start = end;
+	}
+	return 0;
+}
+
+static void batch_reset(batch *b, const char *file)
+{
+	llm_buf_reset(&b->in);
+	b->n = 0;
+	b->file = file;
+	b->state = 0;
+}
+
+/* Hand the current ring slot to the workers (or encode it here with one thread). */
+static void submit(encoder *e, llm_bpe_doc *inline_doc)
+{
+	batch *b = &e->ring[e->next_queued % e->nring];
+	if (inline_doc) {
+		batch_encode(inline_doc, b);
+		b->state = 2;
+		e->next_queued++;
+		return;
+	}
+	pthread_mutex_lock(&e->mu);
+	b->state = 1;
+	e->next_queued++;
+	pthread_cond_signal(&e->work);
+	pthread_mutex_unlock(&e->mu);
+}
+
+/* Wait for and write the oldest outstanding batch. */
+static int drain_one(encoder *e, size_t *written, llm_writer *w, llm_run *run)
+{
+	batch *b = &e->ring[*written % e->nring];
+	pthread_mutex_lock(&e->mu);
+	while (b->state != 2)
+		pthread_cond_wait(&e->done, &e->mu);
+	pthread_mutex_unlock(&e->mu);
+	int rc = batch_write(e, b, w, run);
+	(*written)++;
+	b->state = 0;
+	return rc;
+}
+
+static void stats_json(encoder *e, llm_run *run)
+{
+	llm_buf m = LLM_BUF_INIT, s = LLM_BUF_INIT;
+	llm_buf_adds(&m, "\"tokens\": {");
+	llm_buf_adds(&s, "\"" LLM_SKETCH_STATS_KEY "\": {");
+	static const double qs[] = { 0.5, 0.9, 0.99, 0.995 };
+	static const char *const qn[] = { "p50", "p90", "p99", "p99.5" };
+	for (size_t i = 0; i < e->ndom; i++) {
+		struct domain_stats *d = &e->dom[i];
+		if (i) {
+			llm_buf_adds(&m, ", ");
+			llm_buf_adds(&s, ", ");
+		}
+		llm_json_put_str(&m, d->name, strlen(d->name));
+		llm_buf_addf(&m, ": {\"documents\": %llu, \"bytes\": %llu, \"tokens\": %llu, "
+		             "\"bytes_per_token\": ", (unsigned long long)d->docs,
+		             (unsigned long long)d->bytes, (unsigned long long)d->tokens);
+		llm_json_put_f64(&m, d->tokens ? (double)d->bytes / (double)d->tokens : 0);
+		llm_buf_adds(&m, ", \"length\": {");
+		for (size_t q = 0; q < 4; q++) {
+			llm_buf_addf(&m, "\"%s\": ", qn[q]);
+			llm_json_put_f64(&m, llm_sketch_quantile(d->len, qs[q]));
+			llm_buf_adds(&m, ", ");
+		}
+		llm_buf_adds(&m, "\"max\": ");
+		llm_json_put_f64(&m, llm_sketch_max(d->len));
+		llm_buf_adds(&m, "}}");
+		llm_json_put_str(&s, d->name, strlen(d->name));
+		llm_buf_adds(&s, ": ");
+		llm_sketch_to_json(d->len, &s);
+	}
+	llm_buf_addc(&m, '}');
+	llm_buf_addc(&s, '}');
+	llm_run_stats_extra(run, m.p);
+	llm_run_stats_extra(run, s.p);
+	llm_buf_release(&m);
+	llm_buf_release(&s);
+}
+
+static llm_bpe *load_tokenizer(const struct opts *o)
+{
+	if (!o->tokenizer)
+		usage_error("a tokenizer is required (-t FILE)");
+	const char *pattern = o->pattern;
+	if (pattern && llm_pretok_named(pattern))
+		pattern = llm_pretok_named(pattern);
+	llm_bpe *b;
+	if (llm_bpe_load(&b, o->tokenizer, o->merges, o->encoding, pattern) != LLM_OK)
+		die("%s", llm_last_error());
+	return b;
+}
+
+static int cmd_encode(struct opts *o, int nfiles, char **files)
+{
+	llm_bpe *bpe = load_tokenizer(o);
+	if (o->eos && llm_bpe_eos(bpe) < 0)
+		die("%s: the tokenizer has no end-of-text token; use --no-eos", o->tokenizer);
+	if (o->bos && llm_bpe_bos(bpe) < 0)
+		die("%s: the tokenizer has no beginning-of-text token", o->tokenizer);
+	llm_tok_header h;
+	llm_tok_header_init(&h, llm_bpe_vocab_size(bpe), llm_bpe_file_id(bpe), 0);
+	encoder e = { 0 };
+	e.o = o;
+	e.dopts = (llm_bpe_doc_opts){ bpe, &h, o->co.field, o->meta_keys, LLM_BPE_SPECIAL_IGNORE,
+		                      o->bos, o->eos, false };
+	if (o->format)
+		e.dopts.jsonl = tool_choice("--format", o->format, "stream\0jsonl\0") == 1;
+	if (o->special_arg)
+		e.dopts.special = (llm_bpe_special)tool_choice("--special", o->special_arg,
+		                                               "allow\0ignore\0error\0");
+	int threads = o->co.threads;
+	e.nring = threads > 1 ? 2 * (size_t)threads : 1;
+	e.ring = llm_calloc(e.nring, sizeof *e.ring);
+	pthread_mutex_init(&e.mu, NULL);
+	pthread_cond_init(&e.work, NULL);
+	pthread_cond_init(&e.done, NULL);
+	pthread_t *tid = NULL;
+	llm_bpe_doc *inline_doc = NULL;
+	if (threads > 1) {
+		tid = llm_calloc((size_t)threads, sizeof *tid);
+		for (int i = 0; i < threads; i++)
+			if (pthread_create(&tid[i], NULL, worker, &e))
+				die("cannot start threads");
+	} else {
+		inline_doc = llm_bpe_doc_new(&e.dopts);
+	}
+
+	llm_writer *w;
+	if (llm_writer_open(&w, o->co.output) != LLM_OK)
+		die("%s", llm_last_error());
+	if (!e.dopts.jsonl) {
+		unsigned char hb[LLM_TOK_HEADER_SIZE];
+		llm_tok_header_encode(&h, hb);
+		if (llm_writer_write(w, hb, sizeof hb) != LLM_OK)
+			die("%s", llm_last_error());
+	}
+	llm_run *run = tool_run_new(&o->co);
+	int failed = 0, fatal = 0;
+	size_t written = 0;
+	char *dash[] = { "-" };
+	if (nfiles == 0) {
+		nfiles = 1;
+		files = dash;
+	}
+	for (int f = 0; f < nfiles && !fatal; f++) {
+		llm_reader *r;
+		if (llm_reader_open(&r, files[f]) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+			continue;
+		}
+		llm_reader_set_max_line(r, o->co.max_line);
+		llm_run_begin_input(run, files[f], llm_reader_size(r));
+		const char *fname = llm_reader_name(r);
+		batch *b = &e.ring[e.next_queued % e.nring];
+		batch_reset(b, fname);
+		char *line;
+		size_t len;
+		int rc;
+		while (!fatal && ((rc = llm_reader_line(r, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG)) {
+			int tl = rc == LLM_ETOOLONG;
+			batch_push_line(b, line, tl ? o->co.max_line : len, llm_reader_lineno(r), tl);
+			if (b->n < BATCH_LINES && b->in.len < BATCH_BYTES)
+				continue;
+			submit(&e, inline_doc);
+			while (!fatal && e.next_queued - written >= e.nring)
+				fatal = drain_one(&e, &written, w, run);
+			llm_run_progress(run, llm_reader_raw_bytes(r));
+			b = &e.ring[e.next_queued % e.nring];
+			batch_reset(b, fname);
+		}
+		if (!fatal && rc != LLM_EOF) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+		}
+		if (!fatal && b->n)
+			submit(&e, inline_doc);
+		while (!fatal && written < e.next_queued)
+			fatal = drain_one(&e, &written, w, run);
+		llm_reader_free(r);
+	}
+	if (tid) {
+		pthread_mutex_lock(&e.mu);
+		e.quit = 1;
+		/* Workers finish what is queued; the writer no longer waits for it after a fatal error. */
+		pthread_cond_broadcast(&e.work);
+		pthread_mutex_unlock(&e.mu);
+		for (int i = 0; i < threads; i++)
+			pthread_join(tid[i], NULL);
+		free(tid);
+	}
+	llm_bpe_doc_free(inline_doc);
+	if (fatal) {
+		llm_writer_abort(w);
+		failed = 1;
+	} else if (llm_writer_close(w) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	stats_json(&e, run);
+	for (size_t i = 0; i < e.nring; i++) {
+		batch *b = &e.ring[i];
+		llm_buf_release(&b->in);
+		llm_buf_release(&b->out);
+		free(b->off);
+		free(b->len);
+		free(b->lineno);
+		free(b->toolong);
+		free(b->res);
+		free(b->out_end);
+	}
+	free(e.ring);
+	for (size_t i = 0; i < e.ndom; i++)
+		llm_sketch_free(e.dom[i].len);
+	free(e.dom);
+	llm_bpe_free(bpe);
+	return tool_run_finish(run, failed);
+}
+
+/* ---- decode ---- */
+
+struct decoder {
+	const struct opts *o;
+	const llm_bpe *bpe;
+	llm_writer *w;
+	llm_run *run;
+	bool text;
+	llm_buf bytes, out;
+};
+
+/* One record's tokens and metadata object (or NULL) to a document line. */
+static int decode_one(struct decoder *d, const uint32_t *t, size_t n, const char *meta,
+                      size_t meta_len, const char *file, uint64_t where)
+{
+	const llm_bpe *b = d->bpe;
+	if (!d->o->keep_special) {
+		if (n && llm_bpe_bos(b) >= 0 && t[0] == (uint32_t)llm_bpe_bos(b)) {
+			t++;
+			n--;
+		}
+		if (n && llm_bpe_eos(b) >= 0 && t[n - 1] == (uint32_t)llm_bpe_eos(b))
+			n--;
+	}
+	llm_buf_reset(&d->bytes);
+	llm_buf_reset(&d->out);
+	if (llm_bpe_decode(b, t, n, &d->bytes) != LLM_OK) {
+		llm_error_at(file, where, "%s", llm_last_error());
+		return 1;
+	}
+	if (d->text) {
+		llm_buf_add(&d->out, d->bytes.p, d->bytes.len);
+	} else {
+		/* The metadata object with "text" added at its end. */
+		size_t end = meta_len;
+		while (end && meta[end - 1] != '}')
+			end--;
+		if (meta && end) {
+			size_t k = end - 1;
+			llm_buf_add(&d->out, meta, k);
+			while (k && (meta[k - 1] == ' ' || meta[k - 1] == '\n'))
+				k--;
+			if (meta[k - 1] != '{')
+				llm_buf_adds(&d->out, ", ");
+		} else {
+			llm_buf_addc(&d->out, '{');
+		}
+		llm_buf_adds(&d->out, "\"text\": ");
+		llm_json_put_str(&d->out, d->bytes.p, d->bytes.len);
+		llm_buf_addc(&d->out, '}');
+	}
+	llm_buf_addc(&d->out, '\n');
+	if (llm_writer_write(d->w, d->out.p, d->out.len) != LLM_OK)
+		die("%s", llm_last_error());
+	return 0;
+}
+
+static int decode_stream(struct decoder *d, llm_tokreader *tr)
+{
+	llm_tok_rec rec;
+	int rc;
+	const char *name = llm_tokreader_name(tr);
+	if (llm_tokreader_header(tr)->tokenizer_id != llm_bpe_file_id(d->bpe) &&
+	    llm_tokreader_header(tr)->tokenizer_id)
+		llm_warn("%s: made with another tokenizer file than %s", name, d->o->tokenizer);
+	while ((rc = llm_tokreader_next(tr, &rec)) == LLM_OK) {
+		int dom = llm_run_in(d->run, rec.n * 4 + rec.meta_len + 8, NULL, 0);
+		if (decode_one(d, rec.tokens, rec.n, rec.meta, rec.meta_len, name, rec.index + 1))
+			return 1;
+		llm_run_out(d->run, dom, d->out.len);
+	}
+	if (rc != LLM_EOF) {
+		llm_error("%s", llm_last_error());
+		return 1;
+	}
+	return 0;
+}
+
+/* One JSONL line with "tokens": the other fields are kept, "tokens" becomes "text". */
+struct jsonl_state {
+	llm_json_rec rec;
+	llm_ids ids;
+	llm_buf meta;
+	llm_json_edit ed;
+};
+
+static int decode_jsonl_line(struct decoder *d, struct jsonl_state *js, const char *line,
+                             size_t len, const char *name, uint64_t ln)
+{
+	const llm_json_val *t;
+	if (llm_json_parse(&js->rec, line, len) != LLM_OK || !(t = llm_json_get(&js->rec, "tokens")) ||
+	    t->type != LLM_JSON_ARRAY) {
+		llm_error_at(name, ln, "not a JSON object with a \"tokens\" array");
+		return 1;
+	}
+	js->ids.n = 0;
+	size_t it = 0;
+	llm_json_val k, v;
+	int64_t x;
+	while (llm_json_next(t, &it, &k, &v) == LLM_OK)
+		llm_ids_push(&js->ids, llm_json_i64(&v, &x) || x < 0 || x > UINT32_MAX ? UINT32_MAX : (uint32_t)x);
+	llm_json_edit_reset(&js->ed);
+	llm_json_edit_del(&js->ed, "tokens");
+	llm_buf_reset(&js->meta);
+	llm_json_write(&js->rec, &js->ed, &js->meta);
+	int dom = llm_run_in_rec(d->run, len + 1, &js->rec);
+	if (decode_one(d, js->ids.v, js->ids.n, js->meta.p, js->meta.len, name, ln))
+		return 1;
+	llm_run_out(d->run, dom, d->out.len);
+	return 0;
+}
+
+/* Standard input cannot be reopened once its first bytes told the format, so it is read
+ * whole: decoding from stdin holds the input in memory. */
+static int decode_stdin(struct decoder *d, struct jsonl_state *js)
+{
+	llm_reader *r;
+	if (llm_reader_open(&r, "-") != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		return 1;
+	}
+	llm_buf all = LLM_BUF_INIT;
+	ssize_t got;
+	do {
+		llm_buf_grow(&all, 1 << 20);
+		got = llm_reader_read(r, all.p + all.len, 1 << 20);
+		if (got > 0)
+			all.len += (size_t)got;
+	} while (got > 0);
+	llm_reader_free(r);
+	int failed = 0;
+	if (got < 0) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	} else if (all.len >= 8 && memcmp(all.p, LLM_TOK_MAGIC, 8) == 0) {
+		llm_tokreader *tr;
+		if (llm_tokreader_open_mem(&tr, all.p, all.len, "<stdin>") != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+		} else {
+			failed = decode_stream(d, tr);
+			llm_tokreader_free(tr);
+		}
+	} else {
+		uint64_t ln = 0;
+		for (size_t i = 0; i < all.len && !failed;) {
+			const char *nl = memchr(all.p + i, '\n', all.len - i);
+			size_t e = nl ? (size_t)(nl - all.p) : all.len, n = e - i;
+			ln++;
+			if (n && all.p[i + n - 1] == '\r')
+				n--;
+			failed = decode_jsonl_line(d, js, all.p + i, n, "<stdin>", ln);
+			i = e + 1;
+		}
+	}
+	llm_buf_release(&all);
+	return failed;
+}
+
+static int decode_file(struct decoder *d, struct jsonl_state *js, const char *path)
+{
+	/* A token stream starts with its magic; anything else is read as JSONL. */
+	llm_reader *r;
+	if (llm_reader_open(&r, path) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		return 1;
+	}
+	char magic[8];
+	ssize_t got = llm_reader_read(r, magic, sizeof magic);
+	llm_reader_free(r);
+	int failed = 0;
+	if (got == 8 && memcmp(magic, LLM_TOK_MAGIC, 8) == 0) {
+		llm_tokreader *tr;
+		if (llm_tokreader_open(&tr, path) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			return 1;
+		}
+		failed = decode_stream(d, tr);
+		llm_tokreader_free(tr);
+		return failed;
+	}
+	if (llm_reader_open(&r, path) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		return 1;
+	}
+	llm_reader_set_max_line(r, d->o->co.max_line);
+	char *line;
+	size_t len;
+	int rc;
+	while (!failed && (rc = llm_reader_line(r, &line, &len)) == LLM_OK)
+		failed = decode_jsonl_line(d, js, line, len, llm_reader_name(r), llm_reader_lineno(r));
+	if (!failed && rc != LLM_EOF) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	llm_reader_free(r);
+	return failed;
+}
+
+static int cmd_decode(struct opts *o, int nfiles, char **files)
+{
+	llm_bpe *bpe = load_tokenizer(o);
+	struct decoder d = { o, bpe, NULL, NULL, false, LLM_BUF_INIT, LLM_BUF_INIT };
+	if (o->format)
+		d.text = tool_choice("--format", o->format, "jsonl\0text\0") == 1;
+	if (llm_writer_open(&d.w, o->co.output) != LLM_OK)
+		die("%s", llm_last_error());
+	d.run = tool_run_new(&o->co);
+	struct jsonl_state js;
+	llm_json_rec_init(&js.rec);
+	llm_ids_init(&js.ids);
+	llm_buf_init(&js.meta);
+	llm_json_edit_init(&js.ed);
+	int failed = 0;
+	if (nfiles == 0)
+		failed = decode_stdin(&d, &js);
+	for (int f = 0; f < nfiles; f++)
+		failed |= strcmp(files[f], "-") == 0 ? decode_stdin(&d, &js) : decode_file(&d, &js, files[f]);
+	if (llm_writer_close(d.w) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	llm_json_rec_release(&js.rec);
+	llm_ids_release(&js.ids);
+	llm_buf_release(&js.meta);
+	llm_json_edit_release(&js.ed);
+	llm_buf_release(&d.bytes);
+	llm_buf_release(&d.out);
+	llm_bpe_free(bpe);
+	return tool_run_finish(d.run, failed);
+}
+
+/* ---- train ---- */
+
+static int cmd_train(struct opts *o, int nfiles, char **files)
+{
+	if (o->vocab_size <= 0)
+		usage_error("train needs --vocab-size N");
+	if (!o->co.output)
+		usage_error("train needs -o tokenizer.json");
+	const char *pattern = o->pattern ? o->pattern : "gpt2";
+	const char *named = llm_pretok_named(pattern);
+	llm_bpe_trainer *tr;
+	if (llm_bpe_trainer_new(&tr, named ? named : pattern) != LLM_OK)
+		usage_error("%s", llm_last_error());
+	llm_run *run = tool_run_new(&o->co);
+	llm_json_rec rec;
+	llm_json_rec_init(&rec);
+	llm_buf text = LLM_BUF_INIT;
+	int failed = 0;
+	char *dash[] = { "-" };
+	if (nfiles == 0) {
+		nfiles = 1;
+		files = dash;
+	}
+	for (int f = 0; f < nfiles; f++) {
+		llm_reader *r;
+		if (llm_reader_open(&r, files[f]) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+			continue;
+		}
+		llm_reader_set_max_line(r, o->co.max_line);
+		llm_run_begin_input(run, files[f], llm_reader_size(r));
+		char *line;
+		size_t len;
+		int rc;
+		while ((rc = llm_reader_line(r, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG) {
+			const char *reason = NULL;
+			const llm_json_val *t = NULL;
+			int ok = rc == LLM_OK && llm_json_parse(&rec, line, len) == LLM_OK;
+			int dom = ok ? llm_run_in_rec(run, len + 1, &rec) : llm_run_in(run, len + 1, NULL, 0);
+			if (rc == LLM_ETOOLONG)
+				reason = "too_long";
+			else if (!ok)
+				reason = "bad_json";
+			else if (!(t = llm_json_get(&rec, o->co.field)) || t->type != LLM_JSON_STRING)
+				reason = "no_text";
+			if (reason) {
+				if (o->co.strict)
+					die("%s:%llu: %s", llm_reader_name(r), (unsigned long long)llm_reader_lineno(r), reason);
+				llm_warn_at(llm_reader_name(r), llm_reader_lineno(r), "%s", reason);
+				if (llm_run_reject(run, dom, reason, line, rc == LLM_ETOOLONG ? o->co.max_line : len,
+				                   ok ? &rec : NULL, NULL, llm_reader_name(r), llm_reader_lineno(r)))
+					die("%s", llm_last_error());
+				continue;
+			}
+			llm_buf_reset(&text);
+			llm_json_str(t, &text);
+			if (llm_bpe_trainer_add(tr, text.p, text.len) != LLM_OK)
+				die("%s:%llu: %s", llm_reader_name(r), (unsigned long long)llm_reader_lineno(r),
+				    llm_last_error());
+			llm_run_out(run, dom, len + 1);
+			llm_run_progress(run, llm_reader_raw_bytes(r));
+		}
+		if (rc != LLM_EOF) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+		}
+		llm_reader_free(r);
+	}
+	llm_json_rec_release(&rec);
+	llm_buf_release(&text);
+	if (o->nspecials == 0)
+		o->specials[o->nspecials++] = "<|endoftext|>";
+	if (llm_bpe_trainer_train(tr, (size_t)o->vocab_size, (uint64_t)o->min_freq, o->specials,
+	                          (size_t)o->nspecials) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_buf out = LLM_BUF_INIT;
+	llm_bpe_trainer_write_hf(tr, &out);
+	if (llm_write_file(o->co.output, out.p, out.len) != LLM_OK)
+		die("%s", llm_last_error());
+	if (o->tiktoken) {
+		llm_buf_reset(&out);
+		llm_bpe_trainer_write_tiktoken(tr, &out);
+		if (llm_write_file(o->tiktoken, out.p, out.len) != LLM_OK)
+			die("%s", llm_last_error());
+	}
+	llm_buf_release(&out);
+	llm_bpe_trainer_free(tr);
+	return tool_run_finish(run, failed);
+}
+
+int main(int argc, char **argv)
+{
+	tool_init("llm-tokenize");
+	tool_save_cmdline(argc, argv);
+	struct opts o;
+	memset(&o, 0, sizeof o);
+	tool_common_init(&o.co, usage);
+	o.eos = true;
+	o.min_freq = 2;
+	o.cmd = CMD_ENCODE;
+	if (argc > 1 && strcmp(argv[1], "decode") == 0)
+		o.cmd = CMD_DECODE;
+	else if (argc > 1 && strcmp(argv[1], "train") == 0)
+		o.cmd = CMD_TRAIN;
+	if (o.cmd != CMD_ENCODE) {
+		argv[1] = argv[0];
+		argv++;
+		argc--;
+	}
+	int c;
+	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT "t:e:f:", longopts, NULL)) != -1) {
+		if (tool_common_option(&o.co, c, optarg))
+			continue;
+		switch (c) {
+		case 't': o.tokenizer = optarg; break;
+		case 'e': o.encoding = optarg; break;
+		case 'f': o.format = optarg; break;
+		case OPT_MERGES: o.merges = optarg; break;
+		case OPT_PATTERN: o.pattern = optarg; break;
+		case OPT_EOS: o.eos = true; break;
+		case OPT_NO_EOS: o.eos = false; break;
+		case OPT_BOS: o.bos = true; break;
+		case OPT_SPECIAL:
+			if (o.cmd == CMD_TRAIN) {
+				if (o.nspecials == (int)(sizeof o.specials / sizeof *o.specials))
+					usage_error("too many --special tokens");
+				if (!*optarg)
+					usage_error("--special needs a token");
+				o.specials[o.nspecials++] = optarg;
+			} else {
+				o.special_arg = optarg;
+			}
+			break;
+		case OPT_META: o.meta_list = optarg; break;
+		case OPT_KEEP_SPECIAL: o.keep_special = true; break;
+		case OPT_VOCAB_SIZE: o.vocab_size = tool_int("--vocab-size", optarg, 257, 1 << 24); break;
+		case OPT_MIN_FREQ: o.min_freq = tool_int("--min-frequency", optarg, 1, 1LL << 40); break;
+		case OPT_TIKTOKEN: o.tiktoken = optarg; break;
+		default: tool_bad_option();
+		}
+	}
+	static const char *const default_meta[] = { "id", "domain", "lang", "weight", NULL };
+	if (o.meta_list) {
+		int n = 0;
+		for (char *k = strtok(o.meta_list, ","); k; k = strtok(NULL, ",")) {
+			if (n == (int)(sizeof o.meta_keys / sizeof *o.meta_keys) - 1)
+				usage_error("--meta: too many keys");
+			o.meta_keys[n++] = k;
+		}
+		o.meta_keys[n] = NULL;
+	} else {
+		memcpy(o.meta_keys, default_meta, sizeof default_meta);
+	}
+	if (o.cmd == CMD_DECODE)
+		return cmd_decode(&o, argc - optind, argv + optind);
+	if (o.cmd == CMD_TRAIN)
+		return cmd_train(&o, argc - optind, argv + optind);
+	return cmd_encode(&o, argc - optind, argv + optind);
+}
