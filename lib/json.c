@@ -3,8 +3,9 @@
  *
  * The scanner is a recursive descent over the text with an explicit depth limit; it records
  * spans, never copies. Strings dominate JSONL documents, so the string scanner skips 8 bytes at
- * a time while none of them is '"', '\\', a control character or non-ASCII (SWAR test), and
- * validates non-ASCII with the UTF-8 decoder of utf8.c.
+ * a time (SSE2, or 8 with a SWAR test) while none of them is '"', '\\' or a control character;
+ * UTF-8 is validated once for the whole text beforehand (utf8.c), which is faster than
+ * interleaving it with the scan.
  */
 #include "json.h"
 
@@ -64,15 +65,36 @@ static int hex4(const char *p, uint32_t *out)
 	return 0;
 }
 
-/* Any byte of w that is '"', '\\', < 0x20 or >= 0x80. */
-static inline uint64_t special_bytes(uint64_t w)
+/*
+ * Where the string scanner must look closer: '"', '\\' or a control character. UTF-8 was
+ * validated for the whole text before scanning, so bytes >= 0x80 are ordinary string bytes.
+ * Returns a mask with a bit for (at least) the first such byte of the next 16 / 8 bytes.
+ */
+#ifdef __SSE2__
+#include <emmintrin.h>
+#define SCAN_STEP 16
+static inline unsigned special_bytes(const char *p)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)p);
+	__m128i q = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+	__m128i b = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+	/* v < 0x20 as signed bytes catches controls and every byte >= 0x80; keep the former. */
+	__m128i ctl = _mm_andnot_si128(v, _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+	return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), ctl));
+}
+#else
+#define SCAN_STEP 8
+static inline uint64_t special_bytes(const char *p)
 {
 	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+	uint64_t w;
+	memcpy(&w, p, 8);
 	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
 	uint64_t zq = (q - ones) & ~q, zb = (b - ones) & ~b;
 	uint64_t ctl = (w - ones * 0x20) & ~w;
-	return (zq | zb | ctl | w) & high;
+	return (zq | zb | ctl) & high;
 }
+#endif
 
 /* s[i] == '"'. Returns the index after the closing quote. */
 static size_t scan_string(scan *sc, size_t i)
@@ -81,13 +103,8 @@ static size_t scan_string(scan *sc, size_t i)
 	size_t n = sc->n;
 	i++;
 	for (;;) {
-		while (i + 8 <= n) {
-			uint64_t w;
-			memcpy(&w, s + i, 8);
-			if (special_bytes(w))
-				break;
-			i += 8;
-		}
+		while (i + SCAN_STEP <= n && !special_bytes(s + i))
+			i += SCAN_STEP;
 		if (i >= n)
 			return fail_at(sc, n, "unterminated string");
 		unsigned char c = (unsigned char)s[i];
@@ -102,20 +119,14 @@ static size_t scan_string(scan *sc, size_t i)
 				if (i + 6 > n || hex4(s + i + 2, &u))
 					return fail_at(sc, i, "invalid \\u escape");
 				i += 6;
-			} else if (strchr("\"\\/bfnrt", e) && e) {
+			} else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' ||
+			           e == 'r' || e == 't') {
 				i += 2;
 			} else {
 				return fail_at(sc, i, "invalid escape");
 			}
 		} else if (c < 0x20) {
 			return fail_at(sc, i, "control character in string");
-		} else if (c >= 0x80) {
-			uint32_t cp;
-			size_t k = llm_utf8_decode(s + i, n - i, &cp);
-			if (cp == LLM_UTF8_REPLACEMENT &&
-			    !(k == 3 && (unsigned char)s[i] == 0xEF && (unsigned char)s[i + 1] == 0xBF))
-				return fail_at(sc, i, "invalid UTF-8 in string");
-			i += k;
 		} else {
 			i++;
 		}
@@ -229,7 +240,14 @@ void llm_json_rec_release(llm_json_rec *rec)
 int llm_json_parse_value(const char *s, size_t n, llm_json_val *v, size_t *err_pos, const char **err_msg)
 {
 	scan sc = { s, n, 0, NULL };
-	size_t i = skip_ws(s, 0, n), start = i, end;
+	size_t i = skip_ws(s, 0, n), start = i, end, valid = llm_utf8_valid_prefix(s, n);
+	if (valid < n) {
+		if (err_pos)
+			*err_pos = valid;
+		if (err_msg)
+			*err_msg = "invalid UTF-8";
+		return LLM_EFORMAT;
+	}
 	llm_json_type t = LLM_JSON_INVALID;
 	if ((end = scan_value(&sc, i, 0, &t)) != BAD && skip_ws(s, end, n) != n)
 		end = fail_at(&sc, skip_ws(s, end, n), "unexpected data after the value");
@@ -253,7 +271,13 @@ int llm_json_parse(llm_json_rec *rec, const char *s, size_t n)
 	rec->len = n;
 	rec->nfields = 0;
 	rec->err_msg = NULL;
-	size_t i = skip_ws(s, 0, n);
+	size_t i = llm_utf8_valid_prefix(s, n);
+	if (i < n) {
+		rec->err_pos = i;
+		rec->err_msg = "invalid UTF-8";
+		return LLM_EFORMAT;
+	}
+	i = skip_ws(s, 0, n);
 	if (i >= n || s[i] != '{') {
 		rec->err_pos = i;
 		rec->err_msg = i >= n ? "empty line" : "expected a JSON object";

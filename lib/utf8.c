@@ -72,8 +72,19 @@ size_t llm_utf8_valid_prefix(const char *str, size_t n)
 		}
 		if (i >= n)
 			break;
-		if (s[i] < 0x80) {
+		unsigned char c = s[i];
+		if (c < 0x80) {
 			i++;
+			continue;
+		}
+		/* The common 3-byte (CJK) and 2-byte forms inline; the rest via the decoder. */
+		if (((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) && n - i >= 3 &&
+		    (s[i + 1] & 0xC0) == 0x80 && (s[i + 2] & 0xC0) == 0x80) {
+			i += 3;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF && n - i >= 2 && (s[i + 1] & 0xC0) == 0x80) {
+			i += 2;
 			continue;
 		}
 		uint32_t cp;
