@@ -1,0 +1,829 @@
+/*
+ * llm-shard — token streams into checksummed, mmap-able shards (or Megatron, llm.c and raw
+ * exports), with a train/val split by document id and per-domain length-quantile truncation;
+ * and the tools around shards: --info, --verify, --dump.
+ *
+ * Input: token streams (llm-tokenize, llm-noise). Output: DIR/train-00000.bin ... and
+ * DIR/manifest.json (lib/shard.h). Memory: the shard writer's buffer, 24 bytes per document
+ * of the shard being written, one document, and one small sketch per domain. Truncation
+ * without --sketches reads the input twice (stdin is spooled to a temporary file first).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpe.h"
+#include "hash.h"
+#include "io.h"
+#include "json.h"
+#include "shard.h"
+#include "sketch.h"
+#include "tokstream.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: llm-shard [options] -o DIR [file ...]\n"
+	"       llm-shard --info|--verify file ...\n"
+	"       llm-shard --dump [--format tokens|jsonl] [-o FILE] file ...\n"
+	"\n"
+	"Write token streams as shards plus DIR/manifest.json (or export them), or inspect,\n"
+	"verify and dump shards and manifests. With no input file, or -, read standard input.\n"
+	"\n"
+	"  -o, --output DIR          output directory (created if missing); --dump: output file\n"
+	"      --format FMT          shards (default), megatron, llmc, raw; --dump: tokens, jsonl\n"
+	"      --prefix NAME         name files NAME-train-00000.bin (default: train-00000.bin)\n"
+	"      --shard-size SIZE     bytes per shard (default 1G)\n"
+	"      --val-fraction F      share of documents in the val split (default 0.01)\n"
+	"      --seed N              seed of the split hash (default 0)\n"
+	"      --eos ID              end-of-text id, appended to documents that lack it\n"
+	"      --tokenizer FILE      take the end-of-text id from this tokenizer\n"
+	"      --truncate-quantile Q cut each domain's documents at its Q length quantile\n"
+	"      --sketches FILE       length sketches from llm-tokenize --stats (else a first pass)\n"
+	"      --info                summarise shards and manifests\n"
+	"      --verify              check every checksum (exit 1 on any mismatch)\n"
+	"      --dump                write shards back as a token stream or JSONL\n"
+	"      --stats FILE          write the run summary as JSON\n"
+	"  -q, --quiet               no progress line or summary\n"
+	"  -v, --verbose             more messages\n"
+	"      --version             print the version and exit\n"
+	"  -h, --help                print this help and exit\n";
+
+enum {
+	OPT_FORMAT = TOOL_OPT_FIRST_PRIVATE, OPT_PREFIX, OPT_SHARD_SIZE, OPT_VAL, OPT_SEED, OPT_EOS,
+	OPT_TOKENIZER, OPT_TRUNCATE, OPT_SKETCHES, OPT_INFO, OPT_VERIFY, OPT_DUMP
+};
+
+static const struct option longopts[] = {
+	TOOL_COMMON_OPTIONS,
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "prefix", required_argument, NULL, OPT_PREFIX },
+	{ "shard-size", required_argument, NULL, OPT_SHARD_SIZE },
+	{ "val-fraction", required_argument, NULL, OPT_VAL },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "eos", required_argument, NULL, OPT_EOS },
+	{ "tokenizer", required_argument, NULL, OPT_TOKENIZER },
+	{ "truncate-quantile", required_argument, NULL, OPT_TRUNCATE },
+	{ "sketches", required_argument, NULL, OPT_SKETCHES },
+	{ "info", no_argument, NULL, OPT_INFO },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "dump", no_argument, NULL, OPT_DUMP },
+	{ NULL, 0, NULL, 0 }
+};
+
+enum { MODE_WRITE, MODE_INFO, MODE_VERIFY, MODE_DUMP };
+enum { FMT_SHARDS = -1 }; /* else an LLM_EXPORT_* */
+
+typedef struct {
+	char *name;
+	llm_sketch *sketch;     /* lengths seen by the first pass, or loaded */
+	uint64_t cut;           /* truncate at this many tokens; 0 = never */
+} domain;
+
+/* Where one split's documents go: a shard writer or an export, rotated by size. */
+typedef struct {
+	int split;
+	unsigned index;
+	llm_shard_writer *w;
+	llm_export *e;
+	char *path;
+} sink;
+
+struct shard_run {
+	const char *dir, *prefix;
+	int format;
+	uint64_t shard_size, seed;
+	double val_fraction, quantile;
+	uint32_t eos;
+	uint64_t tokenizer_id;   /* of --tokenizer, 0 without */
+	llm_tok_header h;        /* of the first input */
+	int have_header;
+	domain *doms;
+	size_t ndoms;
+	sink sinks[LLM_NSPLITS];
+	llm_manifest m;
+	llm_run *run;
+	uint32_t *doc;           /* a document plus its EOS, for exports */
+	size_t doc_cap;
+	llm_json_rec rec;
+	llm_buf id, dom;
+	int warned_inputs;
+};
+
+static domain *find_domain(struct shard_run *r, const char *name)
+{
+	for (size_t i = 0; i < r->ndoms; i++)
+		if (strcmp(r->doms[i].name, name) == 0)
+			return &r->doms[i];
+	r->doms = llm_realloc(r->doms, (r->ndoms + 1) * sizeof *r->doms);
+	domain *d = &r->doms[r->ndoms++];
+	d->name = llm_strdup(name);
+	d->sketch = NULL;
+	d->cut = 0;
+	return d;
+}
+
+/* The fields of a record's metadata that llm-shard uses. */
+typedef struct {
+	const char *id, *domain;
+	size_t id_len;
+	float weight;
+} meta_fields;
+
+static void parse_meta(struct shard_run *r, const llm_tok_rec *t, meta_fields *f)
+{
+	f->id = NULL;
+	f->id_len = 0;
+	f->domain = "unknown";
+	f->weight = 1;
+	llm_buf_reset(&r->id);
+	llm_buf_reset(&r->dom);
+	if (llm_json_parse(&r->rec, t->meta, t->meta_len) != LLM_OK)
+		return;
+	const llm_json_val *v = llm_json_get(&r->rec, "id");
+	if (v && v->type == LLM_JSON_STRING && llm_json_str(v, &r->id) == LLM_OK) {
+		f->id = r->id.p ? r->id.p : "";
+		f->id_len = r->id.len;
+	} else if (v && v->type == LLM_JSON_NUMBER) {
+		f->id = v->p;
+		f->id_len = v->len;
+	}
+	if (llm_json_get_str(&r->rec, "domain", &r->dom) == LLM_OK && r->dom.len)
+		f->domain = r->dom.p;
+	double w;
+	if (llm_json_get_num(&r->rec, "weight", &w) == LLM_OK && isfinite(w))
+		f->weight = (float)w;
+}
+
+/* The first input fixes the header; later ones must agree with it. */
+static int check_header(struct shard_run *r, const llm_tokreader *tr)
+{
+	const llm_tok_header *h = llm_tokreader_header(tr);
+	const char *name = llm_tokreader_name(tr);
+	if (!r->have_header) {
+		if (r->tokenizer_id && h->tokenizer_id && h->tokenizer_id != r->tokenizer_id) {
+			llm_error("%s: made with another tokenizer than --tokenizer", name);
+			return 1;
+		}
+		if (r->eos != LLM_SHARD_NO_EOS && r->eos >= h->vocab_size) {
+			llm_error("%s: end-of-text id %u is not below the vocab size %u", name, r->eos,
+			          h->vocab_size);
+			return 1;
+		}
+		r->h = *h;
+		r->have_header = 1;
+		return 0;
+	}
+	if (h->width != r->h.width || h->vocab_size != r->h.vocab_size ||
+	    h->tokenizer_id != r->h.tokenizer_id || h->flags != r->h.flags) {
+		llm_error("%s: token width, vocab size, tokenizer or noise flag differ from the first input",
+		          name);
+		return 1;
+	}
+	return 0;
+}
+
+/* The first pass of --truncate-quantile without --sketches: a sketch of lengths per domain. */
+static int sketch_pass(struct shard_run *r, const char *path)
+{
+	llm_tokreader *tr;
+	if (llm_tokreader_open(&tr, path) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		return 1;
+	}
+	llm_tok_rec t;
+	meta_fields f;
+	int st;
+	while ((st = llm_tokreader_next(tr, &t)) == LLM_OK) {
+		parse_meta(r, &t, &f);
+		domain *d = find_domain(r, f.domain);
+		if (!d->sketch)
+			d->sketch = llm_sketch_new(LLM_SKETCH_ALPHA);
+		llm_sketch_add(d->sketch, (double)t.n, 1);
+	}
+	if (st != LLM_EOF)
+		llm_error("%s", llm_last_error());
+	llm_tokreader_free(tr);
+	return st != LLM_EOF;
+}
+
+/* --sketches FILE: the "length_sketches" member of llm-tokenize's --stats JSON. */
+static void load_sketches(struct shard_run *r, const char *path)
+{
+	char *text;
+	size_t len, pos;
+	if (llm_read_file(path, &text, &len) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_json_val top, map, key, v;
+	const char *msg;
+	if (llm_json_parse_value(text, len, &top, &pos, &msg) != LLM_OK || top.type != LLM_JSON_OBJECT)
+		die("%s: not a JSON object", path);
+	map = llm_json_member(&top, LLM_SKETCH_STATS_KEY);
+	if (map.type != LLM_JSON_OBJECT)
+		die("%s: no \"%s\" object", path, LLM_SKETCH_STATS_KEY);
+	size_t it = 0;
+	llm_buf name = LLM_BUF_INIT;
+	while (llm_json_next(&map, &it, &key, &v) == LLM_OK) {
+		llm_buf_reset(&name);
+		llm_json_str(&key, &name);
+		domain *d = find_domain(r, name.p ? name.p : "");
+		llm_sketch_free(d->sketch);
+		if (llm_sketch_from_json(&d->sketch, v.p, v.len) != LLM_OK)
+			die("%s: domain '%s': %s", path, name.p, llm_last_error());
+	}
+	llm_buf_release(&name);
+	free(text);
+}
+
+/* Copy standard input to an unlinked temporary file, read back through /proc/self/fd. */
+static char *spool_stdin(const char *dir)
+{
+	llm_buf p = LLM_BUF_INIT;
+	llm_buf_addf(&p, "%s/.llm-shard-stdin.XXXXXX", dir);
+	int fd = mkstemp(p.p);
+	if (fd < 0)
+		die("%s: %s", p.p, strerror(errno));
+	unlink(p.p);
+	char buf[1 << 16];
+	ssize_t n;
+	while ((n = read(0, buf, sizeof buf)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("<stdin>: %s", strerror(errno));
+		for (ssize_t off = 0; off < n;) {
+			ssize_t k = write(fd, buf + off, (size_t)(n - off));
+			if (k < 0 && errno != EINTR)
+				die("%s: %s", p.p, strerror(errno));
+			off += k > 0 ? k : 0;
+		}
+	}
+	llm_buf_reset(&p);
+	llm_buf_addf(&p, "/proc/self/fd/%d", fd);
+	return llm_buf_detach(&p, NULL);
+}
+
+static char *sink_name(const struct shard_run *r, int split, unsigned index)
+{
+	llm_buf b = LLM_BUF_INIT;
+	const char *sp = llm_split_name(split);
+	const char *pre = r->prefix ? r->prefix : "", *sep = r->prefix ? "-" : "";
+	switch (r->format) {
+	case FMT_SHARDS: llm_buf_addf(&b, "%s%s%s-%05u.bin", pre, sep, sp, index); break;
+	case LLM_EXPORT_LLMC: llm_buf_addf(&b, "%s%s%s_%06u.bin", pre, r->prefix ? "_" : "", sp, index); break;
+	case LLM_EXPORT_MEGATRON: llm_buf_addf(&b, "%s%s%s", pre, sep, sp); break;
+	default: llm_buf_addf(&b, "%s%s%s.bin", pre, sep, sp); break;
+	}
+	return llm_buf_detach(&b, NULL);
+}
+
+static int sink_close(struct shard_run *r, sink *s)
+{
+	int st = LLM_OK;
+	if (s->w) {
+		llm_shard_info info;
+		st = llm_shard_writer_close(s->w, &info);
+		if (st == LLM_OK) {
+			char *file = sink_name(r, s->split, s->index);
+			struct stat sb;
+			llm_manifest_add_shard(&r->m, file, s->split, &info,
+			                       stat(s->path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
+			llm_run_count(r->run, "shards", 1);
+			free(file);
+		}
+	} else if (s->e) {
+		st = llm_export_close(s->e);
+		llm_run_count(r->run, "files", 1);
+	}
+	if (st != LLM_OK)
+		llm_error("%s", llm_last_error());
+	s->w = NULL;
+	s->e = NULL;
+	free(s->path);
+	s->path = NULL;
+	s->index++;
+	return st != LLM_OK;
+}
+
+/* Open the split's next file when there is none or this document would overflow it. */
+static int sink_ready(struct shard_run *r, sink *s, size_t ntok, size_t meta_len)
+{
+	uint64_t per = r->h.width * ((r->h.flags & LLM_TOK_NOISED) && r->format == FMT_SHARDS ? 2 : 1);
+	uint64_t add = (ntok + 1) * per + meta_len + 24;
+	if (s->w && llm_shard_writer_docs(s->w) &&
+	    llm_shard_writer_bytes(s->w) + add > r->shard_size && sink_close(r, s))
+		return 1;
+	if (s->e && r->format == LLM_EXPORT_LLMC && llm_export_tokens(s->e) &&
+	    (llm_export_bytes(s->e) + add > r->shard_size ||
+	     llm_export_tokens(s->e) + ntok + 1 > LLM_EXPORT_LLMC_MAX_TOKENS) && sink_close(r, s))
+		return 1;
+	if (s->w || s->e)
+		return 0;
+	char *file = sink_name(r, s->split, s->index);
+	llm_buf p = LLM_BUF_INIT;
+	llm_buf_addf(&p, "%s/%s", r->dir, file);
+	free(file);
+	s->path = llm_buf_detach(&p, NULL);
+	int st;
+	if (r->format == FMT_SHARDS) {
+		llm_shard_params par = { r->h.width, r->h.vocab_size, r->eos, r->h.tokenizer_id,
+			                 !!(r->h.flags & LLM_TOK_NOISED) };
+		st = llm_shard_writer_open(&s->w, s->path, &par);
+	} else {
+		st = llm_export_open(&s->e, r->format, s->path, r->h.vocab_size);
+	}
+	if (st != LLM_OK)
+		die("%s", llm_last_error());
+	return 0;
+}
+
+static int add_doc(struct shard_run *r, const llm_tok_rec *t, const meta_fields *f, size_t n,
+                   int split, int truncated)
+{
+	sink *s = &r->sinks[split];
+	if (sink_ready(r, s, n, t->meta_len))
+		return 1;
+	int st;
+	if (s->w) {
+		llm_shard_doc_in d = { t->tokens, t->inputs, n, f->domain, f->weight,
+			               truncated ? LLM_SHARD_DOC_TRUNCATED : 0, t->meta, t->meta_len };
+		st = llm_shard_writer_add(s->w, &d);
+	} else {
+		if (t->inputs && !r->warned_inputs++)
+			llm_warn("noised inputs are not exported: %s holds one sequence per document",
+			         r->format == LLM_EXPORT_MEGATRON ? "megatron" : r->format == LLM_EXPORT_LLMC ? "llmc" : "raw");
+		if (r->doc_cap < n + 1) {
+			free(r->doc);
+			r->doc_cap = n + 1;
+			r->doc = llm_malloc(r->doc_cap * sizeof *r->doc);
+		}
+		memcpy(r->doc, t->tokens, n * sizeof *r->doc);
+		size_t m = n;
+		if (r->eos != LLM_SHARD_NO_EOS && (n == 0 || t->tokens[n - 1] != r->eos))
+			r->doc[m++] = r->eos;
+		st = llm_export_add(s->e, r->doc, m);
+	}
+	if (st != LLM_OK)
+		die("%s", llm_last_error());
+	return 0;
+}
+
+static int shard_one(struct shard_run *r, const char *path, const char *name)
+{
+	llm_tokreader *tr;
+	if (llm_tokreader_open(&tr, path) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		return 1;
+	}
+	if (check_header(r, tr)) {
+		llm_tokreader_free(tr);
+		return 1;
+	}
+	llm_run_begin_input(r->run, name, llm_tokreader_size(tr));
+	llm_tok_rec t;
+	meta_fields f;
+	int st, failed = 0;
+	while (!failed && (st = llm_tokreader_next(tr, &t)) == LLM_OK) {
+		size_t bytes = 8 + t.meta_len + t.n * r->h.width * (t.inputs ? 2 : 1);
+		parse_meta(r, &t, &f);
+		int dom = llm_run_in(r->run, bytes, f.domain, strlen(f.domain));
+		uint64_t key = f.id ? llm_hash64(f.id, f.id_len, r->seed)
+		                    : llm_hash64(t.tokens, t.n * sizeof *t.tokens, r->seed ^ 0x5eed);
+		int split = (double)(key >> 11) * 0x1p-53 < r->val_fraction ? LLM_SPLIT_VAL : LLM_SPLIT_TRAIN;
+		domain *d = find_domain(r, f.domain);
+		size_t n = t.n;
+		int truncated = d->cut && n > d->cut;
+		if (truncated) {
+			n = (size_t)d->cut;
+			llm_run_count_domain(r->run, dom, "truncated", 1);
+			llm_run_count_domain(r->run, dom, "truncated_tokens", t.n - n);
+			llm_run_count(r->run, "truncated", 1);
+		}
+		failed = add_doc(r, &t, &f, n, split, truncated);
+		llm_manifest_domain *md = llm_manifest_domain_get(&r->m, f.domain);
+		md->docs[split]++;
+		md->tokens[split] += n + (r->eos != LLM_SHARD_NO_EOS && (n == 0 || t.tokens[n - 1] != r->eos));
+		md->truncate_at = d->cut;
+		if (truncated) {
+			md->truncated_docs++;
+			md->truncated_tokens += t.n - n;
+		}
+		if (split == LLM_SPLIT_VAL)
+			llm_run_count(r->run, "val", 1);
+		llm_run_out(r->run, dom, bytes);
+		llm_run_progress(r->run, llm_tokreader_raw_bytes(tr));
+	}
+	if (!failed && st != LLM_EOF) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	llm_tokreader_free(tr);
+	return failed;
+}
+
+/* ---- --info, --verify, --dump over shards and manifests ---- */
+
+static int is_shard_file(const char *path)
+{
+	char magic[8];
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, magic, 8);
+	close(fd);
+	return n == 8 && memcmp(magic, LLM_SHARD_MAGIC, 8) == 0;
+}
+
+static void print_shard(const llm_shard *s)
+{
+	const llm_shard_info *in = llm_shard_get_info(s);
+	printf("%s: shard version %u, %u-byte tokens, vocab %u, tokenizer %016llx, eos ",
+	       llm_shard_path(s), in->version, in->width, in->vocab_size,
+	       (unsigned long long)in->tokenizer_id);
+	if (in->eos_id == LLM_SHARD_NO_EOS)
+		printf("none\n");
+	else
+		printf("%u\n", in->eos_id);
+	printf("  documents %llu, tokens %llu, noised inputs %s\n", (unsigned long long)in->docs,
+	       (unsigned long long)in->tokens, (in->flags & LLM_SHARD_NOISED) ? "yes" : "no");
+	size_t nd = llm_shard_ndomains(s);
+	uint64_t *docs = llm_calloc(nd + 1, 8), *toks = llm_calloc(nd + 1, 8), trunc = 0;
+	for (uint64_t i = 0; i < in->docs; i++) {
+		llm_shard_doc d;
+		llm_shard_get_doc(s, i, &d);
+		docs[d.domain]++;
+		toks[d.domain] += d.len;
+		trunc += !!(d.flags & LLM_SHARD_DOC_TRUNCATED);
+	}
+	for (size_t i = 0; i < nd; i++)
+		printf("  domain %s: %llu documents, %llu tokens\n", llm_shard_domain(s, i),
+		       (unsigned long long)docs[i], (unsigned long long)toks[i]);
+	if (trunc)
+		printf("  truncated documents %llu\n", (unsigned long long)trunc);
+	for (int k = 1; k <= LLM_SHARD_NSECTIONS; k++)
+		printf("  section %-12s offset %10llu length %12llu xxh3 %016llx\n",
+		       llm_shard_section_name(k), (unsigned long long)in->sec[k].offset,
+		       (unsigned long long)in->sec[k].length, (unsigned long long)in->sec[k].checksum);
+	free(docs);
+	free(toks);
+}
+
+static void print_manifest(const char *path, const llm_manifest *m)
+{
+	printf("%s: %zu shards, vocab %u, %u-byte tokens, tokenizer %016llx, noised inputs %s\n",
+	       path, m->nshards, m->vocab_size, m->width, (unsigned long long)m->tokenizer_id,
+	       m->noised ? "yes" : "no");
+	for (int sp = 0; sp < LLM_NSPLITS; sp++) {
+		uint64_t n = 0, d = 0, t = 0;
+		for (size_t i = 0; i < m->nshards; i++)
+			if (m->shards[i].split == sp) {
+				n++;
+				d += m->shards[i].docs;
+				t += m->shards[i].tokens;
+			}
+		printf("  %s: %llu shards, %llu documents, %llu tokens\n", llm_split_name(sp),
+		       (unsigned long long)n, (unsigned long long)d, (unsigned long long)t);
+	}
+	for (size_t i = 0; i < m->ndomains; i++) {
+		const llm_manifest_domain *d = &m->domains[i];
+		printf("  domain %s: train %llu documents %llu tokens, val %llu documents %llu tokens",
+		       d->name, (unsigned long long)d->docs[0], (unsigned long long)d->tokens[0],
+		       (unsigned long long)d->docs[1], (unsigned long long)d->tokens[1]);
+		if (d->truncate_at)
+			printf(", cut at %llu tokens: %llu documents, %llu tokens removed",
+			       (unsigned long long)d->truncate_at, (unsigned long long)d->truncated_docs,
+			       (unsigned long long)d->truncated_tokens);
+		printf("\n");
+	}
+	for (size_t i = 0; i < m->nshards; i++)
+		printf("  %s %s: %llu documents, %llu tokens, %llu bytes\n",
+		       llm_split_name(m->shards[i].split), m->shards[i].file,
+		       (unsigned long long)m->shards[i].docs, (unsigned long long)m->shards[i].tokens,
+		       (unsigned long long)m->shards[i].bytes);
+}
+
+/* A shard listed in a manifest must be the very file the manifest describes. */
+static int matches_manifest(const llm_shard *s, const llm_manifest_shard *ms)
+{
+	const llm_shard_info *in = llm_shard_get_info(s);
+	const char *what = NULL;
+	if (in->header_checksum != ms->info.header_checksum)
+		what = "header checksum";
+	else if (in->docs != ms->docs || in->tokens != ms->tokens)
+		what = "document or token count";
+	for (int k = 1; !what && k <= LLM_SHARD_NSECTIONS; k++)
+		if (in->sec[k].checksum != ms->info.sec[k].checksum)
+			what = llm_shard_section_name(k);
+	if (what)
+		llm_error("%s: differs from its manifest: %s", ms->path, what);
+	return what != NULL;
+}
+
+struct dumper {
+	int jsonl;
+	const char *output;
+	llm_tokwriter *tw;
+	llm_writer *jw;
+	llm_tok_header h;
+	uint32_t *tok, *inp;
+	size_t cap;
+	llm_buf line;
+	llm_json_rec rec;
+	llm_json_edit ed;
+};
+
+static void put_ids(llm_buf *b, const uint32_t *t, size_t n)
+{
+	llm_buf_addc(b, '[');
+	for (size_t i = 0; i < n; i++)
+		llm_buf_addf(b, i ? ", %u" : "%u", t[i]);
+	llm_buf_addc(b, ']');
+}
+
+static int dump_shard(struct dumper *dp, const llm_shard *s)
+{
+	const llm_shard_info *in = llm_shard_get_info(s);
+	llm_tok_header h;
+	llm_tok_header_init(&h, in->vocab_size, in->tokenizer_id,
+	                    (in->flags & LLM_SHARD_NOISED) ? LLM_TOK_NOISED : 0);
+	h.width = in->width;
+	if (!dp->tw && !dp->jw) {
+		dp->h = h;
+		int st = dp->jsonl ? llm_writer_open(&dp->jw, dp->output)
+		                   : llm_tokwriter_open(&dp->tw, dp->output, &h);
+		if (st != LLM_OK)
+			die("%s", llm_last_error());
+	} else if (memcmp(&h, &dp->h, sizeof h) != 0) {
+		llm_error("%s: token width, vocab size, tokenizer or noise flag differ from the first shard",
+		          llm_shard_path(s));
+		return 1;
+	}
+	for (uint64_t i = 0; i < in->docs; i++) {
+		llm_shard_doc d;
+		llm_shard_get_doc(s, i, &d);
+		size_t n = (size_t)d.len - !!(d.flags & LLM_SHARD_DOC_EOS_ADDED);
+		if (dp->cap < n + 1) {
+			free(dp->tok);
+			free(dp->inp);
+			dp->cap = n + 1;
+			dp->tok = llm_malloc(dp->cap * 4);
+			dp->inp = llm_malloc(dp->cap * 4);
+		}
+		llm_shard_read_tokens(s, d.start, n, dp->tok);
+		int noised = llm_shard_read_inputs(s, d.start, n, dp->inp);
+		int st;
+		if (!dp->jsonl) {
+			st = llm_tokwriter_write(dp->tw, d.meta, d.meta_len, dp->tok, noised ? dp->inp : NULL, n);
+		} else {
+			llm_buf_reset(&dp->line);
+			llm_json_edit_reset(&dp->ed);
+			llm_buf ids = LLM_BUF_INIT;
+			put_ids(&ids, dp->tok, n);
+			llm_json_edit_raw(&dp->ed, "tokens", ids.p, ids.len);
+			if (noised) {
+				llm_buf_reset(&ids);
+				put_ids(&ids, dp->inp, n);
+				llm_json_edit_raw(&dp->ed, "inputs", ids.p, ids.len);
+			}
+			llm_buf_release(&ids);
+			if (llm_json_parse(&dp->rec, d.meta, d.meta_len) != LLM_OK)
+				llm_json_parse(&dp->rec, "{}", 2); /* metadata that is not an object is dropped */
+			llm_json_write(&dp->rec, &dp->ed, &dp->line);
+			llm_buf_addc(&dp->line, '\n');
+			st = llm_writer_write(dp->jw, dp->line.p, dp->line.len);
+		}
+		if (st != LLM_OK)
+			die("%s", llm_last_error());
+	}
+	return 0;
+}
+
+/* Apply a mode to one shard file or manifest. */
+static int inspect(int mode, const char *path, struct dumper *dp)
+{
+	unsigned flags = mode == MODE_VERIFY ? LLM_SHARD_VERIFY : 0;
+	llm_shard *s;
+	if (is_shard_file(path)) {
+		if (llm_shard_open(&s, path, flags) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			return 1;
+		}
+		int failed = 0;
+		if (mode == MODE_INFO)
+			print_shard(s);
+		else if (mode == MODE_VERIFY)
+			printf("%s: ok\n", path);
+		else
+			failed = dump_shard(dp, s);
+		llm_shard_free(s);
+		return failed;
+	}
+	llm_manifest m;
+	if (llm_manifest_load(&m, path) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		return 1;
+	}
+	int failed = 0;
+	if (mode == MODE_INFO)
+		print_manifest(path, &m);
+	for (size_t i = 0; mode != MODE_INFO && i < m.nshards; i++) {
+		if (llm_shard_open(&s, m.shards[i].path, flags) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+			continue;
+		}
+		if (matches_manifest(s, &m.shards[i]))
+			failed = 1;
+		else if (mode == MODE_VERIFY)
+			printf("%s: ok\n", m.shards[i].path);
+		else
+			failed |= dump_shard(dp, s);
+		llm_shard_free(s);
+	}
+	llm_manifest_release(&m);
+	return failed;
+}
+
+static int run_inspect(int mode, int fmt_jsonl, const char *output, int argc, char **argv)
+{
+	if (optind == argc)
+		usage_error("%s needs shard or manifest files", mode == MODE_INFO ? "--info"
+		            : mode == MODE_VERIFY ? "--verify" : "--dump");
+	struct dumper dp;
+	memset(&dp, 0, sizeof dp);
+	dp.jsonl = fmt_jsonl;
+	dp.output = output;
+	llm_json_rec_init(&dp.rec);
+	llm_json_edit_init(&dp.ed);
+	int failed = 0;
+	for (int i = optind; i < argc; i++)
+		failed |= inspect(mode, argv[i], &dp);
+	if ((dp.tw && llm_tokwriter_close(dp.tw) != LLM_OK) ||
+	    (dp.jw && llm_writer_close(dp.jw) != LLM_OK)) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		llm_error("write error on standard output");
+		failed = 1;
+	}
+	free(dp.tok);
+	free(dp.inp);
+	llm_buf_release(&dp.line);
+	llm_json_rec_release(&dp.rec);
+	llm_json_edit_release(&dp.ed);
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	tool_init("llm-shard");
+	tool_save_cmdline(argc, argv);
+	struct tool_common co;
+	tool_common_init(&co, usage);
+	struct shard_run r;
+	memset(&r, 0, sizeof r);
+	r.shard_size = (uint64_t)1 << 30;
+	r.val_fraction = 0.01;
+	r.eos = LLM_SHARD_NO_EOS;
+	const char *format = NULL, *tokenizer = NULL, *sketches = NULL;
+	int mode = MODE_WRITE, c;
+	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (tool_common_option(&co, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_FORMAT: format = optarg; break;
+		case OPT_PREFIX: r.prefix = optarg; break;
+		case OPT_SHARD_SIZE:
+			r.shard_size = tool_size("--shard-size", optarg);
+			if (r.shard_size < 4 * LLM_SHARD_ALIGN)
+				usage_error("--shard-size must be at least 16K");
+			break;
+		case OPT_VAL: r.val_fraction = tool_double("--val-fraction", optarg, 0, 1); break;
+		case OPT_SEED: r.seed = (uint64_t)tool_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_EOS: r.eos = (uint32_t)tool_int("--eos", optarg, 0, UINT32_MAX - 1); break;
+		case OPT_TOKENIZER: tokenizer = optarg; break;
+		case OPT_TRUNCATE: r.quantile = tool_double("--truncate-quantile", optarg, 0, 1); break;
+		case OPT_SKETCHES: sketches = optarg; break;
+		case OPT_INFO: mode = MODE_INFO; break;
+		case OPT_VERIFY: mode = MODE_VERIFY; break;
+		case OPT_DUMP: mode = MODE_DUMP; break;
+		default: tool_bad_option();
+		}
+	}
+	if (mode != MODE_WRITE) {
+		int jsonl = 0;
+		if (format && mode == MODE_DUMP)
+			jsonl = tool_choice("--format", format, "tokens\0jsonl\0");
+		else if (format)
+			usage_error("--format is for writing or --dump");
+		return run_inspect(mode, jsonl, co.output, argc, argv);
+	}
+	static const int fmts[] = { FMT_SHARDS, LLM_EXPORT_MEGATRON, LLM_EXPORT_LLMC, LLM_EXPORT_RAW };
+	r.format = format ? fmts[tool_choice("--format", format, "shards\0megatron\0llmc\0raw\0")]
+	                  : FMT_SHARDS;
+	if (!co.output)
+		usage_error("-o DIR is required: shards are files in a directory");
+	if (sketches && r.quantile == 0)
+		usage_error("--sketches is only used with --truncate-quantile");
+	r.dir = co.output;
+	if (mkdir(r.dir, 0777) != 0 && errno != EEXIST)
+		die("%s: %s", r.dir, strerror(errno));
+	if (tokenizer) {
+		llm_bpe *bpe;
+		if (llm_bpe_load(&bpe, tokenizer, NULL, NULL, NULL) != LLM_OK)
+			die("%s", llm_last_error());
+		r.tokenizer_id = llm_bpe_file_id(bpe);
+		if (r.eos == LLM_SHARD_NO_EOS) {
+			if (llm_bpe_eos(bpe) < 0)
+				die("%s: the tokenizer has no end-of-text token; give --eos", tokenizer);
+			r.eos = (uint32_t)llm_bpe_eos(bpe);
+		}
+		llm_bpe_free(bpe);
+	}
+	int nin = argc - optind;
+	char **inputs = llm_calloc((size_t)(nin ? nin : 1), sizeof *inputs);
+	char *spooled = NULL;
+	for (int i = 0; i < (nin ? nin : 1); i++) {
+		inputs[i] = nin ? argv[optind + i] : "-";
+		/* A pipe cannot be read twice: keep a copy for the first pass. */
+		if (r.quantile > 0 && !sketches && strcmp(inputs[i], "-") == 0) {
+			if (spooled)
+				usage_error("standard input given twice");
+			inputs[i] = spooled = spool_stdin(r.dir);
+		}
+	}
+	int failed = 0;
+	if (r.quantile > 0) {
+		if (sketches)
+			load_sketches(&r, sketches);
+		else
+			for (int i = 0; i < (nin ? nin : 1); i++)
+				failed |= sketch_pass(&r, inputs[i]);
+		for (size_t i = 0; i < r.ndoms; i++)
+			if (r.doms[i].sketch && llm_sketch_count(r.doms[i].sketch))
+				r.doms[i].cut = (uint64_t)ceil(llm_sketch_quantile(r.doms[i].sketch, r.quantile));
+	}
+	r.run = tool_run_new(&co);
+	llm_json_rec_init(&r.rec);
+	llm_manifest_init(&r.m);
+	for (int sp = 0; sp < LLM_NSPLITS; sp++)
+		r.sinks[sp].split = sp;
+	for (int i = 0; i < (nin ? nin : 1); i++)
+		failed |= shard_one(&r, inputs[i], inputs[i] == spooled ? "<stdin>" : inputs[i]);
+	for (int sp = 0; sp < LLM_NSPLITS; sp++)
+		failed |= sink_close(&r, &r.sinks[sp]);
+	if (r.format == FMT_SHARDS && r.have_header) {
+		r.m.tokenizer_id = r.h.tokenizer_id;
+		r.m.vocab_size = r.h.vocab_size;
+		r.m.width = r.h.width;
+		r.m.eos_id = r.eos;
+		r.m.noised = !!(r.h.flags & LLM_TOK_NOISED);
+		llm_buf x = LLM_BUF_INIT;
+		llm_buf_adds(&x, "\"val_fraction\": ");
+		llm_json_put_f64(&x, r.val_fraction);
+		llm_buf_addf(&x, ", \"seed\": %llu, \"shard_size\": %llu, \"truncate_quantile\": ",
+		             (unsigned long long)r.seed, (unsigned long long)r.shard_size);
+		llm_json_put_f64(&x, r.quantile);
+		llm_buf_adds(&x, ",\n  \"commands\": [");
+		llm_json_put_str(&x, tool_cmdline(), strlen(tool_cmdline()));
+		llm_buf_adds(&x, "]");
+		r.m.extra = llm_buf_detach(&x, NULL);
+		llm_buf p = LLM_BUF_INIT;
+		llm_buf_addf(&p, "%s/manifest.json", r.dir);
+		if (llm_manifest_write(&r.m, p.p) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+		}
+		llm_buf_release(&p);
+	}
+	if (r.quantile > 0) {
+		llm_buf x = LLM_BUF_INIT;
+		llm_buf_adds(&x, "\"truncate_at\": {");
+		for (size_t i = 0; i < r.ndoms; i++) {
+			llm_buf_adds(&x, i ? ", " : "");
+			llm_json_put_str(&x, r.doms[i].name, strlen(r.doms[i].name));
+			llm_buf_addf(&x, ": %llu", (unsigned long long)r.doms[i].cut);
+		}
+		llm_buf_addc(&x, '}');
+		llm_run_stats_extra(r.run, x.p);
+		llm_buf_release(&x);
+	}
+	for (size_t i = 0; i < r.ndoms; i++) {
+		free(r.doms[i].name);
+		llm_sketch_free(r.doms[i].sketch);
+	}
+	free(r.doms);
+	free(spooled);
+	free(inputs);
+	free(r.doc);
+	llm_manifest_release(&r.m);
+	llm_json_rec_release(&r.rec);
+	llm_buf_release(&r.id);
+	llm_buf_release(&r.dom);
+	return tool_run_finish(r.run, failed);
+}
