@@ -244,7 +244,7 @@ void llm_signer_sign(llm_signer *s, const char *text, size_t n, llm_dedup_sig *s
 		sig->fp = llm_simhash(s->sh.h, nh);
 		return;
 	}
-	nh = llm_shingle_set(&s->sh);
+	/* Repeated shingles do not change a minimum: no need to make the set first. */
 	llm_minhash_sign(s->mh, s->sh.h, nh, s->sig);
 	llm_minhash_band_keys(s->mh, s->sig, s->keys);
 	sig->keys = s->keys;

@@ -10,12 +10,16 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "err.h"
 
+typedef uint32_t v8u32 __attribute__((vector_size(32)));
+
 struct llm_minhash {
 	unsigned num_perm, bands, rows, hash_bits;
-	uint64_t *a, *b;
+	uint64_t *a, *b;     /* 64-bit permutations */
+	v8u32 *a32, *b32;    /* 32-bit permutations, num_perm rounded up to 8 lanes */
 };
 
 int llm_minhash_new(llm_minhash **out, unsigned num_perm, unsigned bands, unsigned rows,
@@ -37,11 +41,21 @@ int llm_minhash_new(llm_minhash **out, unsigned num_perm, unsigned bands, unsign
 	mh->hash_bits = hash_bits;
 	mh->a = llm_malloc(num_perm * sizeof *mh->a);
 	mh->b = llm_malloc(num_perm * sizeof *mh->b);
+	unsigned nv = (num_perm + 7) / 8;
+	/* aligned_alloc: the vector type needs 32-byte alignment */
+	mh->a32 = aligned_alloc(32, nv * sizeof(v8u32));
+	mh->b32 = aligned_alloc(32, nv * sizeof(v8u32));
+	if (!mh->a32 || !mh->b32)
+		llm_malloc(SIZE_MAX); /* hands the failure to the OOM handler */
+	memset(mh->a32, 0, nv * sizeof(v8u32));
+	memset(mh->b32, 0, nv * sizeof(v8u32));
 	llm_rng rng;
 	llm_rng_seed(&rng, seed);
 	for (unsigned i = 0; i < num_perm; i++) {
 		mh->a[i] = llm_rng_next(&rng) | 1;
 		mh->b[i] = llm_rng_next(&rng);
+		mh->a32[i / 8][i % 8] = (uint32_t)(mh->a[i] >> 32) | 1;
+		mh->b32[i / 8][i % 8] = (uint32_t)(mh->b[i] >> 32);
 	}
 	*out = mh;
 	return LLM_OK;
@@ -53,18 +67,39 @@ void llm_minhash_free(llm_minhash *mh)
 		return;
 	free(mh->a);
 	free(mh->b);
+	free(mh->a32);
+	free(mh->b32);
 	free(mh);
 }
 
 unsigned llm_minhash_num_perm(const llm_minhash *mh) { return mh->num_perm; }
 unsigned llm_minhash_bands(const llm_minhash *mh) { return mh->bands; }
 
-void llm_minhash_sign(const llm_minhash *mh, const uint64_t *h, size_t n, uint64_t *sig)
+/*
+ * 32-bit signatures: eight permutations per vector, so with AVX2 one shingle costs one
+ * multiply, one add and one compare-select per eight values. target_clones picks the AVX2
+ * build at load time where the CPU has it; elsewhere the same code runs on SSE2.
+ */
+__attribute__((target_clones("avx2", "default")))
+static void sign32(const v8u32 *a, const v8u32 *b, unsigned nv, const uint64_t *h, size_t n,
+                   v8u32 *m)
+{
+	for (unsigned i = 0; i < nv; i++)
+		m[i] = (v8u32){ 0 } - 1;
+	for (size_t j = 0; j < n; j++) {
+		uint32_t x = (uint32_t)(h[j] >> 32) ^ (uint32_t)h[j];
+		for (unsigned i = 0; i < nv; i++) {
+			v8u32 v = a[i] * x + b[i];
+			v8u32 lt = (v8u32)(v < m[i]);
+			m[i] = (v & lt) | (m[i] & ~lt);
+		}
+	}
+}
+
+static void sign64(const llm_minhash *mh, const uint64_t *h, size_t n, uint64_t *sig)
 {
 	const unsigned np = mh->num_perm;
 	const uint64_t *restrict a = mh->a, *restrict b = mh->b;
-	for (unsigned i = 0; i < np; i++)
-		sig[i] = UINT64_MAX;
 	/* Permutations outer in blocks, shingles inner: the block's minima stay in registers
 	 * and the loop over shingles streams h once per block. */
 	enum { BLK = 8 };
@@ -94,6 +129,19 @@ void llm_minhash_sign(const llm_minhash *mh, const uint64_t *h, size_t n, uint64
 		}
 		sig[i] = m;
 	}
+}
+
+void llm_minhash_sign(const llm_minhash *mh, const uint64_t *h, size_t n, uint64_t *sig)
+{
+	if (mh->hash_bits == 64) {
+		sign64(mh, h, n, sig);
+		return;
+	}
+	unsigned nv = (mh->num_perm + 7) / 8;
+	v8u32 m[(LLM_MINHASH_MAX_PERM + 7) / 8];
+	sign32(mh->a32, mh->b32, nv, h, n, m);
+	for (unsigned i = 0; i < mh->num_perm; i++)
+		sig[i] = (uint64_t)m[i / 8][i % 8] << 32;
 }
 
 void llm_minhash_band_keys(const llm_minhash *mh, const uint64_t *sig, uint64_t *keys)

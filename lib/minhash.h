@@ -1,11 +1,12 @@
 /*
  * minhash.h — MinHash signatures, LSH band keys and the choice of bands × rows.
  *
- * Permutation i maps a 64-bit shingle hash x to a_i·x + b_i mod 2^64 with a_i odd, a
- * bijection of the 64-bit space (a_i, b_i drawn from the seeded xoshiro generator of hash.h).
- * The signature keeps, per permutation, the minimum over the document's shingles. With
- * hash_bits 32 the band keys use the high 32 bits of each minimum (the minimum of the high
- * halves is the high half of the minimum, so one computation serves both widths).
+ * hash_bits 64: permutation i maps a 64-bit shingle hash x to a_i·x + b_i mod 2^64 with a_i
+ * odd, a bijection of the 64-bit space; the signature keeps, per permutation, the minimum
+ * over the document's shingles. hash_bits 32 (the default, about 4x faster): x is folded to
+ * 32 bits (high half XOR low half) and permuted by a_i·x + b_i mod 2^32, eight permutations
+ * per vector instruction; the minima are returned in the high half of each sig value. In both
+ * cases (a_i, b_i) are drawn from the seeded xoshiro generator of hash.h.
  *
  * LSH: the num_perm values are cut into bands of rows values (bands × rows <= num_perm; the
  * rest is unused). Band j's key is XXH3-64 of its values (little-endian, 4 or 8 bytes each)
@@ -36,7 +37,7 @@ void llm_minhash_free(llm_minhash *mh);
 unsigned llm_minhash_num_perm(const llm_minhash *mh);
 unsigned llm_minhash_bands(const llm_minhash *mh);
 
-/* sig[0..num_perm) = per-permutation minima over the n hashes (all UINT64_MAX when n == 0). */
+/* sig[0..num_perm) = per-permutation minima over the n hashes (see above for 32 bits). */
 void llm_minhash_sign(const llm_minhash *mh, const uint64_t *h, size_t n, uint64_t *sig);
 /* keys[0..bands) = the band keys of a signature. */
 void llm_minhash_band_keys(const llm_minhash *mh, const uint64_t *sig, uint64_t *keys);

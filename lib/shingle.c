@@ -13,19 +13,78 @@
 #include "hash.h"
 #include "utf8.h"
 
+/* ASCII classes for the fast path (same answers as llm_uc_class for U+0000..U+007F). */
+enum { A_SPACE = 1, A_PUNCT = 2, A_DIGIT = 4, A_UPPER = 8 };
+static unsigned char ascii_class[128];
+
+static void ascii_init(void)
+{
+	static int done;
+	if (done)
+		return;
+	for (int c = 0; c < 128; c++) {
+		unsigned cls = llm_uc_class((uint32_t)c), a = 0;
+		if (cls & (LLM_UC_SPACE | LLM_UC_CONTROL))
+			a |= A_SPACE;
+		if (cls & LLM_UC_PUNCT)
+			a |= A_PUNCT;
+		if (cls & LLM_UC_DIGIT)
+			a |= A_DIGIT;
+		if (cls & LLM_UC_UPPER)
+			a |= A_UPPER;
+		ascii_class[c] = (unsigned char)a;
+	}
+	done = 1; /* benign race: every thread writes the same bytes */
+}
+
 void llm_norm_text(const char *s, size_t n, llm_norm_level level, llm_buf *out)
 {
 	if (level == LLM_NORM_NONE) {
 		llm_utf8_repair(s, n, out);
 		return;
 	}
+	ascii_init();
+	int full = level == LLM_NORM_FULL;
 	int pending_space = 0, in_digits = 0;
 	size_t start = out->len;
-	llm_buf_grow(out, n);
+	/* Lower-casing can lengthen a character by one byte (U+023A -> U+2C65), and an invalid
+	 * byte becomes a 3-byte U+FFFD: 3n bytes always suffice. */
+	llm_buf_grow(out, 3 * n + 1);
+	char *o = out->p + out->len;
 	for (size_t i = 0; i < n;) {
+		unsigned char ch = (unsigned char)s[i];
 		uint32_t cp;
+		unsigned cls;
+		if (ch < 0x80) {
+			unsigned a = ascii_class[ch];
+			i++;
+			if (a & A_SPACE) {
+				pending_space = 1;
+				in_digits = 0;
+				continue;
+			}
+			if (full) {
+				if (a & A_PUNCT)
+					continue;
+				if (a & A_DIGIT) {
+					if (in_digits && !pending_space)
+						continue;
+					ch = '0';
+					in_digits = 1;
+				} else {
+					in_digits = 0;
+					if (a & A_UPPER)
+						ch = (unsigned char)(ch + 32);
+				}
+			}
+			if (pending_space && o > out->p + start)
+				*o++ = ' ';
+			pending_space = 0;
+			*o++ = (char)ch;
+			continue;
+		}
 		i += llm_utf8_decode(s + i, n - i, &cp);
-		unsigned cls = llm_uc_class(cp);
+		cls = llm_uc_class(cp);
 		if (cls & (LLM_UC_SPACE | LLM_UC_CONTROL)) {
 			pending_space = 1;
 			in_digits = 0;
@@ -33,7 +92,7 @@ void llm_norm_text(const char *s, size_t n, llm_norm_level level, llm_buf *out)
 		}
 		if (cls & (LLM_UC_FORMAT | LLM_UC_ZEROWIDTH))
 			continue; /* invisible: joins what is around it */
-		if (level == LLM_NORM_FULL) {
+		if (full) {
 			if (cls & LLM_UC_PUNCT)
 				continue;
 			cp = llm_uc_tolower(llm_uc_fold_width(cp));
@@ -46,13 +105,13 @@ void llm_norm_text(const char *s, size_t n, llm_norm_level level, llm_buf *out)
 				in_digits = 0;
 			}
 		}
-		if (pending_space && out->len > start)
-			llm_buf_addc(out, ' ');
+		if (pending_space && o > out->p + start)
+			*o++ = ' ';
 		pending_space = 0;
-		char enc[4];
-		size_t k = llm_utf8_encode(cp, enc);
-		llm_buf_add(out, enc, k);
+		o += llm_utf8_encode(cp, o);
 	}
+	out->len = (size_t)(o - out->p);
+	out->p[out->len] = 0;
 }
 
 void llm_shingler_init(llm_shingler *sh)

@@ -1,0 +1,83 @@
+#!/bin/sh
+test_description='llm-dedup: incremental index and sign/cluster/apply stages equal the single run'
+. "$(dirname "$0")/../lib.sh"
+
+C=$SAMPLES/corpus
+
+# Two months of data: A and B, with exact and near duplicates within and across them.
+test_expect_success 'setup' '
+	cat $C/web.jsonl $C/news.jsonl $C/qa.jsonl $C/wiki.jsonl >all &&
+	awk "NR % 3 != 0" all >A &&
+	awk "NR % 3 == 0" all >B && test -s B &&
+	split -l 1500 -d -a 1 all shard. && ls shard.? >shards && test $(wc -l <shards) -gt 2
+'
+
+for m in --minhash --exact --simhash "--preset datatrove"; do
+	test_expect_success "index: A then B equals A+B ($m)" '
+		rm -f idx idx2 &&
+		llm-dedup -q $m --index idx --rejects rA A >oA &&
+		llm-dedup -q $m --index idx --rejects rB B >oB &&
+		llm-dedup -q $m --index idx2 --rejects rAB A B >oAB &&
+		cat oA oB >o && cat rA rB >r &&
+		test_cmp oAB o && test_cmp rAB r && cmp idx2 idx &&
+		grep -q "\"dup_of\"" rB
+	'
+
+	test_expect_success "sign/cluster/apply equals the single run ($m)" '
+		llm-dedup -q $m --rejects r1 all >o1 &&
+		for s in $(cat shards); do llm-dedup sign -q $m -o $s.sig $s || return 1; done &&
+		llm-dedup cluster -q $(sed "s/\$/.sig/" shards) &&
+		: >o2 && : >r2 &&
+		for s in $(cat shards); do
+			llm-dedup apply -q --removals $s.rm --rejects rr $s >>o2 || return 1
+			cat rr >>r2
+		done &&
+		test_cmp o1 o2 && test_cmp r1 r2
+	'
+done
+
+test_expect_success 'scale-out with an index and --outdir, and --annotate on apply' '
+	rm -f idx idx2 && mkdir -p rm &&
+	llm-dedup -q --index idx A >/dev/null &&
+	llm-dedup -q --index idx2 A >/dev/null &&
+	llm-dedup -q --index idx --annotate B >expect &&
+	llm-dedup sign -q -o B.sig B && llm-dedup cluster -q --index idx2 --outdir rm B.sig &&
+	llm-dedup apply -q --annotate --removals rm/B.rm B >out &&
+	test_cmp expect out && cmp idx idx2
+'
+
+test_expect_success 'verification also works through the stages' '
+	llm-dedup -q --verify --rejects r1 all >o1 &&
+	for s in $(cat shards); do llm-dedup sign -q --verify -o $s.sig $s || return 1; done &&
+	llm-dedup cluster -q $(sed "s/\$/.sig/" shards) &&
+	: >o2 && for s in $(cat shards); do llm-dedup apply -q --removals $s.rm $s >>o2 || return 1; done &&
+	test_cmp o1 o2
+'
+
+test_expect_success 'a removal list refuses the wrong shard' '
+	last=$(tail -n 1 shards) &&
+	test_must_fail llm-dedup apply -q --removals shard.0.rm $last >out 2>err &&
+	test_grep "removal list is for" err
+'
+
+test_expect_success 'damaged or foreign files are refused with their name' '
+	llm-dedup -q --index idx3 A >/dev/null &&
+	cp idx3 bad && printf "\001" | dd of=bad bs=1 seek=100 conv=notrunc 2>/dev/null &&
+	test_must_fail llm-dedup -q --index bad B >/dev/null 2>err && test_grep "bad: index checksum" err &&
+	test_must_fail llm-dedup -q --simhash --index idx3 B >/dev/null 2>err2 &&
+	test_grep "other dedup parameters" err2 &&
+	head -c 50 shard.0.sig >short.sig &&
+	test_must_fail llm-dedup cluster -q short.sig 2>err3 && test_grep "short.sig" err3 &&
+	test_must_fail llm-dedup apply -q --removals A A >/dev/null 2>err4 && test_grep "not a removal list" err4 &&
+	llm-dedup sign -q --exact -o ex.sig shard.1 &&
+	test_must_fail llm-dedup cluster -q shard.0.sig ex.sig 2>err5 && test_grep "other parameters" err5
+'
+
+test_expect_success 'stage usage errors exit 2' '
+	test_must_fail --code=2 llm-dedup sign A &&
+	test_must_fail --code=2 llm-dedup cluster &&
+	test_must_fail --code=2 llm-dedup apply A &&
+	test_must_fail --code=2 llm-dedup --outdir x A
+'
+
+test_done
