@@ -27,9 +27,10 @@
 #include "tool.h"
 
 static const char usage[] =
-	"usage: llm-shard [options] -o DIR [file ...]\n"
-	"       llm-shard --info|--verify file ...\n"
-	"       llm-shard --dump [--format tokens|jsonl] [-o FILE] file ...\n"
+	"usage: llm-shard [options] -o dir [file ...]\n"
+	"       llm-shard --info file ...\n"
+	"       llm-shard --verify file ...\n"
+	"       llm-shard --dump [options] file ...\n"
 	"\n"
 	"Write token streams as shards plus DIR/manifest.json (or export them), or inspect,\n"
 	"verify and dump shards and manifests. With no input file, or -, read standard input.\n"
