@@ -235,6 +235,7 @@ int main(int argc, char **argv)
 	llm_run_count(s.run, "confused", s.k.confused);
 	llm_run_count(s.run, "tokens_changed", s.k.changed);
 	llm_run_count(s.run, "tokens", s.k.tokens);
+	llm_run_count(s.run, "tokens_in_noised_docs", s.k.tokens_noised);
 	if (s.bad_meta)
 		llm_run_count(s.run, "unparsable_metadata", s.bad_meta);
 	llm_json_rec_release(&s.rec);

@@ -2,7 +2,9 @@
 """Token streams for the llm-noise and llm-shard tests (llmkit-formats(5), TOKEN STREAM).
 
   tokstream.py gen [--docs N] [--vocab V] [--seed S] [--noised] [--eos ID] [--no-ids]
-                   [--domains a,b] [--maxlen L] [--lenscale a:L,b:L]      stream on stdout
+                   [--domains a,b] [--maxlen L] [--lenscale a:L,b:L] [--tid N]
+                   [--plant ID]  (ID first in every document)
+                                           a stream on stdout
   tokstream.py reverse IN                  the records of IN in reverse order, on stdout
   tokstream.py head IN K                   the header and the first K records, on stdout
   tokstream.py json IN                     one JSON line per record: meta, tokens, inputs
@@ -52,7 +54,8 @@ def write(hdr, recs):
 
 def gen(args):
     opts = {'--docs': '1000', '--vocab': '50257', '--seed': '1', '--eos': '-1',
-            '--domains': 'web,news,code', '--maxlen': '300', '--lenscale': ''}
+            '--domains': 'web,news,code', '--maxlen': '300', '--lenscale': '',
+            '--tid': '4660', '--plant': '-1'}
     flags = set()
     i = 0
     while i < len(args):
@@ -72,6 +75,8 @@ def gen(args):
         dom = doms[d % len(doms)]
         n = rng.randrange(scale.get(dom, int(opts['--maxlen'])))
         toks = [rng.randrange(vocab) for _ in range(n)]
+        if int(opts['--plant']) >= 0:
+            toks = [int(opts['--plant'])] + toks
         if eos >= 0:
             toks = [t if t != eos else 0 for t in toks]
             if d % 2 == 0:
@@ -82,7 +87,7 @@ def gen(args):
         inputs = [rng.randrange(vocab) for _ in toks] if '--noised' in flags else None
         recs.append((json.dumps(meta).encode(), toks, inputs))
     width = 2 if vocab <= 65536 else 4
-    write((1, width, vocab, 1 if '--noised' in flags else 0, 0x1234), recs)
+    write((1, width, vocab, 1 if '--noised' in flags else 0, int(opts['--tid'])), recs)
 
 
 def sketch(path, alpha):
