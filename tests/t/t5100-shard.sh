@@ -1,0 +1,250 @@
+#!/bin/sh
+test_description='llm-shard: round trip, split, truncation, corruption, atomicity, exports'
+. "$(dirname "$0")/../lib.sh"
+
+TS="python3 $TESTDATA/shard/tokstream.py"
+
+test_expect_success PYTHON 'setup: token streams (half the documents end with EOS)' '
+	$TS gen --docs 2000 --eos 50256 >corpus.tok &&
+	$TS gen --docs 3000 --eos 50256 --lenscale web:100,news:1000,code:300 --seed 2 >mixed.tok &&
+	$TS gen --docs 500 --eos 50256 --noised --seed 3 >noised.tok
+'
+
+test_expect_success PYTHON 'round trip: --dump gives back the stream byte for byte' '
+	llm-shard -o rt --val-fraction 0 --eos 50256 corpus.tok &&
+	test -f rt/train-00000.bin && test -f rt/manifest.json && ! test -e rt/val-00000.bin &&
+	llm-shard --dump rt/manifest.json >back.tok &&
+	cmp corpus.tok back.tok &&
+	llm-shard --dump rt/train-00000.bin >back2.tok &&
+	cmp corpus.tok back2.tok
+'
+
+test_expect_success PYTHON 'round trip of noised inputs, and to JSONL' '
+	llm-shard -o rn --val-fraction 0 --eos 50256 noised.tok &&
+	llm-shard --dump -o back.tok rn/manifest.json &&
+	cmp noised.tok back.tok &&
+	llm-shard --dump --format jsonl rn/manifest.json >back.jsonl &&
+	$TS json noised.tok >want.json &&
+	python3 - <<-\EOF
+	import json
+	for w, g in zip(open("want.json"), open("back.jsonl")):
+	    w, g = json.loads(w), json.loads(g)
+	    meta = json.loads(w["meta"])
+	    assert g["tokens"] == w["tokens"] and g["inputs"] == w["inputs"]
+	    assert all(g[k] == v for k, v in meta.items())
+	EOF
+'
+
+test_expect_success PYTHON 'shards hold each document once, ending in EOS; rotation by size' '
+	llm-shard -o small --val-fraction 0 --eos 50256 --shard-size 64K corpus.tok &&
+	ls small/train-*.bin >list && test_line_count -gt 5 list &&
+	for f in small/train-*.bin; do test $(wc -c <$f) -le 65536 || exit 1; done &&
+	llm-shard --dump small/manifest.json >back.tok &&
+	cmp corpus.tok back.tok &&
+	llm-shard --verify small/manifest.json >ok.txt &&
+	test_line_count = $(wc -l <list) ok.txt &&
+	python3 - <<-\EOF
+	import glob, struct
+	for f in glob.glob("small/train-*.bin"):
+	    d = open(f, "rb").read()
+	    docs, ntok = struct.unpack_from("<QQ", d, 32)
+	    toff = struct.unpack_from("<Q", d, 64 + 8)[0]
+	    ooff = struct.unpack_from("<Q", d, 96 + 8)[0]
+	    offs = struct.unpack_from("<%dQ" % (docs + 1), d, ooff)
+	    for e in offs[1:]:
+	        assert struct.unpack_from("<H", d, toff + 2 * (e - 1))[0] == 50256
+	EOF
+'
+
+test_expect_success PYTHON 'split by document id: deterministic, disjoint, order independent' '
+	llm-shard -o s1 --val-fraction 0.3 --eos 50256 corpus.tok &&
+	llm-shard -o s2 --val-fraction 0.3 --eos 50256 corpus.tok &&
+	cmp s1/train-00000.bin s2/train-00000.bin && cmp s1/val-00000.bin s2/val-00000.bin &&
+	$TS reverse corpus.tok >rev.tok &&
+	llm-shard -o s3 --val-fraction 0.3 --eos 50256 --shard-size 32K rev.tok &&
+	for d in s1 s3; do
+		for sp in train val; do
+			llm-shard --dump --format jsonl $d/$sp-*.bin | sed "s/.*\"id\": \"\([^\"]*\)\".*/\1/" |
+				sort >$d.$sp || exit 1
+		done
+	done &&
+	test_cmp s1.val s3.val && test_cmp s1.train s3.train &&
+	test -z "$(comm -12 s1.train s1.val)" &&
+	test $(cat s1.train s1.val | wc -l) = 2000 &&
+	n=$(wc -l <s1.val) && test $n -gt 520 && test $n -lt 680 &&
+	llm-shard -o s4 --val-fraction 0.3 --seed 1 --eos 50256 corpus.tok &&
+	! cmp -s s1/val-00000.bin s4/val-00000.bin
+'
+
+test_expect_success PYTHON 'a flipped byte is reported with its section and shard (exit 1)' '
+	cp -r rt bad &&
+	off=$(llm-shard --info bad/train-00000.bin | awk "/section meta /{print \$4}") &&
+	printf "X" | dd of=bad/train-00000.bin bs=1 seek=$((off + 10)) conv=notrunc 2>/dev/null &&
+	test_must_fail llm-shard --verify bad/train-00000.bin >out 2>err &&
+	grep "bad/train-00000.bin: section .meta.: checksum mismatch" err &&
+	test_must_fail llm-shard --verify bad/manifest.json >out 2>err &&
+	grep "bad/train-00000.bin: section .meta.: checksum mismatch" err &&
+	cp rt/train-00000.bin bad/ &&
+	printf "\377" | dd of=bad/train-00000.bin bs=1 seek=5000 conv=notrunc 2>/dev/null &&
+	test_must_fail llm-shard --verify bad/manifest.json >out 2>err &&
+	grep "section .tokens.: checksum mismatch" err &&
+	cp rt/train-00000.bin bad/ &&
+	printf "\377" | dd of=bad/train-00000.bin bs=1 seek=17 conv=notrunc 2>/dev/null &&
+	test_must_fail llm-shard --info bad/train-00000.bin >out 2>err &&
+	grep "bad/train-00000.bin: header: checksum mismatch" err
+'
+
+test_expect_success PYTHON 'a valid shard that is not the one in the manifest is caught' '
+	cp -r s1 swap && cp swap/val-00000.bin swap/train-00000.bin &&
+	llm-shard --verify swap/train-00000.bin &&
+	test_must_fail llm-shard --verify swap/manifest.json >out 2>err &&
+	grep "swap/train-00000.bin: differs from its manifest" err
+'
+
+test_expect_success PYTHON 'killed llm-shard leaves no shard or manifest under its final name' '
+	$TS head corpus.tok 1500 >part.tok &&
+	for sig in KILL TERM INT; do
+		rm -rf k fifo && mkdir k && mkfifo fifo &&
+		{ (cat part.tok; sleep 2) >fifo & } &&
+		{ llm-shard -o k --val-fraction 0 --eos 50256 fifo 2>/dev/null & } &&
+		pid=$! && sleep 1 && kill -$sig $pid && { wait $pid; test $? -gt 128; } &&
+		wait &&
+		! ls k/train-00000.bin k/manifest.json 2>/dev/null &&
+		test -z "$(ls -A k)" || exit 1
+	done
+'
+
+test_expect_success PYTHON 'truncation from a first pass, a spooled pipe and saved sketches agree' '
+	llm-shard -o t1 --val-fraction 0 --eos 50256 --truncate-quantile 0.9 --stats t1.json mixed.tok &&
+	cat mixed.tok | llm-shard -o t2 --val-fraction 0 --eos 50256 --truncate-quantile 0.9 &&
+	$TS sketch mixed.tok 0.005 >sk.json &&
+	llm-shard -o t3 --val-fraction 0 --eos 50256 --truncate-quantile 0.9 --sketches sk.json \
+		<mixed.tok &&
+	test -z "$(ls -A t2 | grep -v "^train-\|^manifest.json")" &&
+	for d in t1 t2 t3; do llm-shard --info $d/manifest.json | grep "cut at" >$d.cut || exit 1; done &&
+	test_line_count = 3 t1.cut && test_cmp t1.cut t2.cut && test_cmp t1.cut t3.cut &&
+	cmp t1/train-00000.bin t3/train-00000.bin &&
+	llm-shard --dump --format jsonl t1/manifest.json >cut.jsonl &&
+	$TS json mixed.tok >full.json &&
+	python3 - <<-\EOF
+	import json, math
+	st = json.load(open("t1.json"))
+	cut = st["truncate_at"]
+	lens = {}
+	for l in open("full.json"):
+	    r = json.loads(l)
+	    lens.setdefault(json.loads(r["meta"])["domain"], []).append(len(r["tokens"]))
+	ntrunc = 0
+	for dom, v in lens.items():
+	    v.sort()
+	    exact = v[math.ceil(0.9 * len(v)) - 1]
+	    assert abs(cut[dom] - exact) <= 0.005 * exact + 1, (dom, cut[dom], exact)
+	    over = sum(x > cut[dom] for x in v)
+	    assert st["domains"][dom]["counters"]["truncated"] == over
+	    assert st["domains"][dom]["counters"]["truncated_tokens"] == sum(x - cut[dom] for x in v if x > cut[dom])
+	    ntrunc += over
+	assert cut["web"] < cut["code"] < cut["news"], cut
+	assert st["counters"]["truncated"] == ntrunc
+	for w, g in zip(open("full.json"), open("cut.jsonl")):
+	    w, g = json.loads(w), json.loads(g)
+	    c = cut[g["domain"]]
+	    assert g["tokens"] == w["tokens"][:c], g["id"]
+	EOF
+'
+
+test_expect_success PYTHON 'exports match Megatron, llm.c and nanoGPT layouts' '
+	llm-shard -o ref --val-fraction 0.2 --eos 50256 corpus.tok &&
+	llm-shard --dump --format jsonl ref/train-00000.bin >ref.train &&
+	llm-shard --dump --format jsonl ref/val-00000.bin >ref.val &&
+	python3 - <<-\EOF &&
+	import json
+	for sp in ("train", "val"):
+	    with open("want." + sp, "w") as out, open("ref." + sp) as f:
+	        for l in f:
+	            t = json.loads(l)["tokens"]
+	            out.write(json.dumps(t if t[-1:] == [50256] else t + [50256]) + "\n")
+	EOF
+	llm-shard --format megatron -o mg --val-fraction 0.2 --eos 50256 corpus.tok &&
+	ls mg >files && printf "train.bin\ntrain.idx\nval.bin\nval.idx\n" >want && test_cmp want files &&
+	$TS megatron mg/train >got.train && test_cmp want.train got.train &&
+	$TS megatron mg/val >got.val && test_cmp want.val got.val &&
+	llm-shard --format llmc -o lc --val-fraction 0.2 --eos 50256 corpus.tok &&
+	$TS llmc lc/train_000000.bin >got &&
+	python3 -c "import json; print(json.dumps([t for l in open(\"want.train\") for t in json.loads(l)]))" >flat &&
+	test_cmp flat got &&
+	llm-shard --format raw -o raw --val-fraction 0.2 --eos 50256 noised.tok 2>err &&
+	grep "noised inputs are not exported" err &&
+	test $(($(wc -c <raw/train.bin) + $(wc -c <raw/val.bin))) -gt 0 &&
+	llm-shard --format llmc -o lc2 --shard-size 64K --val-fraction 0 --eos 50256 corpus.tok &&
+	ls lc2/train_*.bin >l && test_line_count -gt 5 l
+'
+
+test_expect_success PYTHON 'a stream without records gives a manifest without shards' '
+	$TS gen --docs 0 >empty.tok &&
+	llm-shard -o e empty.tok &&
+	grep "\"shards\": \[\]" e/manifest.json && ! ls e/*.bin 2>/dev/null
+'
+
+test_expect_success PYTHON 'a truncated stream: earlier documents kept, exit 1 naming the record' '
+	head -c 100000 corpus.tok >cut.tok &&
+	test_must_fail llm-shard -o tr --val-fraction 0 cut.tok 2>err &&
+	grep "cut.tok: record [0-9]* at byte [0-9]*" err &&
+	llm-shard --verify tr/manifest.json
+'
+
+test_expect_success PYTHON 'records in = out, per-domain counts in --stats and the manifest' '
+	llm-shard -o st --val-fraction 0.1 --eos 50256 --stats stats.json corpus.tok &&
+	python3 - <<-\EOF
+	import json
+	s = json.load(open("stats.json")); m = json.load(open("st/manifest.json"))
+	assert s["records_in"] == s["records_out"] == 2000 and s["records_rejected"] == 0
+	assert s["counters"]["val"] == m["splits"]["val"]["documents"]
+	assert sum(d["train_documents"] + d["val_documents"] for d in m["domains"].values()) == 2000
+	assert sum(x["tokens"] for x in m["shards"]) == sum(m["splits"][k]["tokens"] for k in m["splits"])
+	assert m["eos_id"] == 50256 and m["tokenizer_id"] == "0000000000001234"
+	assert m["commands"][0].startswith("llm-shard -o st")
+	EOF
+'
+
+test_expect_success 'usage errors (exit 2)' '
+	test_must_fail --code=2 llm-shard </dev/null 2>err && grep "\-o DIR is required" err &&
+	test_must_fail --code=2 llm-shard -o x --format parquet </dev/null &&
+	test_must_fail --code=2 llm-shard --info </dev/null &&
+	test_must_fail --code=2 llm-shard --verify --format jsonl x </dev/null &&
+	test_must_fail --code=2 llm-shard -o x --sketches s.json </dev/null &&
+	test_must_fail --code=2 llm-shard -o x --val-fraction 1.5 </dev/null &&
+	test_must_fail --code=2 llm-shard -o x --shard-size 1K </dev/null
+'
+
+test_expect_success 'runtime errors (exit 1): missing, unreadable, not a shard, full disk' '
+	test_must_fail llm-shard --info nosuch.bin 2>err && grep "nosuch.bin" err &&
+	: >zero.tok && test_must_fail llm-shard -o z zero.tok 2>err &&
+	grep "zero.tok: empty or truncated token stream header" err &&
+	echo "{}" >m.json && test_must_fail llm-shard --verify m.json 2>err &&
+	grep "m.json: not an llmkit shard manifest" err
+'
+
+test_expect_success PYTHON 'dump to a full disk (exit 1)' '
+	test_must_fail llm-shard --dump -o /dev/full rt/manifest.json 2>err && grep "/dev/full" err
+'
+
+test_expect_success NOT_ROOT,PYTHON 'an unreadable input (exit 1)' '
+	cp corpus.tok locked.tok && chmod 000 locked.tok &&
+	test_must_fail llm-shard -o u locked.tok 2>err && grep "locked.tok" err
+'
+
+test_expect_success PYTHON 'the EXAMPLES of llm-shard(1)' '
+	$TS sketch corpus.tok 0.005 >tokenize-stats.json &&
+	rm -rf shards megatron llmc &&
+	llm-shard -o shards --eos 50256 corpus.tok &&
+	llm-shard -o shards --eos 50256 --truncate-quantile 0.995 \
+	    --sketches tokenize-stats.json corpus.tok &&
+	llm-shard --verify shards/manifest.json &&
+	llm-shard --info shards/manifest.json &&
+	llm-shard --dump --format jsonl shards/manifest.json >docs.jsonl &&
+	llm-shard --format megatron -o megatron --eos 50256 corpus.tok &&
+	llm-shard --format llmc -o llmc --eos 50256 corpus.tok &&
+	test_line_count = 2000 docs.jsonl
+'
+
+test_done
