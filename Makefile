@@ -38,6 +38,15 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -pthread -fno-strict-aliasing
 LDLIBS_DATA := -lzstd -lpcre2-8 -lxxhash -larchive
 LDLIBS_BASE := -lm -lpthread
 
+# Quiet build lines ("CC lib/io.c"); V=1 shows the commands.
+ifneq ($(V),1)
+  Q_CC = @echo "  CC      $<";
+  Q_FUZZ = @echo "  CC-FUZZ $<";
+  Q_NVCC = @echo "  NVCC    $<";
+  Q_LD = @echo "  LD      $@";
+  Q_AR = @echo "  AR      $@";
+endif
+
 # Sanitizer builds live in their own tree so that switching SAN never mixes objects.
 ifeq ($(SAN),1)
   ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -55,7 +64,8 @@ $(B)/config.mk: $(B)/config.vars mk/probe.sh
 -include $(B)/config.mk
 
 CPPFLAGS += $(PROBE_CPPFLAGS)
-LDLIBS   := -Wl,--as-needed $(PROBE_LDLIBS) $(LDLIBS_DATA) $(LDLIBS_BASE)
+LDFLAGS  += -Wl,--as-needed
+LDLIBS   := $(PROBE_LDLIBS) $(LDLIBS_DATA) $(LDLIBS_BASE)
 
 LIB_SRC   := $(sort $(wildcard lib/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
@@ -72,7 +82,7 @@ CU_SRC    := $(sort $(wildcard kernels/*.cu))
 CU_OBJ    := $(CU_SRC:%.cu=$(B)/%.o)
 MAN_PAGES := $(sort $(wildcard man/man1/*.1 man/man5/*.5))
 
-ifeq ($(HAVE_CUDA),1)
+ifeq ($(HAVE_CUDA)$(if $(CU_SRC),1),11)
   LIBCUDA := $(B)/libllmcuda.a
   CUDA_LDLIBS := $(LIBCUDA) $(PROBE_CUDA_LDLIBS)
 endif
@@ -88,15 +98,15 @@ lib/libllm.a: $(LIBLLM)
 
 $(B)/%.o: %.c $(B)/config.mk
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q_CC)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 $(LIBLLM): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q_AR)ar rcs $@ $^
 
 $(B)/kernels/%.o: kernels/%.cu $(B)/config.mk
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCCFLAGS) -Ilib -c $< -o $@
+	$(Q_NVCC)$(NVCC) $(NVCCFLAGS) -Ilib -c $< -o $@
 
 $(LIBCUDA): $(CU_OBJ)
 	@rm -f $@
@@ -104,11 +114,11 @@ $(LIBCUDA): $(CU_OBJ)
 
 bin/%: $(B)/tools/%.o $(TOOLSUP_OBJ) $(LIBLLM) $(LIBCUDA)
 	@mkdir -p bin
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(TOOLSUP_OBJ) $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
+	$(Q_LD)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(TOOLSUP_OBJ) $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
 
 $(B)/unit/%: $(B)/tests/unit/%.o $(LIBLLM) $(LIBCUDA)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
+	$(Q_LD)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
 
 # Fuzz targets: a replay binary (any compiler, runs the committed corpus) and, with clang's
 # libFuzzer, a coverage-guided binary built against its own instrumented copy of lib/.
@@ -124,13 +134,13 @@ FUZZ_CFLAGS := -std=c11 -O1 -g -pthread -fsanitize=fuzzer-no-link,address,undefi
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FZ)/%.o)
 $(FZ)/%.o: %.c
 	@mkdir -p $(@D)
-	clang $(CPPFLAGS) $(PROBE_CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
+	$(Q_FUZZ)clang $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
 $(FZ)/libllm.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 $(FZ)/bin/%: $(FZ)/tests/fuzz/%.o $(FZ)/libllm.a
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+	$(Q_LD)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
 FUZZERS := $(FUZZ_SRC:tests/fuzz/%.c=$(FZ)/bin/%)
 
 # The whole suite: unit tests, shell tests, fuzz replay (and a short libFuzzer run where clang

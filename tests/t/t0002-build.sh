@@ -1,0 +1,52 @@
+#!/bin/sh
+test_description='build probes, make deps, make install'
+. "$(dirname "$0")/../lib.sh"
+
+probe() { CC=${CC:-cc} NVCC=${NVCC-} CUDA=${CUDA:-auto} BLAS=${BLAS:-auto} MPI=${MPI:-auto} sh "$TOP/mk/probe.sh" . ; }
+
+test_expect_success 'CUDA=1 without nvcc fails loudly' '
+	test_must_fail env NVCC=/nonexistent/nvcc CUDA=1 sh -c "CC=cc BLAS=0 MPI=0 sh $TOP/mk/probe.sh ." >out 2>err &&
+	test_grep "CUDA=1 but nvcc was not found" err
+'
+
+test_expect_success 'CUDA=auto without nvcc builds for the CPU' '
+	NVCC= CUDA=auto BLAS=0 MPI=0 probe >out 2>err &&
+	test_grep "HAVE_CUDA := 0" out && test_grep "probe: CUDA: nvcc not found" err
+'
+
+test_expect_success 'CUDA=0, BLAS=0, MPI=0 turn the features off' '
+	CUDA=0 BLAS=0 MPI=0 probe >out 2>err &&
+	test_grep "HAVE_CUDA := 0" out && test_grep "HAVE_BLAS := 0" out && test_grep "HAVE_MPI := 0" out
+'
+
+test_expect_success 'BLAS=1 and MPI=1 find what make deps installs' '
+	CUDA=0 BLAS=1 MPI=1 probe >out 2>err &&
+	test_grep "HAVE_BLAS := 1" out && test_grep "HAVE_MPI := 1" out &&
+	test_grep "probe: BLAS: OpenBLAS" err
+'
+
+test_expect_success 'BLAS=1 fails loudly when cblas.h cannot be found' '
+	test_must_fail env CC="cc -nostdinc" CUDA=0 BLAS=1 MPI=0 sh $TOP/mk/probe.sh . >out 2>err &&
+	test_grep "BLAS=1 but OpenBLAS" err
+'
+
+test_expect_success 'nvcc present: the probe finds it and the kernels compiled' '
+	nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null);
+	if test -n "$nvcc"; then
+		NVCC=$nvcc CUDA=auto BLAS=0 MPI=0 probe >out 2>err && test_grep "HAVE_CUDA := 1" out &&
+		{ test -z "$(ls $TOP/kernels/*.cu 2>/dev/null)" || test -f "$TOP/$B/libllmcuda.a"; }
+	fi
+'
+
+test_expect_success 'make deps is quiet when everything is installed' '
+	sh $TOP/mk/deps.sh >out 2>&1 && test_must_fail test -s out
+'
+
+test_expect_success 'make install puts programs and man pages under PREFIX' '
+	make -s -C "$TOP" install PREFIX="$TRASH/inst" >out 2>&1 &&
+	test -x inst/bin/llm-cat && test -f inst/share/man/man1/llm-cat.1 &&
+	test -f inst/share/man/man5/llmkit-formats.5 &&
+	inst/bin/llm-cat --version >v && test_grep "llm-cat (llmkit)" v
+'
+
+test_done
