@@ -243,7 +243,7 @@ struct llm_model {
 	int cap_B, cap_T;
 	float *acts;
 	layer_acts *la;
-	float *res_final, *lnf, *rstdf, *logits, *losses;
+	float *res_final, *lnf, *rstdf, *logits, *losses, *lse;
 	int32_t *inputs, *targets, *pos;
 	/* backward scratch */
 	float *d_res, *d_ln, *d_attn, *d_q, *d_k, *d_v, *d_i1, *d_i2, *d_i3, *d_scratch;
@@ -380,7 +380,7 @@ static void ensure_acts(llm_model *m, int B, int T)
 	       kvd = (size_t)m->KVH * m->D, att = (size_t)B * m->H * T * T;
 	size_t per_layer = 4 * N * C + 2 * N + 2 * N * qd + 2 * N * kvd + att + 3 * N * I;
 	size_t big = N * (qd > I ? qd : I);
-	size_t total = (size_t)m->L * per_layer + 2 * N * C + N + N * m->V + N + /* forward */
+	size_t total = (size_t)m->L * per_layer + 2 * N * C + N + N * m->V + 2 * N + /* forward */
 	               2 * N * C + N * qd + N * qd + 2 * N * kvd + 3 * big + (size_t)T * T;
 	m->acts = llm_malloc(total * sizeof(float));
 	m->la = llm_calloc((size_t)m->L, sizeof *m->la);
@@ -408,6 +408,7 @@ static void ensure_acts(llm_model *m, int B, int T)
 	m->rstdf = TAKE(N);
 	m->logits = TAKE(N * m->V);
 	m->losses = TAKE(N);
+	m->lse = TAKE(N);
 	m->d_res = TAKE(N * C);
 	m->d_ln = TAKE(N * C);
 	m->d_attn = TAKE(N * qd);
@@ -492,7 +493,7 @@ int llm_model_forward(llm_model *m, const int32_t *inputs, const int32_t *target
 	if (!targets)
 		return LLM_OK;
 	memcpy(m->targets, targets, N * sizeof *targets);
-	llm_xent_fwd(m->losses, m->logits, targets, (int)N, m->V);
+	llm_xent_fwd(m->losses, m->lse, m->logits, targets, (int)N, m->V);
 	double sum = 0;
 	int64_t cnt = 0;
 	for (size_t n = 0; n < N; n++)
@@ -518,7 +519,7 @@ void llm_model_backward(llm_model *m, float scale)
 	/* dloss per row: scale, reusing the losses buffer. */
 	for (int n = 0; n < N; n++)
 		m->losses[n] = scale;
-	llm_xent_bwd(m->logits, m->logits, m->targets, m->losses, N, m->V);
+	llm_xent_bwd(m->logits, m->logits, m->lse, m->targets, m->losses, N, m->V);
 	memset(m->d_ln, 0, NC * sizeof(float));
 	llm_matmul_bwd(m->d_ln, lm_head(m, m->grads), m->logits, m->lnf, lm_head(m, m->params), N, C,
 	               m->V);

@@ -334,16 +334,20 @@ static float row_logsumexp(const float *x, int V)
 	return mx + (float)log(s);
 }
 
-void llm_xent_fwd(float *losses, const float *logits, const int32_t *targets, int N, int V)
+void llm_xent_fwd(float *losses, float *lse, const float *logits, const int32_t *targets, int N,
+                  int V)
 {
 	for (int n = 0; n < N; n++) {
 		const float *x = logits + (size_t)n * V;
-		losses[n] = targets[n] < 0 ? 0 : row_logsumexp(x, V) - x[targets[n]];
+		float l = row_logsumexp(x, V);
+		if (lse)
+			lse[n] = l;
+		losses[n] = targets[n] < 0 ? 0 : l - x[targets[n]];
 	}
 }
 
-void llm_xent_bwd(float *dlogits, const float *logits, const int32_t *targets, const float *dloss,
-                  int N, int V)
+void llm_xent_bwd(float *dlogits, const float *logits, const float *lse, const int32_t *targets,
+                  const float *dloss, int N, int V)
 {
 	for (int n = 0; n < N; n++) {
 		const float *x = logits + (size_t)n * V;
@@ -352,9 +356,9 @@ void llm_xent_bwd(float *dlogits, const float *logits, const int32_t *targets, c
 			memset(d, 0, (size_t)V * sizeof *d);
 			continue;
 		}
-		float lse = row_logsumexp(x, V), g = dloss[n];
+		float l = lse ? lse[n] : row_logsumexp(x, V), g = dloss[n];
 		for (int j = 0; j < V; j++)
-			d[j] = expf(x[j] - lse) * g;
+			d[j] = expf(x[j] - l) * g;
 		d[targets[n]] -= g;
 	}
 }

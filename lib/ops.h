@@ -102,11 +102,14 @@ void llm_residual_fwd(float *out, const float *a, const float *b, size_t n);
 /*
  * Softmax cross-entropy over logits[N,V]: losses[n] = logsumexp(logits[n]) - logits[n][t],
  * t = targets[n]; a target < 0 is ignored (loss 0, no gradient). Targets must be < V.
- * Backward: dlogits[n] = (softmax(logits[n]) - onehot(t)) * dloss[n], OVERWRITTEN (not added);
- * dlogits may alias logits, so the largest activation of the model needs one buffer.
+ * lse[N] (may be NULL) receives logsumexp(logits[n]) so the backward need not recompute it.
+ * Backward: dlogits[n] = (softmax(logits[n]) - onehot(t)) * dloss[n], OVERWRITTEN (not added),
+ * with softmax = exp(logits - lse) from the forward's lse (NULL: recomputed); dlogits may
+ * alias logits, so the largest activation of the model needs one buffer.
  */
-void llm_xent_fwd(float *losses, const float *logits, const int32_t *targets, int N, int V);
-void llm_xent_bwd(float *dlogits, const float *logits, const int32_t *targets, const float *dloss,
-                  int N, int V);
+void llm_xent_fwd(float *losses, float *lse, const float *logits, const int32_t *targets, int N,
+                  int V);
+void llm_xent_bwd(float *dlogits, const float *logits, const float *lse, const int32_t *targets,
+                  const float *dloss, int N, int V);
 
 #endif

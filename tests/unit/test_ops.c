@@ -486,7 +486,7 @@ static void xe_grad(float *g, const double *x, const void *ctx)
 {
 	/* In place, as the model uses it: the logits buffer becomes the gradient. */
 	float *f = to_f32(x, XE_N * XE_V), *r = to_f32(xe_r, XE_N);
-	llm_xent_bwd(f, f, xe_t, r, XE_N, XE_V);
+	llm_xent_bwd(f, f, NULL, xe_t, r, XE_N, XE_V);
 	memcpy(g, f, XE_N * XE_V * sizeof *g);
 	free(f);
 	free(r);
@@ -498,11 +498,19 @@ static void test_xent(void)
 	fill(x, XE_N * XE_V, 5);
 	x[2 * XE_V] = 80; /* large logits must not overflow */
 	fill(xe_r, XE_N, 1);
-	float *f = to_f32(x, XE_N * XE_V), loss[XE_N];
-	llm_xent_fwd(loss, f, xe_t, XE_N, XE_V);
+	float *f = to_f32(x, XE_N * XE_V), loss[XE_N], lse[XE_N];
+	llm_xent_fwd(loss, lse, f, xe_t, XE_N, XE_V);
 	for (int n = 0; n < XE_N; n++)
 		CHECK_NEAR(loss[n], xe_ref(x, n), 1e-5);
 	CHECK(loss[1] == 0);
+	/* The backward from the forward's lse equals the one that recomputes it. */
+	float *r = to_f32(xe_r, XE_N), *g1 = to_f32(x, XE_N * XE_V), *g2 = to_f32(x, XE_N * XE_V);
+	llm_xent_bwd(g1, g1, lse, xe_t, r, XE_N, XE_V);
+	llm_xent_bwd(g2, g2, NULL, xe_t, r, XE_N, XE_V);
+	CHECK(memcmp(g1, g2, XE_N * XE_V * sizeof *g1) == 0);
+	free(r);
+	free(g1);
+	free(g2);
 	free(f);
 	op_case c = { XE_N * XE_V, xe_loss, xe_grad, NULL };
 	CHECK(check_grad(&c, x) < 1e-4);
