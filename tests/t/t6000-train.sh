@@ -40,6 +40,13 @@ test_expect_success 'presets and their parameter counts' '
 	grep "^tiny " out && grep "^1b .* 1100048384$" out
 '
 
+test_expect_success 'the man page examples that need no shards run' '
+	sed -n "/^\.Sh EXAMPLES/,/^\.Sh/p" "$TOP/man/man1/llm-train.1" |
+		grep -e "^llm-train --smoke" -e "^llm-train --list-models" >examples &&
+	test_line_count = 2 examples &&
+	sh -e examples >out 2>err && grep "^compare: identical$" out && grep "^small " out
+'
+
 test_expect_success 'smoke loop: load, train, eval, checkpoint, resume, compare' '
 	llm-train --smoke --run-dir smoke >out 2>err &&
 	grep "^  model.layers.1.mlp.down_proj.weight  *F32 \[32, 64\]$" out &&
