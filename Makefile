@@ -89,6 +89,7 @@ endif
 
 .PHONY: all deps check test check-gpu demo bench fuzz install clean lint-man
 .DELETE_ON_ERROR:
+.SECONDARY:
 
 all: $(TOOLS) lib/libllm.a $(LIBCUDA)
 
@@ -149,9 +150,10 @@ test: all $(UNITS) $(FUZZ_REPLAY) $(if $(filter 1,$(HAVE_LIBFUZZER)),$(FUZZERS))
 	@B=$(B) HAVE_LIBFUZZER=$(HAVE_LIBFUZZER) HAVE_CUDA=$(HAVE_CUDA) HAVE_MPI=$(HAVE_MPI) \
 	  SAN=$(SAN) sh tests/run.sh
 
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check:
 	@sh mk/deps.sh
-	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory -j$(JOBS) test
 
 check-gpu: all
 	@sh tests/gpu/run-checks.sh
