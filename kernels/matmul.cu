@@ -1,0 +1,191 @@
+/*
+ * matmul.cu — llm_gemm and llm_matmul_fwd/bwd on cuBLASLt (gpu.h).
+ *
+ * cuBLASLt is column-major; a row-major X[r,c] with row stride ld is the column-major X^T with
+ * the same leading dimension, so row-major D = op(A) op(B) is computed as the column-major
+ * D^T = op(B)^T op(A)^T: the operands swap and the transpose flags keep their meaning.
+ *
+ * Accumulation is always fp32 (CUBLAS_COMPUTE_32F: true fp32 for fp32 operands, not TF32, so
+ * the fp32 check against the CPU holds at 1e-5). The algorithm comes from cuBLASLt's heuristic
+ * and is cached per shape: asking costs tens of microseconds, a model has a few dozen shapes.
+ */
+#include <cublasLt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common.cuh"
+
+enum { WORKSPACE = 32 << 20, CACHE = 128 }; /* Hopper wants 32 MiB for its best kernels */
+
+static cublasLtHandle_t g_lt;
+static void *g_ws;
+
+typedef struct {
+	int ta, tb, M, N, K, lda, ldb, ldc, ldd, ab, cd, det, beta0;
+	cublasLtMatmulAlgo_t algo;
+	int used;
+} algo_entry;
+static algo_entry g_cache[CACHE];
+static int g_cache_next;
+
+static int lt_check(cublasStatus_t s, const char *what, int line)
+{
+	if (s == CUBLAS_STATUS_SUCCESS)
+		return LLM_OK;
+	char err[64];
+	snprintf(err, sizeof err, "cuBLAS status %d", (int)s);
+	return llm_cuda_report(s == CUBLAS_STATUS_ALLOC_FAILED ? LLM_ENOMEM
+	                       : s == CUBLAS_STATUS_NOT_SUPPORTED ? LLM_EUNSUPPORTED
+	                                                          : LLM_EINTERNAL,
+	                       what, err, __FILE__, line);
+}
+
+#define LT_TRY(call)                                                     \
+	do {                                                             \
+		int rc_ = lt_check((call), #call, __LINE__);             \
+		if (rc_) {                                               \
+			rc = rc_;                                        \
+			goto out;                                        \
+		}                                                        \
+	} while (0)
+
+int llm_cuda_blas_init(void)
+{
+	int rc = lt_check(cublasLtCreate(&g_lt), "cublasLtCreate", __LINE__);
+	if (rc)
+		return rc;
+	CUDA_TRY(cudaMalloc(&g_ws, WORKSPACE));
+	memset(g_cache, 0, sizeof g_cache);
+	return LLM_OK;
+}
+
+void llm_cuda_blas_shutdown(void)
+{
+	cudaFree(g_ws);
+	g_ws = NULL;
+	if (g_lt)
+		cublasLtDestroy(g_lt);
+	g_lt = NULL;
+}
+
+static cudaDataType_t cuda_type(llm_dtype t)
+{
+	return t == LLM_DT_BF16 ? CUDA_R_16BF : t == LLM_DT_F16 ? CUDA_R_16F : CUDA_R_32F;
+}
+
+extern "C" int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, llm_dtype ab,
+                             const void *A, int lda, const void *B, int ldb, float beta,
+                             llm_dtype cd, const void *C, int ldc, void *D, int ldd)
+{
+	if (M <= 0 || N <= 0)
+		return LLM_OK;
+	if (!g_lt)
+		return llm_cuda_report(LLM_EINVAL, "gemm", "llm_cuda_init was not called", __FILE__,
+		                       __LINE__);
+	if (cd != ab && cd != LLM_DT_F32)
+		return llm_cuda_report(LLM_EUNSUPPORTED, "gemm", "output type must be the input type or fp32",
+		                       __FILE__, __LINE__);
+	if (!C || beta == 0) {
+		C = D;
+		ldc = ldd;
+	}
+	cublasLtMatmulDesc_t op = NULL;
+	cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL, ld = NULL;
+	cublasLtMatmulPreference_t pref = NULL;
+	int rc = LLM_OK;
+	/* Column-major view: m = N, n = M; first operand is B, second is A. */
+	cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+	int det = llm_cuda_deterministic(), beta0 = beta == 0;
+	LT_TRY(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+	LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb));
+	LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa));
+	/* Stored shapes (column-major rows x cols) of the two operands. */
+	LT_TRY(cublasLtMatrixLayoutCreate(&la, cuda_type(ab), tb ? K : N, tb ? N : K, ldb));
+	LT_TRY(cublasLtMatrixLayoutCreate(&lb, cuda_type(ab), ta ? M : K, ta ? K : M, lda));
+	LT_TRY(cublasLtMatrixLayoutCreate(&lc, cuda_type(cd), N, M, ldc));
+	LT_TRY(cublasLtMatrixLayoutCreate(&ld, cuda_type(cd), N, M, ldd));
+	{
+		algo_entry key;
+		memset(&key, 0, sizeof key);
+		key.ta = ta, key.tb = tb, key.M = M, key.N = N, key.K = K, key.lda = lda, key.ldb = ldb;
+		key.ldc = ldc, key.ldd = ldd, key.ab = ab, key.cd = cd, key.det = det, key.beta0 = beta0;
+		key.used = 1;
+		algo_entry *hit = NULL;
+		for (int i = 0; i < CACHE && !hit; i++)
+			if (g_cache[i].used && memcmp(&g_cache[i], &key, offsetof(algo_entry, algo)) == 0)
+				hit = &g_cache[i];
+		if (!hit) {
+			size_t ws = WORKSPACE;
+			LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
+			LT_TRY(cublasLtMatmulPreferenceSetAttribute(
+				pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+			if (det) {
+				/* In-place split-K adds partial products in an order fixed by counters;
+				 * the other schemes reduce through workspace in a fixed order too. Only
+				 * atomics-based reductions would vary, and none of these use them; the
+				 * mask keeps it that way should the heuristic grow new schemes. */
+				uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_INPLACE |
+				                CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE |
+				                CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
+				LT_TRY(cublasLtMatmulPreferenceSetAttribute(
+					pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask));
+			}
+			cublasLtMatmulHeuristicResult_t res;
+			int found = 0;
+			LT_TRY(cublasLtMatmulAlgoGetHeuristic(g_lt, op, la, lb, lc, ld, pref, 1, &res,
+			                                      &found));
+			if (!found) {
+				rc = llm_cuda_report(LLM_EUNSUPPORTED, "cublasLtMatmulAlgoGetHeuristic",
+				                     "no algorithm for this shape and type", __FILE__, __LINE__);
+				goto out;
+			}
+			hit = &g_cache[g_cache_next];
+			g_cache_next = (g_cache_next + 1) % CACHE;
+			*hit = key;
+			hit->algo = res.algo;
+		}
+		LT_TRY(cublasLtMatmul(g_lt, op, &alpha, B, la, A, lb, &beta, C, lc, D, ld, &hit->algo,
+		                      g_ws, WORKSPACE, STREAM));
+	}
+	{
+		cudaError_t e = cudaGetLastError();
+		if (e == cudaSuccess && llm_cuda_deterministic())
+			e = cudaStreamSynchronize(STREAM);
+		if (e != cudaSuccess)
+			rc = llm_cuda_check(e, "cublasLtMatmul", __FILE__, __LINE__);
+	}
+out:
+	if (pref)
+		cublasLtMatmulPreferenceDestroy(pref);
+	if (ld)
+		cublasLtMatrixLayoutDestroy(ld);
+	if (lc)
+		cublasLtMatrixLayoutDestroy(lc);
+	if (lb)
+		cublasLtMatrixLayoutDestroy(lb);
+	if (la)
+		cublasLtMatrixLayoutDestroy(la);
+	if (op)
+		cublasLtMatmulDescDestroy(op);
+	return rc;
+}
+
+extern "C" int llm_cuda_matmul_fwd(llm_dtype t, llm_dtype ot, void *out, float beta,
+                                   const void *inp, const void *w, int N, int K, int M)
+{
+	return llm_cuda_gemm(0, 1, N, M, K, 1.0f, t, inp, K, w, K, beta, ot, out, M, out, M);
+}
+
+extern "C" int llm_cuda_matmul_bwd(llm_dtype t, llm_dtype dt_in, void *dinp, float beta_in,
+                                   float *dw, const void *dout, const void *inp, const void *w,
+                                   int N, int K, int M)
+{
+	int rc;
+	if (dinp && (rc = llm_cuda_gemm(0, 0, N, K, M, 1.0f, t, dout, M, w, K, beta_in, dt_in, dinp, K,
+	                                dinp, K)))
+		return rc;
+	if (dw && (rc = llm_cuda_gemm(1, 0, M, K, N, 1.0f, t, dout, M, inp, K, 1.0f, LLM_DT_F32, dw, K,
+	                              dw, K)))
+		return rc;
+	return LLM_OK;
+}
