@@ -224,7 +224,8 @@ int llm_sigr_open(llm_sigr **out, const char *path, llm_dedup_params *p)
 		rc = llm_fail(LLM_EFORMAT, "%s: signature file has invalid parameters", path);
 		goto fail;
 	}
-	r->keys = llm_malloc((r->p.bands + 1) * sizeof *r->keys);
+	/* bands is only checked (<= num_perm <= LLM_MINHASH_MAX_PERM) for minhash */
+	r->keys = llm_malloc((r->p.method == LLM_DEDUP_MINHASH ? r->p.bands : 1) * sizeof *r->keys);
 	*p = r->p;
 	*out = r;
 	return LLM_OK;

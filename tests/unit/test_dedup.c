@@ -1,0 +1,318 @@
+/*
+ * test_dedup.c — union-find survivor rule, verification, saved index, stage files, lines.
+ */
+#include "unit.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "dedup.h"
+#include "dedupfile.h"
+#include "err.h"
+#include "io.h"
+
+static char dir[64];
+
+static const char *tmp(const char *name)
+{
+	static char p[4][128];
+	static int i;
+	i = (i + 1) % 4;
+	snprintf(p[i], sizeof p[i], "%s/%s", dir, name);
+	return p[i];
+}
+
+static llm_dedup_params mh_params(void)
+{
+	llm_dedup_params p;
+	llm_dedup_params_default(&p, LLM_DEDUP_MINHASH);
+	p.num_perm = 2;
+	p.bands = 2;
+	p.rows = 1;
+	return p;
+}
+
+/* A signature with two band keys. */
+static llm_dedup_sig two_keys(uint64_t *k, uint64_t a, uint64_t b)
+{
+	k[0] = a;
+	k[1] = b;
+	llm_dedup_sig s = { .has = 1, .nkeys = 2, .keys = k };
+	return s;
+}
+
+/* A≈B≈C with A and C apart: whatever the order, one cluster, the first document survives. */
+static void test_survivor(void)
+{
+	static const int orders[][3] = { { 0, 1, 2 }, { 0, 2, 1 }, { 2, 0, 1 }, { 1, 2, 0 } };
+	static const uint64_t keys[3][2] = { { 10, 20 }, { 11, 20 }, { 11, 21 } }; /* A, B, C */
+	llm_dedup_params p = mh_params();
+	for (size_t o = 0; o < 4; o++) {
+		llm_dedup *d;
+		CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+		for (int i = 0; i < 3; i++) {
+			uint64_t k[2];
+			const uint64_t *src = keys[orders[o][i]];
+			llm_dedup_sig s = two_keys(k, src[0], src[1]);
+			CHECK_EQ_U64(llm_dedup_add(d, &s), (uint64_t)i);
+		}
+		llm_dedup_add(d, NULL); /* a record without signature stays alone */
+		llm_dedup_finish(d);
+		for (uint64_t v = 0; v < 3; v++)
+			CHECK_EQ_U64(llm_dedup_root(d, v), 0);
+		CHECK_EQ_U64(llm_dedup_root(d, 3), 3);
+		CHECK(llm_dedup_has_dups(d, 0) && !llm_dedup_has_dups(d, 3));
+		CHECK_EQ_U64(llm_dedup_joins(d), 2);
+		llm_dedup_free(d);
+	}
+}
+
+static void test_exact_needs_both_halves(void)
+{
+	llm_dedup_params p;
+	llm_dedup_params_default(&p, LLM_DEDUP_EXACT);
+	llm_dedup *d;
+	CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+	uint64_t k = 5;
+	llm_dedup_sig a = { .has = 1, .nkeys = 1, .keys = &k, .key_hi = 1 };
+	llm_dedup_sig b = a, c = a;
+	b.key_hi = 2; /* same low half, different text */
+	llm_dedup_add(d, &a);
+	llm_dedup_add(d, &b);
+	llm_dedup_add(d, &c);
+	llm_dedup_finish(d);
+	CHECK_EQ_U64(llm_dedup_root(d, 1), 1);
+	CHECK_EQ_U64(llm_dedup_root(d, 2), 0);
+	llm_dedup_free(d);
+	/* through the signer: normalisation decides */
+	llm_signer *s;
+	CHECK_EQ_INT(llm_signer_new(&s, &p), LLM_OK);
+	llm_dedup_sig x, y;
+	llm_signer_sign(s, "Hello, world", 12, &x);
+	uint64_t xk = x.keys[0], xh = x.key_hi;
+	llm_signer_sign(s, "hello world!", 12, &y);
+	CHECK(y.keys[0] == xk && y.key_hi == xh);
+	llm_signer_free(s);
+}
+
+static void test_verify(void)
+{
+	llm_dedup_params p = mh_params();
+	p.verify = 0.5;
+	llm_dedup *d;
+	CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+	uint32_t s0[] = { 1, 2, 3, 4 }, s1[] = { 1, 2, 3, 5 }, s2[] = { 7, 8, 9, 10 };
+	uint64_t k[2];
+	llm_dedup_sig a = two_keys(k, 1, 2);
+	a.set = s0, a.nset = 4;
+	llm_dedup_add(d, &a);
+	llm_dedup_sig b = two_keys(k, 1, 3); /* candidate, Jaccard 3/5 */
+	b.set = s1, b.nset = 4;
+	llm_dedup_add(d, &b);
+	llm_dedup_sig c = two_keys(k, 4, 2); /* candidate, Jaccard 0: a false positive */
+	c.set = s2, c.nset = 4;
+	llm_dedup_add(d, &c);
+	llm_dedup_finish(d);
+	CHECK_EQ_U64(llm_dedup_root(d, 1), 0);
+	CHECK_EQ_U64(llm_dedup_root(d, 2), 2);
+	CHECK_EQ_U64(llm_dedup_candidates(d), 2);
+	llm_dedup_free(d);
+}
+
+static void test_simhash_engine(void)
+{
+	llm_dedup_params p;
+	llm_dedup_params_default(&p, LLM_DEDUP_SIMHASH);
+	llm_dedup *d;
+	CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+	uint64_t base = 0x0123456789abcdefull;
+	uint64_t fps[] = { base, base ^ 0x7, base ^ 0xf0f0, base ^ 0x7 ^ 0x100, base };
+	for (int i = 0; i < 5; i++) {
+		llm_dedup_sig s = { .has = 1, .fp = fps[i] };
+		llm_dedup_add(d, &s);
+	}
+	llm_dedup_finish(d);
+	CHECK_EQ_U64(llm_dedup_root(d, 1), 0); /* distance 3 */
+	CHECK_EQ_U64(llm_dedup_root(d, 2), 2); /* distance 8 */
+	CHECK_EQ_U64(llm_dedup_root(d, 3), 0); /* distance 1 from node 1 */
+	CHECK_EQ_U64(llm_dedup_root(d, 4), 0); /* equal */
+	llm_dedup_free(d);
+}
+
+/* Run docs [from, to) of a fixed key set through an engine; name every survivor. */
+static llm_dedup *engine_with(const llm_dedup_params *p, const char *index, int from, int to)
+{
+	llm_dedup *d;
+	CHECK_EQ_INT(llm_dedup_new(&d, p), LLM_OK);
+	if (index && access(index, F_OK) == 0)
+		CHECK_EQ_INT(llm_dedup_load_index(d, index), LLM_OK);
+	uint64_t base = llm_dedup_base(d);
+	for (int i = from; i < to; i++) {
+		uint64_t k[2];
+		llm_dedup_sig s = two_keys(k, (uint64_t)(i % 7) + 100, (uint64_t)i + 1000);
+		llm_dedup_add(d, &s);
+	}
+	llm_dedup_finish(d);
+	for (int i = from; i < to; i++) {
+		uint64_t v = base + (uint64_t)(i - from);
+		char id[16];
+		snprintf(id, sizeof id, "doc%d", i);
+		if (llm_dedup_root(d, v) == v)
+			llm_dedup_set_id(d, v, id, strlen(id));
+	}
+	return d;
+}
+
+static void test_index(void)
+{
+	llm_dedup_params p = mh_params();
+	const char *i1 = tmp("one.idx"), *i2 = tmp("two.idx");
+	unlink(i1);
+	unlink(i2);
+	llm_dedup *a = engine_with(&p, i1, 0, 5);
+	CHECK_EQ_INT(llm_dedup_save_index(a, i1), LLM_OK);
+	llm_dedup_free(a);
+	llm_dedup *b = engine_with(&p, i1, 5, 20);
+	CHECK_EQ_U64(llm_dedup_base(b), 5);
+	/* doc 7 has key 100, like doc 0: a duplicate of the earlier run's doc0 */
+	size_t l;
+	uint64_t r = llm_dedup_root(b, 5 + 2);
+	const char *id = llm_dedup_id(b, r, &l);
+	CHECK(r == 0 && id && l == 4 && !memcmp(id, "doc0", 4));
+	CHECK_EQ_INT(llm_dedup_save_index(b, i1), LLM_OK);
+	llm_dedup_free(b);
+	llm_dedup *all = engine_with(&p, NULL, 0, 20);
+	CHECK_EQ_INT(llm_dedup_save_index(all, i2), LLM_OK);
+	llm_dedup_free(all);
+	char *x, *y;
+	size_t xl, yl;
+	CHECK_EQ_INT(llm_read_file(i1, &x, &xl), LLM_OK);
+	CHECK_EQ_INT(llm_read_file(i2, &y, &yl), LLM_OK);
+	CHECK(xl == yl && memcmp(x, y, xl) == 0);
+	/* damage: every single-byte change and every truncation is refused, never crashes */
+	int refused = 0;
+	for (size_t i = 0; i < xl; i++) {
+		x[i] ^= 0x40;
+		CHECK_EQ_INT(llm_write_file(i2, x, xl), LLM_OK);
+		llm_dedup *d;
+		llm_dedup_new(&d, &p);
+		refused += llm_dedup_load_index(d, i2) != LLM_OK;
+		llm_dedup_free(d);
+		x[i] ^= 0x40;
+	}
+	CHECK_EQ_INT(refused, (int)xl);
+	CHECK_EQ_INT(llm_write_file(i2, x, xl - 9), LLM_OK);
+	llm_dedup *d;
+	llm_dedup_new(&d, &p);
+	CHECK_EQ_INT(llm_dedup_load_index(d, i2), LLM_EFORMAT);
+	llm_dedup_free(d);
+	/* other parameters */
+	llm_dedup_params q = p;
+	q.sh.seed = 2;
+	llm_dedup_new(&d, &q);
+	CHECK_EQ_INT(llm_dedup_load_index(d, i1), LLM_EINVAL);
+	llm_dedup_free(d);
+	free(x);
+	free(y);
+}
+
+static void test_sigfile(void)
+{
+	llm_dedup_params p = mh_params();
+	p.verify = 0.8;
+	const char *f = tmp("a.sig");
+	llm_sigw *w;
+	CHECK_EQ_INT(llm_sigw_open(&w, f, &p), LLM_OK);
+	uint64_t k[2];
+	uint32_t set[] = { 3, 9 };
+	llm_dedup_sig s = two_keys(k, 42, 43);
+	s.set = set, s.nset = 2;
+	CHECK_EQ_INT(llm_sigw_add(w, &s, "x1", 2), LLM_OK);
+	CHECK_EQ_INT(llm_sigw_add(w, NULL, "", 0), LLM_OK);
+	CHECK_EQ_INT(llm_sigw_close(w), LLM_OK);
+	llm_sigr *r;
+	llm_dedup_params q;
+	CHECK_EQ_INT(llm_sigr_open(&r, f, &q), LLM_OK);
+	CHECK(q.bands == 2 && q.verify == 0.8 && q.sh.seed == p.sh.seed);
+	const char *id;
+	size_t idl;
+	llm_dedup_sig g;
+	CHECK_EQ_INT(llm_sigr_next(r, &g, &id, &idl), LLM_OK);
+	CHECK(g.has && g.keys[0] == 42 && g.keys[1] == 43 && g.nset == 2 && g.set[1] == 9);
+	CHECK_MEM(id, idl, "x1", 2);
+	CHECK_EQ_INT(llm_sigr_next(r, &g, &id, &idl), LLM_OK);
+	CHECK(!g.has && idl == 0);
+	CHECK_EQ_INT(llm_sigr_next(r, &g, &id, &idl), LLM_EOF);
+	llm_sigr_free(r);
+	/* a flipped byte anywhere is caught by the time the reader reaches the end */
+	char *x;
+	size_t xl;
+	CHECK_EQ_INT(llm_read_file(f, &x, &xl), LLM_OK);
+	const char *bad = tmp("bad.sig");
+	for (size_t i = 0; i < xl; i++) {
+		x[i] ^= 1;
+		llm_write_file(bad, x, xl);
+		x[i] ^= 1;
+		int rc = llm_sigr_open(&r, bad, &q);
+		while (rc == LLM_OK)
+			rc = llm_sigr_next(r, &g, &id, &idl);
+		CHECK(rc != LLM_EOF);
+		llm_sigr_free(r);
+	}
+	free(x);
+}
+
+static void test_removal_list(void)
+{
+	const char *f = tmp("a.rm");
+	llm_rmw w;
+	llm_rmw_init(&w);
+	llm_rmw_add(&w, 1, LLM_RM_SURVIVOR, "k", 1);
+	llm_rmw_add(&w, 4, LLM_RM_DUPLICATE, "k", 1);
+	CHECK_EQ_INT(llm_rmw_write(&w, f, 6, 77), LLM_OK);
+	llm_rmw_release(&w);
+	llm_rml l;
+	CHECK_EQ_INT(llm_rml_load(&l, f), LLM_OK);
+	CHECK(l.nrecords == 6 && l.sig_checksum == 77 && l.nentries == 2);
+	llm_rm_entry e;
+	CHECK_EQ_INT(llm_rml_next(&l, &e), LLM_OK);
+	CHECK(e.rec == 1 && e.kind == LLM_RM_SURVIVOR);
+	CHECK_EQ_INT(llm_rml_next(&l, &e), LLM_OK);
+	CHECK(e.rec == 4 && e.kind == LLM_RM_DUPLICATE && e.idlen == 1 && e.id[0] == 'k');
+	CHECK_EQ_INT(llm_rml_next(&l, &e), LLM_EOF);
+	llm_rml_release(&l);
+}
+
+static void test_lines(void)
+{
+	llm_linededup *ld = llm_linededup_new(LLM_NORM_FULL, 1);
+	const char *a = "Menu\nBody one\n\nFooter, 2024", *b = "menu\nBody two\n\nFOOTER 2025";
+	llm_linededup_count(ld, a, strlen(a));
+	llm_linededup_count(ld, b, strlen(b));
+	CHECK_EQ_U64(llm_linededup_distinct(ld), 4);
+	llm_buf out = LLM_BUF_INIT;
+	CHECK_EQ_INT(llm_linededup_filter(ld, a, strlen(a), &out), 2);
+	CHECK_STR(out.p, "Body one\n");
+	llm_buf_release(&out);
+	llm_linededup_free(ld);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/test_dedup.XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	RUN(test_survivor);
+	RUN(test_exact_needs_both_halves);
+	RUN(test_verify);
+	RUN(test_simhash_engine);
+	RUN(test_index);
+	RUN(test_sigfile);
+	RUN(test_removal_list);
+	RUN(test_lines);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", dir);
+	return unit_done();
+}
