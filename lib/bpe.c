@@ -9,6 +9,7 @@
  */
 #include "bpe.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +25,7 @@
  * make a loader allocate gigabytes. */
 #define MAX_HOLES (1u << 20)
 /* Pieces up to this many bytes merge by linear scan; longer ones use the heap. */
-#define LINEAR_MAX 128
+#define LINEAR_MAX 32
 #define CACHE_BITS 15
 #define CACHE_LEN 30
 #define CACHE_IDS 7
@@ -973,7 +974,7 @@ static int first_byte(const char *d, size_t n)
 	return -1;
 }
 
-int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char *encoding,
+int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char *encname,
                  const char *pattern)
 {
 	*out = NULL;
@@ -983,7 +984,7 @@ int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char
 	if (rc)
 		return rc;
 	if (first_byte(data, len) != '{') {
-		rc = llm_bpe_from_tiktoken(out, data, len, path, encoding, pattern);
+		rc = llm_bpe_from_tiktoken(out, data, len, path, encname, pattern);
 	} else if (merges) {
 		char *m;
 		size_t ml;
@@ -1230,7 +1231,7 @@ static size_t merge_heap(llm_bpe_enc *e, const unsigned char *p, size_t n)
 		uint32_t l = (uint32_t)x.key, r = next[l];
 		if (ver[l] != x.vl || r >= n || ver[r] != x.vr)
 			continue;
-		uint32_t res;
+		uint32_t res = 0;
 		pair_rank(b, id[l], id[r], &res);
 		id[l] = res;
 		ver[l]++;

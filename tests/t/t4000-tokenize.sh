@@ -1,0 +1,183 @@
+#!/bin/sh
+test_description='llm-tokenize: reference ids, token stream, decode, threads, rejects, stats'
+. "$(dirname "$0")/../lib.sh"
+
+D=$TESTDATA/tokenize
+CL=$D/r50k_base.tiktoken.zst
+C=$SAMPLES/corpus
+
+# The token stream header: magic, version 1, width, vocab size (little-endian u32s).
+header_of() { od -A n -t x1 -N 20 "$1" | tr -d ' \n'; }
+
+for enc in r50k_base cl100k_base o200k_base; do
+	test_expect_success JQ "$enc: the tool gives tiktoken's ids for the 61 reference strings" "
+		jq -c '{text}' $D/vectors_$enc.jsonl >in.jsonl &&
+		jq -c .ids $D/vectors_$enc.jsonl >want &&
+		llm-tokenize -q -t $D/$enc.tiktoken.zst --special allow --no-eos -f jsonl in.jsonl |
+			jq -c .tokens >got &&
+		test_cmp want got &&
+		jq -c .ids_ordinary $D/vectors_$enc.jsonl >want2 &&
+		llm-tokenize -q -t $D/$enc.tiktoken.zst --no-eos -f jsonl in.jsonl | jq -c .tokens >got2 &&
+		test_cmp want2 got2
+	"
+done
+
+test_expect_success JQ 'tokenizer.json and vocab.json + merges.txt give the same ids as r50k' '
+	jq -c "{text}" $D/vectors_r50k_base.jsonl >in.jsonl &&
+	llm-tokenize -q -t $D/r50k_base.tiktoken.zst --special allow -f jsonl in.jsonl >a &&
+	llm-tokenize -q -t $D/hf_gpt2/tokenizer.json.zst --special allow -f jsonl in.jsonl >b &&
+	llm-tokenize -q -t $D/hf_gpt2/vocab.json.zst --merges $D/hf_gpt2/merges.txt.zst \
+		--special allow -f jsonl in.jsonl >c &&
+	test_cmp a b && test_cmp a c
+'
+
+test_expect_success 'setup: 300 documents of several domains' '
+	{ head -n 100 $C/wiki.jsonl; head -n 100 $C/qa.jsonl; head -n 100 $C/books.jsonl; } >docs.jsonl
+'
+
+test_expect_success JQ 'token stream: header, records, decode gives the documents back' '
+	llm-tokenize -q -t $CL docs.jsonl -o docs.tok &&
+	test "$(header_of docs.tok)" = "4c4c4d544f4b3031010000000200000051c40000" &&
+	llm-tokenize decode -q -t $CL docs.tok >back.jsonl &&
+	jq -c "{id, domain, text}" docs.jsonl >want &&
+	jq -c "{id, domain, text}" back.jsonl >got &&
+	test_cmp want got
+'
+
+test_expect_success JQ 'JSONL output ends every document with <|endoftext|> and decodes back' '
+	llm-tokenize -q -t $CL -f jsonl docs.jsonl >docs.tokens.jsonl &&
+	test "$(jq -c ".tokens[-1]" docs.tokens.jsonl | sort -u)" = 50256 &&
+	llm-tokenize decode -q -t $CL docs.tokens.jsonl >back2.jsonl &&
+	jq -c "{id, text}" docs.jsonl >want && jq -c "{id, text}" back2.jsonl >got && test_cmp want got &&
+	llm-tokenize decode -q -t $CL <docs.tokens.jsonl >back3.jsonl && test_cmp back2.jsonl back3.jsonl
+'
+
+test_expect_success 'decode reads a token stream from standard input' '
+	llm-tokenize decode -q -t $CL <docs.tok >back4.jsonl && test_cmp back.jsonl back4.jsonl
+'
+
+test_expect_success '--threads 3 writes exactly what one thread writes' '
+	cat docs.jsonl docs.jsonl docs.jsonl >many.jsonl &&
+	llm-tokenize -q -t $CL many.jsonl -o one.tok &&
+	llm-tokenize -q -t $CL --threads 3 many.jsonl -o three.tok &&
+	cmp one.tok three.tok
+'
+
+test_expect_success 'empty input: a header and no record; JSONL: nothing' '
+	: >empty &&
+	llm-tokenize -q -t $CL empty -o e.tok && test "$(wc -c <e.tok)" = 32 &&
+	llm-tokenize -q -t $CL -f jsonl <empty >e.jsonl && test_must_fail test -s e.jsonl
+'
+
+test_expect_success 'no final newline and CRLF line ends read the same' '
+	printf "{\"text\": \"a b\"}\r\n{\"text\": \"c\"}" >crlf.jsonl &&
+	printf "{\"text\": \"a b\"}\n{\"text\": \"c\"}\n" >lf.jsonl &&
+	llm-tokenize -q -t $CL -f jsonl crlf.jsonl >x && llm-tokenize -q -t $CL -f jsonl lf.jsonl >y &&
+	test_cmp x y && test_line_count = 2 x
+'
+
+test_expect_success JQ 'bad records are rejected with a reason; in = out + rejected' '
+	{ head -n 5 docs.jsonl; echo "not json"; printf "{\"text\": \"\\377\"}\n";
+	  echo "{\"id\": 1}"; echo "{\"text\": 5}"; echo "{\"text\": \"x <|endoftext|> y\"}"; } >mixed.jsonl &&
+	llm-tokenize -q -t $CL --special error --rejects rej.jsonl --stats st.json mixed.jsonl -o m.tok &&
+	test "$(jq .records_in st.json)" = 10 && test "$(jq .records_out st.json)" = 5 &&
+	test "$(jq .records_rejected st.json)" = 5 &&
+	jq -r .reject_reason rej.jsonl | sort >reasons &&
+	printf "bad_json\nbad_json\nno_text\nno_text\nspecial_token\n" >want && test_cmp want reasons
+'
+
+test_expect_success '--strict makes a bad record fatal (exit 1)' '
+	test_must_fail llm-tokenize -q -t $CL --strict mixed.jsonl -o s.tok 2>err &&
+	test_grep "mixed.jsonl:6:" err && test_must_fail test -e s.tok
+'
+
+test_expect_success JQ '--special allow and ignore' '
+	echo "{\"text\": \"x<|endoftext|>\"}" >sp.jsonl &&
+	llm-tokenize -q -t $CL --special allow --no-eos -f jsonl sp.jsonl | jq -c .tokens >a &&
+	echo "[87,50256]" >want && test_cmp want a &&
+	llm-tokenize -q -t $CL --no-eos -f jsonl sp.jsonl | jq -c ".tokens | length" >b &&
+	test "$(cat b)" -gt 2
+'
+
+test_expect_success JQ 'a line over --max-line is rejected as too_long' '
+	{ head -n 2 docs.jsonl; head -n 1 $C/legal.jsonl; } >long.jsonl &&
+	llm-tokenize -q -t $CL --max-line 64K --rejects rej2.jsonl long.jsonl -f jsonl >o &&
+	test_line_count = 2 o && test "$(jq -r .reject_reason rej2.jsonl)" = too_long
+'
+
+test_expect_success JQ '--stats: per-domain tokens, quantiles and mergeable length sketches' '
+	llm-tokenize -q -t $CL --stats st2.json docs.jsonl -o d.tok &&
+	test "$(jq ".tokens.wiki.documents" st2.json)" = 100 &&
+	jq -e ".tokens.qa.length.p50 <= .tokens.qa.length.p99 and .tokens.qa.length.p99 <= .tokens.qa.length.max" st2.json &&
+	jq -e ".tokens.books.bytes_per_token > 1" st2.json &&
+	test "$(jq ".length_sketches.wiki.count" st2.json)" = 100 &&
+	test "$(jq ".length_sketches.wiki.type" st2.json)" = "\"ddsketch\""
+'
+
+test_expect_success 'unreadable input: exit 1 with the file named' '
+	test_must_fail llm-tokenize -q -t $CL no-such-file.jsonl -o x.tok 2>err &&
+	test_grep "no-such-file.jsonl" err
+'
+
+test_expect_success 'bad tokenizer, bad flag values: exit 1 and exit 2' '
+	echo "garbage" >bad.tiktoken &&
+	test_must_fail llm-tokenize -t bad.tiktoken -e cl100k docs.jsonl 2>err && test_grep "bad.tiktoken:1:" err &&
+	test_must_fail --code=2 llm-tokenize -t $CL --special maybe docs.jsonl 2>err &&
+	test_must_fail --code=2 llm-tokenize -t $CL --format csv docs.jsonl 2>err &&
+	test_must_fail --code=2 llm-tokenize docs.jsonl 2>err &&
+	test_must_fail --code=2 llm-tokenize --bogus 2>err &&
+	test_must_fail llm-tokenize -t $CL --bos docs.jsonl 2>err && test_grep "beginning-of-text" err
+'
+
+test_expect_success 'output to a full disk: exit 1 with a message' '
+	test_must_fail llm-tokenize -q -t $CL docs.jsonl -o /dev/full 2>err && test -s err
+'
+
+test_expect_success 'train: deterministic, loadable, decodes back' '
+	llm-tokenize train -q --vocab-size 1000 --special "<|endoftext|>" --special "<|pad|>" \
+		-o tok1.json --tiktoken tok1.tiktoken docs.jsonl &&
+	llm-tokenize train -q --vocab-size 1000 --special "<|endoftext|>" --special "<|pad|>" \
+		-o tok2.json docs.jsonl &&
+	cmp tok1.json tok2.json &&
+	llm-tokenize -q -t tok1.json docs.jsonl -o t.tok &&
+	test "$(header_of t.tok)" = "4c4c4d544f4b30310100000002000000e8030000" &&
+	llm-tokenize decode -q -t tok1.json t.tok | cut -c1-200 >a &&
+	llm-tokenize decode -q -t tok1.json t.tok >back.jsonl &&
+	jq -c "{text}" docs.jsonl >want && jq -c "{text}" back.jsonl >got && test_cmp want got &&
+	llm-tokenize -q -t tok1.tiktoken -e gpt2 --no-eos -f jsonl docs.jsonl >viatk &&
+	llm-tokenize -q -t tok1.json --no-eos -f jsonl docs.jsonl >viahf && test_cmp viahf viatk
+'
+
+test_expect_success 'train with a named pattern writes a Split pre-tokenizer' '
+	llm-tokenize train -q --vocab-size 600 --pattern cl100k -o tok3.json docs.jsonl &&
+	grep -q "\"Split\"" tok3.json &&
+	llm-tokenize -q -t tok3.json -f jsonl docs.jsonl >/dev/null
+'
+
+python3 -c 'import tokenizers' 2>/dev/null && test_set_prereq HF_TOKENIZERS
+python3 -c 'import tiktoken' 2>/dev/null && test_set_prereq TIKTOKEN
+
+test_expect_success HF_TOKENIZERS 'Hugging Face tokenizers loads the trained file and encodes identically' '
+	llm-tokenize -q -t tok1.json --no-eos -f jsonl --meta id docs.jsonl >ours &&
+	llm-tokenize -q -t tok3.json --no-eos -f jsonl --meta id docs.jsonl >ours3 &&
+	python3 - <<-\EOF
+	import json
+	from tokenizers import Tokenizer
+	for tok, ours in (("tok1.json", "ours"), ("tok3.json", "ours3")):
+	    tk = Tokenizer.from_file(tok)
+	    for a, b in zip(open("docs.jsonl"), open(ours)):
+	        text = json.loads(a)["text"]
+	        assert tk.encode(text, add_special_tokens=False).ids == json.loads(b)["tokens"], (tok, text[:80])
+	EOF
+'
+
+test_expect_success TIKTOKEN,ZSTD 'tiktoken agrees on 300 sample documents (r50k, cl100k, o200k)' '
+	for e in r50k_base cl100k_base o200k_base; do
+		llm-tokenize -q -t $D/$e.tiktoken.zst --no-eos -f jsonl --meta id docs.jsonl >ours.$e &&
+		zstd -q -d -c $D/$e.tiktoken.zst >$e.tiktoken &&
+		python3 $TOP/bench/tokenize_peers.py check --ranks $e.tiktoken --encoding $e \
+			--docs docs.jsonl --ours ours.$e || exit 1
+	done
+'
+
+test_done
