@@ -82,9 +82,12 @@ CU_SRC    := $(sort $(wildcard kernels/*.cu))
 CU_OBJ    := $(CU_SRC:%.cu=$(B)/%.o)
 MAN_PAGES := $(sort $(wildcard man/man1/*.1 man/man5/*.5))
 
+# Only the programs that run models link the CUDA backend; the data tools never wait for nvcc.
 ifeq ($(HAVE_CUDA)$(if $(CU_SRC),1),11)
   LIBCUDA := $(B)/libllmcuda.a
-  CUDA_LDLIBS := $(LIBCUDA) $(PROBE_CUDA_LDLIBS)
+  CUDA_USERS := bin/llm-train bin/llm-eval $(filter $(B)/unit/test_cuda%,$(UNITS))
+  $(CUDA_USERS): $(LIBCUDA)
+  $(CUDA_USERS): CUDA_LDLIBS = $(LIBCUDA) $(LIBLLM) $(PROBE_CUDA_LDLIBS)
 endif
 
 .PHONY: all deps check test check-gpu demo bench fuzz install clean lint-man
@@ -113,11 +116,11 @@ $(LIBCUDA): $(CU_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-bin/%: $(B)/tools/%.o $(TOOLSUP_OBJ) $(LIBLLM) $(LIBCUDA)
+bin/%: $(B)/tools/%.o $(TOOLSUP_OBJ) $(LIBLLM)
 	@mkdir -p bin
 	$(Q_LD)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(TOOLSUP_OBJ) $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
 
-$(B)/unit/%: $(B)/tests/unit/%.o $(LIBLLM) $(LIBCUDA)
+$(B)/unit/%: $(B)/tests/unit/%.o $(LIBLLM)
 	@mkdir -p $(@D)
 	$(Q_LD)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
 

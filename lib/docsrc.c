@@ -309,14 +309,19 @@ static int next_jsonl(llm_docsrc *s, llm_doc *d)
 	if (llm_json_parse(&s->rec, line, len) != LLM_OK) {
 		const char *why = s->rec.err_msg;
 		size_t pos = s->rec.err_pos;
-		if (strcmp(why, "invalid UTF-8") != 0)
+		if (strcmp(why, "invalid UTF-8") != 0) {
+			llm_buf_addf(&d->extra, "\"error\": \"%s at byte %zu\"", why, pos + 1);
 			return reject(d, "bad_json", "bad JSON: %s at byte %zu", why, pos + 1);
+		}
 		/* Repair ill-formed UTF-8 and try again: a record is worth keeping for a bad byte. */
 		llm_buf_reset(&d->tmp);
 		d->repaired = llm_utf8_repair(line, len, &d->tmp);
-		if (llm_json_parse(&s->rec, d->tmp.p, d->tmp.len) != LLM_OK)
+		if (llm_json_parse(&s->rec, d->tmp.p, d->tmp.len) != LLM_OK) {
+			llm_buf_addf(&d->extra, "\"error\": \"%s at byte %zu\"", s->rec.err_msg,
+			             s->rec.err_pos + 1);
 			return reject(d, "bad_json", "bad JSON: %s at byte %zu", s->rec.err_msg,
 			              s->rec.err_pos + 1);
+		}
 		line = d->tmp.p;
 		len = d->tmp.len;
 	}

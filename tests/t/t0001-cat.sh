@@ -68,7 +68,8 @@ test_expect_success 'bad JSON is rejected with file and line, nothing lost' '
 	jq -e ".rejected.bad_json == 2 and .rejected.no_text == 1" stats.json &&
 	jq -r .reject_reason rej.jsonl >reasons &&
 	printf "bad_json\nno_text\nbad_json\n" >expect && test_cmp expect reasons &&
-	jq -e -s ".[1].id == \"3\" and .[0].line == 2 and .[0].raw == \"{bad\"" rej.jsonl
+	jq -e -s ".[1].id == \"3\" and .[0].line == 2 and .[0].raw == \"{bad\"" rej.jsonl &&
+	jq -e -s ".[0].error == \"expected string key at byte 2\"" rej.jsonl
 '
 
 test_expect_success '--strict makes malformed input fatal' '
