@@ -697,6 +697,30 @@ static void write_run_files(trainer *t)
 	llm_buf_release(&p);
 }
 
+/* The fixed validation batches, so that others (a Hugging Face model, llm-eval) can score
+ * exactly what val_loss measured: one {"inputs": [...], "labels": [...]} per sequence. */
+static void write_val_batches(const trainer *t)
+{
+	if (!t->nval)
+		return;
+	llm_buf b = LLM_BUF_INIT, p = LLM_BUF_INIT;
+	size_t T = (size_t)t->o->seq, n = (size_t)t->nval * t->o->batch;
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < 2; k++) {
+			const int32_t *v = (k ? t->vy : t->vx) + i * T;
+			llm_buf_adds(&b, k ? "], \"labels\": [" : "{\"inputs\": [");
+			for (size_t j = 0; j < T; j++)
+				llm_buf_addf(&b, "%s%d", j ? ", " : "", (int)v[j]);
+		}
+		llm_buf_adds(&b, "]}\n");
+	}
+	llm_buf_addf(&p, "%s/val_batches.jsonl", t->o->run_dir);
+	if (llm_write_file(p.p, b.p, b.len) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_buf_release(&b);
+	llm_buf_release(&p);
+}
+
 static void trainer_open(trainer *t, const options *o)
 {
 	memset(t, 0, sizeof *t);
@@ -788,6 +812,7 @@ static void trainer_open(trainer *t, const options *o)
 		if (stat(o->run_dir, &st) != 0 && mkdir(o->run_dir, 0755) != 0)
 			die("%s: %s", o->run_dir, strerror(errno));
 		write_run_files(t);
+		write_val_batches(t);
 		if (llm_trainlog_open(&t->log, o->run_dir) != LLM_OK)
 			die("%s", llm_last_error());
 		llm_info("%s: %d layers, width %d, %d/%d heads, vocab %d: %.2fM parameters; %llu train "
