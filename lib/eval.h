@@ -1,0 +1,146 @@
+/*
+ * eval.h — evaluation of a language model (model.h): loss, perplexity and bits per byte per
+ * domain; multiple-choice scoring as lm-evaluation-harness defines acc and acc_norm; sampling
+ * and generation with a key-value cache.
+ *
+ * Loss. Documents are added one at a time with their domain. Each domain's documents form one
+ * stream, in the order given, preceded by the start id (the end-of-text id, which is what
+ * precedes a document in training windows); the stream is cut into windows of T+1 tokens
+ * overlapping by one, so every token of every document is predicted exactly once, with the
+ * context of its window (as llm-train's windows, which also run across document boundaries).
+ * The last window of a domain is padded (ignored targets). Windows go through the training
+ * forward B at a time; the per-token losses are the cross-entropy of ops.h in fp32, summed in
+ * double. Windows can also be given directly (llm_eval_window), e.g. the trainer's own
+ * validation batches, so that both tools compute the same number on the same batches.
+ *
+ * Bits per byte (comparable across tokenizers): the negative log-likelihood in bits of the
+ * tokens that spell text, divided by the UTF-8 bytes they spell. Special tokens (end-of-text)
+ * are predicted and count in loss and perplexity, but spell no bytes and are left out of bits
+ * per byte, as lm-evaluation-harness scores a document's text without an end-of-text token.
+ * Without a tokenizer the byte count is unknown and bits per byte is NaN.
+ *
+ * Memory: the model's activations for B x T plus B x T x V logits, and per domain a window
+ * buffer of T+1 tokens. Thread safety: an evaluator uses its model; one per thread.
+ */
+#ifndef LLM_EVAL_H
+#define LLM_EVAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpe.h"
+#include "hash.h"
+#include "model.h"
+
+/* Sums of one domain, or of all. */
+typedef struct {
+	uint64_t docs;      /* documents added (windows given directly count none) */
+	uint64_t tokens;    /* predicted tokens, special tokens included */
+	double nats;        /* sum of -ln p over them */
+	uint64_t text_tokens; /* predicted tokens that spell bytes (known only with a tokenizer) */
+	double text_nats;   /* sum of -ln p over those */
+	uint64_t bytes;     /* the UTF-8 bytes they spell */
+} llm_eval_sums;
+
+void llm_eval_sums_add(llm_eval_sums *to, const llm_eval_sums *s);
+double llm_eval_loss(const llm_eval_sums *s);          /* nats / tokens; NaN when none */
+double llm_eval_ppl(const llm_eval_sums *s);           /* exp(loss) */
+double llm_eval_bits_per_byte(const llm_eval_sums *s); /* text_nats / ln 2 / bytes; NaN when 0 */
+
+typedef struct llm_evaluator llm_evaluator;
+
+/*
+ * An evaluator over model m (which it uses, not owns) with windows of seq_len tokens
+ * (<= max_position_embeddings), batch windows per forward. bpe (may be NULL; used, not owned)
+ * gives the bytes of each token. start_id: the token that precedes each domain's stream, or -1
+ * for none (then a stream's first token is context only).
+ */
+llm_evaluator *llm_evaluator_new(llm_model *m, int seq_len, int batch, const llm_bpe *bpe,
+                                 int64_t start_id);
+void llm_evaluator_free(llm_evaluator *ev);
+
+/* Add a document of domain (NULL or "" = "unknown"). Tokens must be below the model's vocabulary
+ * (LLM_EINVAL naming the token otherwise, nothing added). May run forwards. */
+int llm_eval_doc(llm_evaluator *ev, const char *domain, const uint32_t *tokens, size_t n);
+/* Add one window: inputs[T] and targets[T] (< 0: ignored), T <= seq_len. */
+int llm_eval_window(llm_evaluator *ev, const char *domain, const int32_t *inputs,
+                    const int32_t *targets, int T);
+/* Evaluate every pending window (the partial last one of each stream too). Call before reading
+ * the sums; more documents may follow (they start new windows, with no context). */
+int llm_eval_flush(llm_evaluator *ev);
+
+size_t llm_eval_ndomains(const llm_evaluator *ev);              /* in first-seen order */
+const char *llm_eval_domain_name(const llm_evaluator *ev, size_t i);
+const llm_eval_sums *llm_eval_domain_sums(const llm_evaluator *ev, size_t i);
+void llm_eval_total(const llm_evaluator *ev, llm_eval_sums *out);
+
+/*
+ * Multiple choice. One item: a context, n choices and the index of the right one. Each choice
+ * is scored as lm-evaluation-harness's loglikelihood request (context, delimiter + choice):
+ * trailing whitespace of the context moves to the continuation, context and context +
+ * continuation are encoded, and the continuation's tokens are those of the whole past the
+ * context's; the context is preceded by the prefix id (BOS, else end-of-text; -1: none) and cut
+ * from the left to fit the model. ll[i] = sum of ln p of choice i's continuation tokens.
+ *   acc      = argmax_i ll[i] == gold
+ *   acc_norm = argmax_i ll[i] / (characters of choice i, delimiter excluded) == gold
+ * (numpy argmax: the first of equal maxima). All choices run as one batch of the training
+ * forward, padded to the longest.
+ */
+typedef struct {
+	char *context;
+	char **choices;
+	size_t nchoices;
+	size_t gold;
+	char *domain; /* "unknown" when absent */
+	char *id;     /* NULL when absent */
+} llm_choice_item;
+
+/* Parse one task line {"context": str, "choices": [str, ...], "gold": int, "domain": str?,
+ * "id": str|int?}. LLM_EFORMAT with the reason (no position) on anything else, gold out of
+ * range or fewer than 2 choices. llm_choice_item_release frees it (also after a failure). */
+int llm_choice_parse(llm_choice_item *it, const char *line, size_t n);
+void llm_choice_item_release(llm_choice_item *it);
+
+typedef struct llm_chooser llm_chooser;
+
+/* delimiter: between context and each choice (lm-evaluation-harness: " "). */
+llm_chooser *llm_chooser_new(llm_model *m, const llm_bpe *bpe, int64_t prefix_id,
+                             const char *delimiter);
+void llm_chooser_free(llm_chooser *c);
+/* Score it; ll[nchoices] receives the log-likelihoods, *pred / *pred_norm the chosen indices.
+ * LLM_EINVAL when a continuation encodes to no token or a token is beyond the model. */
+int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, size_t *pred,
+                      size_t *pred_norm);
+
+/*
+ * Sampling, in the order of transformers' logits processors: temperature, then top-k, then
+ * top-p (the smallest set of most likely tokens whose probability reaches p; always at least
+ * one). temperature 0 is greedy: the largest logit, the lowest id among equals, no random
+ * draw. Ties in the sort are broken by id, so a seed fixes the output on any machine with the
+ * same logits.
+ */
+typedef struct {
+	double temperature; /* >= 0 */
+	int top_k;          /* 0 = off */
+	double top_p;       /* (0, 1]; 1 = off */
+} llm_sampling;
+
+typedef struct llm_sampler llm_sampler;
+llm_sampler *llm_sampler_new(int vocab, const llm_sampling *s, uint64_t seed);
+void llm_sampler_free(llm_sampler *s);
+/* The next token from logits[vocab]. */
+int32_t llm_sampler_next(llm_sampler *s, const float *logits);
+
+/*
+ * Generate up to max_new tokens after prompt[n] (n >= 1), stopping after stop_id (-1: never).
+ * With use_cache the prompt is decoded once into a key-value cache and each new token costs one
+ * decode step; without, every step runs the training forward over the whole sequence (the
+ * reference the cache must equal). Sequences are cut to max_position_embeddings. Each new
+ * token is given to emit (may be NULL) as it comes; a nonzero return stops. out (may be NULL)
+ * receives the new tokens (room for max_new); *nout their count.
+ */
+int llm_generate(llm_model *m, const int32_t *prompt, int n, int max_new, int64_t stop_id,
+                 llm_sampler *s, int use_cache, int (*emit)(void *ctx, int32_t tok),
+                 void *ctx, int32_t *out, int *nout);
+
+#endif

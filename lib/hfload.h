@@ -1,0 +1,48 @@
+/*
+ * hfload.h — open a model for evaluation from an llmkit checkpoint or a Hugging Face
+ * Llama-architecture model directory.
+ *
+ * A path names (tried in this order):
+ *   - an llmkit checkpoint, a checkpoint root or a run directory (ckpt.h's llm_ckpt_resolve);
+ *   - a Hugging Face model directory: config.json (LlamaConfig; model_type "llama" or absent)
+ *     and model.safetensors, or model.safetensors.index.json with its "weight_map" shards.
+ * Weights may be F32, BF16 or F16 (or F64); they become the fp32 parameters of the model.
+ * Every tensor of the model must be present with its exact shape. A tensor the model has no
+ * place for is refused (LLM_EUNSUPPORTED: biases, another architecture), except the ones
+ * transformers also ignores: "*.rotary_emb.inv_freq" buffers and "lm_head.weight" of a model
+ * with tied embeddings.
+ *
+ * Hostile files: the safetensors reader validates every file before use, and the parameter
+ * count of config.json may not exceed the bytes of the weights before the model is allocated,
+ * so a small file never makes a large allocation.
+ *
+ * Errors: LLM_ENOTFOUND (nothing loadable at path), LLM_EFORMAT / LLM_EUNSUPPORTED / LLM_EIO
+ * with the file in the detail. Not thread safe (error detail).
+ */
+#ifndef LLM_HFLOAD_H
+#define LLM_HFLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+typedef struct {
+	char *dir;            /* the directory the model came from (malloc'd) */
+	int llmkit;           /* 1: an llmkit checkpoint with state.json */
+	int64_t step, tokens; /* state.json's "step" and "tokens"; -1 when unknown */
+	uint64_t tokenizer_id; /* state.json's "tokenizer_id"; 0 when unknown */
+	int dtype;            /* LLM_ST_* of the embedding weights as stored */
+} llm_hf_info;
+
+/* Load the model at path. On success *m is a new model and info (may be NULL) is filled (release
+ * it with llm_hf_info_release). *m is NULL on failure. */
+int llm_hf_open(const char *path, llm_model **m, llm_hf_info *info);
+void llm_hf_info_release(llm_hf_info *info);
+
+/* The same over memory: config.json text and one safetensors file image (the fuzz target's
+ * entry point). name is used in messages. */
+int llm_hf_from_mem(llm_model **m, const char *config, size_t config_len, const void *st,
+                    size_t st_len, const char *name);
+
+#endif
