@@ -1,0 +1,268 @@
+/*
+ * tox.c — word lists by language plus a fastText model, and the text they see.
+ *
+ * Each distinct language gets one compiled list (its own files plus the language-free ones)
+ * and one more list holds every file for documents of unknown language, so a document is
+ * scanned by exactly one PCRE2 pattern.
+ */
+#include "tox.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "err.h"
+#include "fasttext.h"
+#include "utf8.h"
+#include "wordlist.h"
+
+typedef struct {
+	char *lang; /* NULL: all languages */
+	char *path;
+} words_file;
+
+typedef struct {
+	char *lang; /* NULL: the list for unknown languages */
+	llm_wordlist *w;
+} lang_list;
+
+struct llm_tox {
+	words_file *files;
+	size_t nfiles;
+	lang_list *lists;
+	size_t nlists;
+	llm_fasttext *model;
+	int label;
+	size_t cjk_min;
+};
+
+struct llm_tox_scratch {
+	llm_wordlist_scratch **ws;
+	llm_fasttext_scratch *fs;
+	llm_fasttext_pred *pred;
+	llm_buf norm;
+};
+
+static int is_token_char(uint32_t cp, unsigned cls)
+{
+	return !(cls & (LLM_UC_CJK | LLM_UC_PUNCT | LLM_UC_SYMBOL | LLM_UC_SPACE | LLM_UC_CONTROL |
+	                LLM_UC_FORMAT | LLM_UC_ZEROWIDTH)) &&
+	       cp != LLM_UTF8_REPLACEMENT;
+}
+
+void llm_tox_normalize(const char *text, size_t len, llm_buf *out)
+{
+	size_t start = out->len;
+	int in_word = 0; /* the last thing written was part of a multi-character token */
+	for (size_t i = 0; i < len;) {
+		uint32_t cp;
+		i += llm_utf8_decode(text + i, len - i, &cp);
+		cp = llm_uc_fold_width(cp);
+		unsigned cls = llm_uc_class(cp);
+		if (is_token_char(cp, cls)) {
+			if (!in_word && out->len > start)
+				llm_buf_addc(out, ' ');
+			char u[4];
+			llm_buf_add(out, u, llm_utf8_encode(llm_uc_tolower(cp), u));
+			in_word = 1;
+			continue;
+		}
+		in_word = 0;
+		if (cls & (LLM_UC_SPACE | LLM_UC_CONTROL | LLM_UC_FORMAT | LLM_UC_ZEROWIDTH) ||
+		    cp == LLM_UTF8_REPLACEMENT)
+			continue;
+		/* CJK, punctuation, symbol: a token of one character. */
+		if (out->len > start)
+			llm_buf_addc(out, ' ');
+		char u[4];
+		llm_buf_add(out, u, llm_utf8_encode(llm_uc_tolower(cp), u));
+	}
+}
+
+llm_tox *llm_tox_new(void)
+{
+	llm_tox *t = llm_calloc(1, sizeof *t);
+	t->label = -1;
+	t->cjk_min = 1;
+	return t;
+}
+
+void llm_tox_free(llm_tox *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		free(t->files[i].lang);
+		free(t->files[i].path);
+	}
+	free(t->files);
+	for (size_t i = 0; i < t->nlists; i++) {
+		free(t->lists[i].lang);
+		llm_wordlist_free(t->lists[i].w);
+	}
+	free(t->lists);
+	llm_fasttext_free(t->model);
+	free(t);
+}
+
+void llm_tox_set_cjk_min(llm_tox *t, size_t n) { t->cjk_min = n; }
+
+int llm_tox_add_words(llm_tox *t, const char *lang, const char *path)
+{
+	/* Load once now so that a bad file is reported where it is named. */
+	llm_wordlist *w = llm_wordlist_new();
+	llm_wordlist_set_cjk_min(w, t->cjk_min);
+	int rc = llm_wordlist_load(w, path);
+	size_t n = llm_wordlist_size(w);
+	llm_wordlist_free(w);
+	if (rc)
+		return rc;
+	if (n == 0)
+		return llm_fail(LLM_EINVAL, "%s: word list has no entry", path);
+	t->files = llm_realloc(t->files, (t->nfiles + 1) * sizeof *t->files);
+	t->files[t->nfiles].lang = lang && *lang ? llm_strdup(lang) : NULL;
+	t->files[t->nfiles].path = llm_strdup(path);
+	t->nfiles++;
+	return LLM_OK;
+}
+
+int llm_tox_set_model(llm_tox *t, const char *path, const char *label)
+{
+	llm_fasttext *m;
+	int rc = llm_fasttext_load(&m, path);
+	if (rc)
+		return rc;
+	int id = llm_fasttext_label_id(m, label);
+	if (id < 0) {
+		llm_fasttext_free(m);
+		return llm_fail(LLM_ENOTFOUND, "%s: the model has no label '%s'", path, label);
+	}
+	llm_fasttext_free(t->model);
+	t->model = m;
+	t->label = id;
+	return LLM_OK;
+}
+
+static int same_lang(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static int build_list(llm_tox *t, const char *lang)
+{
+	llm_wordlist *w = llm_wordlist_new();
+	llm_wordlist_set_cjk_min(w, t->cjk_min);
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const char *fl = t->files[i].lang;
+		if (lang && fl && strcmp(fl, lang) != 0)
+			continue;
+		int rc = llm_wordlist_load(w, t->files[i].path);
+		if (rc) {
+			llm_wordlist_free(w);
+			return rc;
+		}
+	}
+	int rc = llm_wordlist_compile(w);
+	if (rc) {
+		llm_wordlist_free(w);
+		return rc;
+	}
+	t->lists = llm_realloc(t->lists, (t->nlists + 1) * sizeof *t->lists);
+	t->lists[t->nlists].lang = lang ? llm_strdup(lang) : NULL;
+	t->lists[t->nlists].w = w;
+	t->nlists++;
+	return LLM_OK;
+}
+
+int llm_tox_ready(llm_tox *t)
+{
+	if (t->nfiles == 0 || t->nlists > 0)
+		return LLM_OK;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const char *l = t->files[i].lang;
+		if (!l)
+			continue;
+		int seen = 0;
+		for (size_t j = 0; j < t->nlists; j++)
+			seen |= same_lang(t->lists[j].lang, l);
+		if (!seen) {
+			int rc = build_list(t, l);
+			if (rc)
+				return rc;
+		}
+	}
+	return build_list(t, NULL);
+}
+
+int llm_tox_has_words(const llm_tox *t) { return t->nlists > 0; }
+int llm_tox_has_model(const llm_tox *t) { return t->model != NULL; }
+
+llm_tox_scratch *llm_tox_scratch_new(const llm_tox *t)
+{
+	llm_tox_scratch *s = llm_calloc(1, sizeof *s);
+	s->ws = llm_calloc(t->nlists + 1, sizeof *s->ws);
+	for (size_t i = 0; i < t->nlists; i++)
+		if (!(s->ws[i] = llm_wordlist_scratch_new(t->lists[i].w))) {
+			llm_tox_scratch_free(s);
+			return NULL;
+		}
+	if (t->model) {
+		s->fs = llm_fasttext_scratch_new(t->model);
+		s->pred = llm_calloc((size_t)llm_fasttext_nlabels(t->model) + 1, sizeof *s->pred);
+	}
+	llm_buf_init(&s->norm);
+	return s;
+}
+
+void llm_tox_scratch_free(llm_tox_scratch *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; s->ws[i]; i++)
+		llm_wordlist_scratch_free(s->ws[i]);
+	free(s->ws);
+	llm_fasttext_scratch_free(s->fs);
+	free(s->pred);
+	llm_buf_release(&s->norm);
+	free(s);
+}
+
+/* The list for a document's language: its primary subtag's list, else the list of all. */
+static size_t pick_list(const llm_tox *t, const char *lang, size_t lang_len)
+{
+	size_t all = t->nlists - 1; /* built last */
+	if (!lang)
+		return all;
+	size_t n = 0;
+	while (n < lang_len && lang[n] != '-' && lang[n] != '_')
+		n++;
+	for (size_t i = 0; i < all; i++) {
+		const char *l = t->lists[i].lang;
+		if (strlen(l) == n && strncasecmp(l, lang, n) == 0)
+			return i;
+	}
+	return all;
+}
+
+void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_t len,
+                   const char *lang, size_t lang_len, llm_tox_result *r)
+{
+	r->hits = 0;
+	r->chars = llm_utf8_count(text, len);
+	r->score = -1;
+	if (t->nlists) {
+		size_t i = pick_list(t, lang, lang_len);
+		r->hits = llm_wordlist_scan(t->lists[i].w, s->ws[i], text, len, NULL, 0);
+	}
+	r->per_1k = r->chars ? (double)r->hits * 1000.0 / (double)r->chars : 0.0;
+	if (t->model) {
+		llm_buf_reset(&s->norm);
+		llm_tox_normalize(text, len, &s->norm);
+		int n = llm_fasttext_predict(t->model, s->fs, s->norm.p, s->norm.len, 0, 0.0f, s->pred);
+		r->score = 0.0;
+		for (int i = 0; i < n; i++)
+			if (s->pred[i].label == t->label)
+				r->score = s->pred[i].prob > 1.0f ? 1.0 : (double)s->pred[i].prob;
+	}
+}

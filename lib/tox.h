@@ -1,0 +1,91 @@
+/*
+ * tox.h — toxicity scoring of documents: word-list rules plus a fastText classifier.
+ *
+ * Two stages, both optional, combined by one documented rule (llm_tox_decide):
+ *  1. Rules: word lists (wordlist.h) bound to languages. A document with a "lang" field is
+ *     matched against the lists of its primary language subtag ("zh-Hant" uses "zh"), plus
+ *     the lists bound to no language; a document without "lang", or in a language no list
+ *     names, is matched against every list, since its language is unknown. The rule fires
+ *     when there is at least one hit and hits per 1,000 characters (code points) reach
+ *     words_per_1k; density rather than "any hit" keeps a long page that mentions one word
+ *     once, while a short comment built around it goes.
+ *  2. Model: a fastText supervised model (fasttext.h) scores the normalized text
+ *     (llm_tox_normalize); tox_score is the probability it gives the toxic label, clamped to
+ *     [0, 1]. The model fires when tox_score >= threshold.
+ * Decision: rules OR model. A document both fire on counts under "tox_words" (the rule is
+ * checked first); both verdicts are reported in the result so callers can count overlaps.
+ *
+ * Normalization (the same for training, prediction and evaluation): lower case (Unicode
+ * simple mapping), full-width ASCII folded to ASCII, every CJK character (Han, Kana, Hangul),
+ * punctuation mark and symbol becomes a token of its own, white space and control characters
+ * separate tokens. So word bigrams of CJK text are character bigrams, and "bitch!" holds the
+ * word "bitch".
+ *
+ * A configured llm_tox is immutable after llm_tox_ready and can be shared by threads, each
+ * with its own llm_tox_scratch.
+ */
+#ifndef LLM_TOX_H
+#define LLM_TOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+/* Append the model's view of text[0..len) to out: tokens separated by single spaces. */
+void llm_tox_normalize(const char *text, size_t len, llm_buf *out);
+
+typedef struct llm_tox llm_tox;
+
+llm_tox *llm_tox_new(void);
+void llm_tox_free(llm_tox *t);
+
+/* Load a word list for documents of language lang ("en"), or for all documents (lang NULL). */
+int llm_tox_add_words(llm_tox *t, const char *lang, const char *path);
+/* Load the model; label is the toxic label with or without "__label__" (LLM_ENOTFOUND when
+ * the model has no such label). */
+int llm_tox_set_model(llm_tox *t, const char *path, const char *label);
+/* CJK word-list entries shorter than n characters are ignored (llm_wordlist_set_cjk_min);
+ * call before adding lists. */
+void llm_tox_set_cjk_min(llm_tox *t, size_t n);
+/* Compile the word lists. Call once, after the last add. */
+int llm_tox_ready(llm_tox *t);
+int llm_tox_has_words(const llm_tox *t);
+int llm_tox_has_model(const llm_tox *t);
+
+/* Per-thread working memory; NULL only when PCRE2 cannot allocate its match data. */
+typedef struct llm_tox_scratch llm_tox_scratch;
+llm_tox_scratch *llm_tox_scratch_new(const llm_tox *t);
+void llm_tox_scratch_free(llm_tox_scratch *s);
+
+typedef struct {
+	size_t hits;     /* word-list matches */
+	size_t chars;    /* code points of the text */
+	double per_1k;   /* hits per 1,000 characters */
+	double score;    /* model probability of the toxic label, or -1 without a model */
+} llm_tox_result;
+
+/* Score text[0..len) of a document whose lang field is lang[0..lang_len) (lang NULL when
+ * it has none). */
+void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_t len,
+                   const char *lang, size_t lang_len, llm_tox_result *r);
+
+enum { LLM_TOX_KEEP = 0, LLM_TOX_WORDS = 1, LLM_TOX_MODEL = 2 };
+
+/* The combination rule above. */
+static inline int llm_tox_words_fire(const llm_tox_result *r, double words_per_1k)
+{
+	return r->hits > 0 && r->per_1k >= words_per_1k;
+}
+static inline int llm_tox_model_fires(const llm_tox_result *r, double threshold)
+{
+	return r->score >= 0 && r->score >= threshold;
+}
+static inline int llm_tox_decide(const llm_tox_result *r, double words_per_1k, double threshold)
+{
+	if (llm_tox_words_fire(r, words_per_1k))
+		return LLM_TOX_WORDS;
+	return llm_tox_model_fires(r, threshold) ? LLM_TOX_MODEL : LLM_TOX_KEEP;
+}
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * wordlist.c — word lists as one PCRE2 JIT pattern built from a prefix tree.
+ *
+ * Why a tree: a flat alternation of 2,000 words makes PCRE2 try every alternative at every
+ * position that passes its first-character filter; factoring common prefixes
+ * ("ass(?:hole|wipe|)") lets one failed character rule out a whole subtree. The tree is over
+ * code points (so every branch point is a character boundary and the pattern stays valid
+ * UTF-8) of the lower-cased entries; PCRE2_CASELESS folds the text at match time.
+ *
+ * Word boundaries are placed where they matter: a look-behind before an entry whose first
+ * character is a letter, mark or digit, a look-ahead after one whose last character is,
+ * nothing around CJK entries (substring matches) or around symbols ("🖕").
+ */
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "wordlist.h"
+
+#include <pcre2.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "err.h"
+#include "io.h"
+#include "utf8.h"
+
+#define WORDCHAR (LLM_UC_LETTER | LLM_UC_MARK | LLM_UC_NUMBER)
+#define NOT_BEFORE "(?<![\\p{L}\\p{M}\\p{N}])"
+#define NOT_AFTER "(?![\\p{L}\\p{M}\\p{N}])"
+
+typedef struct node {
+	uint32_t cp;
+	int end;
+	struct node **kids; /* sorted by cp */
+	size_t nkids;
+} node;
+
+struct llm_wordlist {
+	node *word_root, *sub_root; /* whole-word entries, substring (CJK) entries */
+	size_t size, cjk_min;
+	llm_buf pattern;
+	pcre2_code *code;
+	int jit;
+};
+
+struct llm_wordlist_scratch {
+	pcre2_match_data *md;
+};
+
+static node *node_new(uint32_t cp)
+{
+	node *n = llm_calloc(1, sizeof *n);
+	n->cp = cp;
+	return n;
+}
+
+static void node_free(node *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->nkids; i++)
+		node_free(n->kids[i]);
+	free(n->kids);
+	free(n);
+}
+
+static node *node_child(node *n, uint32_t cp)
+{
+	size_t lo = 0, hi = n->nkids;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (n->kids[mid]->cp < cp)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n->nkids && n->kids[lo]->cp == cp)
+		return n->kids[lo];
+	n->kids = llm_realloc(n->kids, (n->nkids + 1) * sizeof *n->kids);
+	memmove(n->kids + lo + 1, n->kids + lo, (n->nkids - lo) * sizeof *n->kids);
+	n->nkids++;
+	return n->kids[lo] = node_new(cp);
+}
+
+llm_wordlist *llm_wordlist_new(void)
+{
+	llm_wordlist *w = llm_calloc(1, sizeof *w);
+	w->word_root = node_new(0);
+	w->sub_root = node_new(0);
+	w->cjk_min = 1;
+	llm_buf_init(&w->pattern);
+	return w;
+}
+
+void llm_wordlist_free(llm_wordlist *w)
+{
+	if (!w)
+		return;
+	node_free(w->word_root);
+	node_free(w->sub_root);
+	llm_buf_release(&w->pattern);
+	pcre2_code_free(w->code);
+	free(w);
+}
+
+size_t llm_wordlist_size(const llm_wordlist *w) { return w->size; }
+void llm_wordlist_set_cjk_min(llm_wordlist *w, size_t n) { w->cjk_min = n; }
+
+void llm_wordlist_add(llm_wordlist *w, const char *word, size_t len)
+{
+	/* Decode, lower-case, collapse white space runs to one space, trim. */
+	uint32_t stack[256], *cps = stack;
+	size_t n = 0, cap = 256;
+	int cjk = 0;
+	for (size_t i = 0; i < len;) {
+		uint32_t cp;
+		i += llm_utf8_decode(word + i, len - i, &cp);
+		unsigned cls = llm_uc_class(cp);
+		if (cls & LLM_UC_SPACE) {
+			if (n > 0 && cps[n - 1] != ' ')
+				cp = ' ';
+			else
+				continue;
+		} else {
+			cp = llm_uc_tolower(cp);
+			cjk |= (cls & LLM_UC_CJK) != 0;
+		}
+		if (n == cap) {
+			cap *= 2;
+			if (cps == stack) {
+				cps = llm_malloc(cap * sizeof *cps);
+				memcpy(cps, stack, sizeof stack);
+			} else {
+				cps = llm_realloc(cps, cap * sizeof *cps);
+			}
+		}
+		cps[n++] = cp;
+	}
+	while (n > 0 && cps[n - 1] == ' ')
+		n--;
+	if (n > 0 && !(cjk && n < w->cjk_min)) {
+		node *at = cjk ? w->sub_root : w->word_root;
+		for (size_t i = 0; i < n; i++)
+			at = node_child(at, cps[i]);
+		if (!at->end)
+			w->size++;
+		at->end = 1;
+	}
+	if (cps != stack)
+		free(cps);
+}
+
+int llm_wordlist_load(llm_wordlist *w, const char *path)
+{
+	char *data;
+	size_t len;
+	int rc = llm_read_file(path, &data, &len);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < len;) {
+		const char *nl = memchr(data + i, '\n', len - i);
+		size_t e = nl ? (size_t)(nl - data) : len, b = i;
+		i = e + 1;
+		while (b < e && (data[b] == ' ' || data[b] == '\t'))
+			b++;
+		if (b == e || data[b] == '#')
+			continue;
+		llm_wordlist_add(w, data + b, e - b);
+	}
+	free(data);
+	return LLM_OK;
+}
+
+static int is_word_cp(uint32_t cp)
+{
+	return (llm_uc_class(cp) & WORDCHAR) != 0;
+}
+
+static void emit_cp(llm_buf *p, uint32_t cp)
+{
+	if (cp == ' ') {
+		llm_buf_adds(p, "\\s+");
+	} else if (cp < 0x80) {
+		if (!((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9')))
+			llm_buf_addc(p, '\\');
+		llm_buf_addc(p, (char)cp);
+	} else {
+		char u[4];
+		llm_buf_add(p, u, llm_utf8_encode(cp, u));
+	}
+}
+
+/* The subtree below n: its children (longest first by greediness), then n's own end. */
+static void emit_node(llm_buf *p, const node *n, int words)
+{
+	size_t alts = n->nkids + (n->end ? 1 : 0);
+	int group = alts > 1;
+	if (group)
+		llm_buf_adds(p, "(?:");
+	for (size_t i = 0; i < n->nkids; i++) {
+		if (i)
+			llm_buf_addc(p, '|');
+		emit_cp(p, n->kids[i]->cp);
+		emit_node(p, n->kids[i], words);
+	}
+	if (n->end) {
+		if (n->nkids)
+			llm_buf_addc(p, '|');
+		if (words && is_word_cp(n->cp))
+			llm_buf_adds(p, NOT_AFTER);
+	}
+	if (group)
+		llm_buf_addc(p, ')');
+}
+
+static void emit_root(llm_buf *p, const node *root, int words)
+{
+	llm_buf_adds(p, "(?:");
+	for (size_t i = 0; i < root->nkids; i++) {
+		if (i)
+			llm_buf_addc(p, '|');
+		if (words && is_word_cp(root->kids[i]->cp))
+			llm_buf_adds(p, NOT_BEFORE);
+		emit_cp(p, root->kids[i]->cp);
+		emit_node(p, root->kids[i], words);
+	}
+	llm_buf_addc(p, ')');
+}
+
+int llm_wordlist_compile(llm_wordlist *w)
+{
+	if (w->code)
+		return LLM_OK;
+	if (w->size == 0)
+		return llm_fail(LLM_EINVAL, "word list is empty");
+	llm_buf_reset(&w->pattern);
+	if (w->word_root->nkids)
+		emit_root(&w->pattern, w->word_root, 1);
+	if (w->word_root->nkids && w->sub_root->nkids)
+		llm_buf_addc(&w->pattern, '|');
+	if (w->sub_root->nkids)
+		emit_root(&w->pattern, w->sub_root, 0);
+	int err;
+	PCRE2_SIZE at;
+	w->code = pcre2_compile((PCRE2_SPTR)w->pattern.p, w->pattern.len,
+	                        PCRE2_UTF | PCRE2_UCP | PCRE2_CASELESS | PCRE2_MATCH_INVALID_UTF, &err,
+	                        &at, NULL);
+	if (!w->code) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(err, msg, sizeof msg);
+		return llm_fail(LLM_EINVAL, "word list pattern: %s at offset %zu", (char *)msg,
+		                (size_t)at);
+	}
+	/* JIT is an optimisation: where the platform lacks it, the interpreter gives the same
+	 * matches. */
+	w->jit = pcre2_jit_compile(w->code, PCRE2_JIT_COMPLETE) == 0;
+	return LLM_OK;
+}
+
+const char *llm_wordlist_pattern(const llm_wordlist *w)
+{
+	return w->pattern.p ? w->pattern.p : "";
+}
+
+llm_wordlist_scratch *llm_wordlist_scratch_new(const llm_wordlist *w)
+{
+	llm_wordlist_scratch *s = llm_calloc(1, sizeof *s);
+	s->md = pcre2_match_data_create_from_pattern(w->code, NULL);
+	if (!s->md) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void llm_wordlist_scratch_free(llm_wordlist_scratch *s)
+{
+	if (!s)
+		return;
+	pcre2_match_data_free(s->md);
+	free(s);
+}
+
+size_t llm_wordlist_scan(const llm_wordlist *w, llm_wordlist_scratch *s, const char *text,
+                         size_t len, llm_wordlist_hit *hits, size_t max_hits)
+{
+	size_t n = 0, off = 0;
+	while (off < len) {
+		int rc = w->jit ? pcre2_jit_match(w->code, (PCRE2_SPTR)text, len, off, 0, s->md, NULL)
+		                : pcre2_match(w->code, (PCRE2_SPTR)text, len, off, 0, s->md, NULL);
+		if (rc < 0)
+			break;
+		PCRE2_SIZE *ov = pcre2_get_ovector_pointer(s->md);
+		if (n < max_hits) {
+			hits[n].off = ov[0];
+			hits[n].len = ov[1] - ov[0];
+		}
+		n++;
+		off = ov[1] > ov[0] ? ov[1] : ov[0] + 1;
+	}
+	return n;
+}

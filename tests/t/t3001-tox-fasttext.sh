@@ -1,0 +1,67 @@
+#!/bin/sh
+test_description='llm-tox predict and train against the fastText command'
+. "$(dirname "$0")/../lib.sh"
+
+D=$TESTDATA/tox
+command -v fasttext >/dev/null 2>&1 && test_set_prereq FASTTEXT
+
+test_expect_success 'lid.176.ftz (quantized, hierarchical softmax) as fasttext predict-prob' '
+	llm-tox predict $D/lid.176.ftz $D/lid_inputs.txt -k 3 >out &&
+	test_cmp $D/lid_inputs.ref out
+'
+
+test_expect_success 'fastText-trained softmax .bin and quantized one-vs-all .ftz, committed outputs' '
+	llm-tox predict -k 2 $D/ref_softmax.bin $D/ref_inputs.txt >a && test_cmp $D/ref_softmax.ref a &&
+	llm-tox predict -k -1 --threshold 0.1 $D/ref_ova.ftz <$D/ref_inputs.txt >b &&
+	test_cmp $D/ref_ova.ref b
+'
+
+# Fresh models from the fasttext command, one per loss, and their quantized forms.
+test_expect_success FASTTEXT 'models trained by fasttext now: every loss, quantized too' '
+	llm-tox normalize $D/train_small.jsonl >text &&
+	jq -r "if .label == 1 then \"__label__toxic\" else \"__label__clean\" end" $D/train_small.jsonl >labels &&
+	paste -d " " labels text >train.txt &&
+	cut -d " " -f 2- train.txt | head -n 200 >lines &&
+	cat $D/lid_inputs.txt >>lines &&
+	for loss in softmax ova hs ns; do
+		fasttext supervised -input train.txt -output m_$loss -loss $loss -dim 6 -epoch 3 \
+			-wordNgrams 2 -minn 1 -maxn 3 -bucket 3000 -thread 1 -verbose 0 &&
+		fasttext predict-prob m_$loss.bin lines -1 >want &&
+		llm-tox predict -k -1 m_$loss.bin lines >got &&
+		test_cmp want got || exit 1
+	done &&
+	fasttext quantize -input train.txt -output m_softmax -qnorm -cutoff 500 -dsub 2 >/dev/null 2>&1 &&
+	fasttext predict-prob m_softmax.ftz lines 2 0.2 >want &&
+	llm-tox predict -k 2 --threshold 0.2 m_softmax.ftz lines >got &&
+	test_cmp want got
+'
+
+test_expect_success FASTTEXT 'a quantized output layer (-qout, 300 labels)' '
+	awk "{ printf \"__label__L%d %s\n\", NR % 300, \$0 }" $D/lid_inputs.txt $D/ref_inputs.txt \
+		$D/ref_inputs.txt >many.txt &&
+	fasttext supervised -input many.txt -output many -dim 4 -epoch 1 -minn 2 -maxn 2 \
+		-bucket 2000 -thread 1 -verbose 0 &&
+	fasttext quantize -input many.txt -output many -qnorm -qout -dsub 2 >/dev/null 2>&1 &&
+	fasttext predict-prob many.ftz $D/ref_inputs.txt 5 >want &&
+	llm-tox predict -k 5 many.ftz $D/ref_inputs.txt >got &&
+	test_cmp want got
+'
+
+test_expect_success FASTTEXT 'a model trained by llm-tox predicts the same in fasttext' '
+	llm-tox train -q -o ours.bin --dim 8 --bucket 5000 --minn 1 --maxn 3 $D/train_small.jsonl &&
+	llm-tox normalize $SAMPLES/tox/eval.jsonl | head -n 500 >lines &&
+	fasttext predict-prob ours.bin lines 2 >want &&
+	llm-tox predict -k 2 ours.bin lines >got &&
+	test_cmp want got &&
+	fasttext predict-prob $SAMPLES/tox/tox.bin lines >want &&
+	llm-tox predict $SAMPLES/tox/tox.bin lines >got &&
+	test_cmp want got
+'
+
+test_expect_success 'predict: empty input, bad model, bad usage' '
+	llm-tox predict $D/ref_softmax.bin </dev/null >out && test_must_fail test -s out &&
+	echo junk >junk.bin &&
+	test_must_fail llm-tox predict junk.bin </dev/null 2>err && grep "junk.bin" err &&
+	test_must_fail --code=2 llm-tox predict </dev/null
+'
+test_done

@@ -1,0 +1,856 @@
+/*
+ * llm-tox — toxicity filter: word-list rules OR a fastText classifier (lib/tox.h).
+ *
+ *   llm-tox [FILE...]            filter (or --mode annotate) the JSONL document stream,
+ *                                adding tox_score and tox_hits; rejects carry reject_reason
+ *                                tox_words or tox_model
+ *   llm-tox train -o M FILE...   train a fastText-format model on labelled JSONL
+ *   llm-tox eval FILE...         precision, recall, F1 and false-positive rate per language
+ *                                over a sweep of thresholds, as a table or JSON
+ *   llm-tox predict M [FILE]     `fasttext predict-prob` on raw text lines, for comparison
+ *   llm-tox normalize [FILE...]  the text the model sees, one line per document
+ *
+ * Memory: filter, predict and normalize hold one record at a time; eval holds four numbers
+ * per labelled record; train holds the normalized training text and the model.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "fasttext.h"
+#include "io.h"
+#include "json.h"
+#include "tool.h"
+#include "tox.h"
+
+static const char usage[] =
+	"usage: llm-tox [options] [file ...]\n"
+	"       llm-tox train [options] -o model.bin [file ...]\n"
+	"       llm-tox eval [options] [file ...]\n"
+	"       llm-tox predict [-k n] [--threshold t] model [file]\n"
+	"       llm-tox normalize [options] [file ...]\n"
+	"\n"
+	"Drop (or annotate) toxic documents of the JSONL stream: word lists OR a fastText model.\n"
+	"\n"
+	"  -m, --mode MODE       filter (default): drop toxic documents; annotate: keep all\n"
+	"      --words [LANG:]FILE  word list for documents in LANG (all documents without LANG);\n"
+	"                        repeatable; default: samples/wordlists, one list per language\n"
+	"      --no-words        no word-list stage\n"
+	"      --words-per-1k X  the rule fires at X or more hits per 1,000 characters (default 1)\n"
+	"      --cjk-min-chars N ignore CJK list entries shorter than N characters (default 2)\n"
+	"      --model FILE      fastText model (.bin or .ftz); default samples/tox/tox.bin\n"
+	"      --no-model        no model stage\n"
+	"      --label NAME      the model's toxic label (default toxic)\n"
+	"      --threshold T     the model fires at tox_score >= T (default 0.85)\n"
+	"      --label-field KEY train, eval: the label field (default label; 1/true/toxic = toxic)\n"
+	"      --json            eval: JSON instead of a table\n"
+	"      --thresholds LIST eval: comma-separated thresholds to sweep\n"
+	"  -k N                  predict: labels per line (default 1; -1 all)\n"
+	"      --dim N, --epoch N, --lr X, --word-ngrams N, --minn N, --maxn N, --bucket N,\n"
+	"      --min-count N, --loss softmax|ova|hs, --seed N   train: as fastText (defaults\n"
+	"                        dim 16, epoch 5, lr 0.5, word-ngrams 2, minn 0, maxn 0,\n"
+	"                        bucket 200000, min-count 1, loss softmax, seed 0)\n"
+	"  -o, --output FILE     output (train: the model) instead of standard output\n"
+	"      --rejects FILE    write every dropped document there, with \"reject_reason\"\n"
+	"      --stats FILE      write the run summary as JSON\n"
+	"      --strict          stop at the first malformed record (exit 1)\n"
+	"      --max-line SIZE   longest line accepted (default 64M)\n"
+	"      --field KEY       text field (default \"text\")\n"
+	"      --threads N       train: worker threads (default 1; 0 = all cores)\n"
+	"  -q, --quiet           no progress line or summary\n"
+	"  -v, --verbose         more messages\n"
+	"      --version         print the version and exit\n"
+	"  -h, --help            print this help and exit\n";
+
+enum {
+	OPT_WORDS = TOOL_OPT_FIRST_PRIVATE, OPT_NO_WORDS, OPT_PER_1K, OPT_MODEL, OPT_NO_MODEL,
+	OPT_LABEL, OPT_THRESHOLD, OPT_LABEL_FIELD, OPT_JSON, OPT_THRESHOLDS, OPT_DIM, OPT_EPOCH,
+	OPT_LR, OPT_WORD_NGRAMS, OPT_MINN, OPT_MAXN, OPT_BUCKET, OPT_MIN_COUNT, OPT_LOSS, OPT_SEED,
+	OPT_CJK_MIN
+};
+
+static const struct option longopts[] = {
+	TOOL_COMMON_OPTIONS,
+	{ "mode", required_argument, NULL, 'm' },
+	{ "words", required_argument, NULL, OPT_WORDS },
+	{ "no-words", no_argument, NULL, OPT_NO_WORDS },
+	{ "words-per-1k", required_argument, NULL, OPT_PER_1K },
+	{ "model", required_argument, NULL, OPT_MODEL },
+	{ "no-model", no_argument, NULL, OPT_NO_MODEL },
+	{ "label", required_argument, NULL, OPT_LABEL },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "label-field", required_argument, NULL, OPT_LABEL_FIELD },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "thresholds", required_argument, NULL, OPT_THRESHOLDS },
+	{ "dim", required_argument, NULL, OPT_DIM },
+	{ "epoch", required_argument, NULL, OPT_EPOCH },
+	{ "lr", required_argument, NULL, OPT_LR },
+	{ "word-ngrams", required_argument, NULL, OPT_WORD_NGRAMS },
+	{ "minn", required_argument, NULL, OPT_MINN },
+	{ "maxn", required_argument, NULL, OPT_MAXN },
+	{ "bucket", required_argument, NULL, OPT_BUCKET },
+	{ "min-count", required_argument, NULL, OPT_MIN_COUNT },
+	{ "loss", required_argument, NULL, OPT_LOSS },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "cjk-min-chars", required_argument, NULL, OPT_CJK_MIN },
+	{ NULL, 0, NULL, 0 }
+};
+
+enum { CMD_FILTER, CMD_TRAIN, CMD_EVAL, CMD_PREDICT, CMD_NORMALIZE };
+
+#define MAX_WORDS 64
+#define MAX_THRESHOLDS 64
+static const char *const default_langs[] = { "ar", "de", "en", "es", "fr", "hi", "ja", "ko", "ru", "zh" };
+
+struct cfg {
+	struct tool_common co;
+	int cmd, annotate, no_words, no_model, json, k, cjk_min;
+	const char *words[MAX_WORDS];
+	int nwords;
+	double per_1k, threshold;
+	const char *model, *label, *label_field;
+	double thresholds[MAX_THRESHOLDS];
+	int nthresholds;
+	llm_fasttext_args ft;
+};
+
+/* samples/ beside the binary (bin/llm-tox -> samples/), or $LLM_TOX_DATA. */
+static const char *data_dir(void)
+{
+	static char dir[4096];
+	const char *env = getenv("LLM_TOX_DATA");
+	if (env && *env)
+		return env;
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 32);
+	if (n <= 0)
+		return "samples";
+	dir[n] = 0;
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	strcat(dir, "/../samples");
+	return dir;
+}
+
+/* ---- reading records ---- */
+
+typedef struct {
+	const char *file;
+	uint64_t lineno;
+	const char *line;
+	size_t len;
+	int too_long;
+	const char *reason; /* NULL: a document with text */
+	char msg[160];
+	llm_json_rec rec;
+	int rec_ok;
+	llm_buf text;
+} record;
+
+static void record_parse(record *r, const struct cfg *c)
+{
+	r->reason = NULL;
+	r->rec_ok = 0;
+	llm_buf_reset(&r->text);
+	if (r->too_long) {
+		r->reason = "too_long";
+		snprintf(r->msg, sizeof r->msg, "line of %zu bytes is longer than --max-line", r->len);
+		return;
+	}
+	if (llm_json_parse(&r->rec, r->line, r->len) != LLM_OK) {
+		r->reason = "bad_json";
+		snprintf(r->msg, sizeof r->msg, "bad JSON: %s at byte %zu", r->rec.err_msg,
+		         r->rec.err_pos + 1);
+		return;
+	}
+	r->rec_ok = 1;
+	const llm_json_val *t = llm_json_get(&r->rec, c->co.field);
+	if (!t || t->type != LLM_JSON_STRING) {
+		r->reason = "no_text";
+		snprintf(r->msg, sizeof r->msg, t ? "field '%s' is not a string" : "missing field '%s'",
+		         c->co.field);
+		return;
+	}
+	llm_json_str(t, &r->text);
+}
+
+typedef int (*record_fn)(void *ctx, record *r);
+
+/* Call fn for every line of every input; returns 1 if an input failed (reported). */
+static int each_record(const struct cfg *c, char **files, int nfiles, record_fn fn, void *ctx,
+                       llm_run *run)
+{
+	static char *stdin_only[] = { "-" };
+	if (nfiles == 0) {
+		files = stdin_only;
+		nfiles = 1;
+	}
+	record r;
+	memset(&r, 0, sizeof r);
+	llm_json_rec_init(&r.rec);
+	llm_buf_init(&r.text);
+	int failed = 0;
+	for (int i = 0; i < nfiles; i++) {
+		llm_reader *rd;
+		if (llm_reader_open(&rd, files[i]) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+			continue;
+		}
+		llm_reader_set_max_line(rd, c->co.max_line);
+		if (run)
+			llm_run_begin_input(run, llm_reader_name(rd), llm_reader_size(rd));
+		char *line;
+		size_t len;
+		int rc;
+		while ((rc = llm_reader_line(rd, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG) {
+			r.file = llm_reader_name(rd);
+			r.lineno = llm_reader_lineno(rd);
+			r.line = line;
+			r.len = len;
+			r.too_long = rc == LLM_ETOOLONG;
+			record_parse(&r, c);
+			if (fn(ctx, &r))
+				failed = 1;
+			if (run)
+				llm_run_progress(run, llm_reader_raw_bytes(rd));
+		}
+		if (rc != LLM_EOF) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+		}
+		llm_reader_free(rd);
+	}
+	llm_json_rec_release(&r.rec);
+	llm_buf_release(&r.text);
+	return failed;
+}
+
+/* A malformed record outside the filter (train, eval): warn, or die with --strict. */
+static void skip_record(const struct cfg *c, const record *r, const char *why)
+{
+	if (c->co.strict)
+		die("%s:%llu: %s", r->file, (unsigned long long)r->lineno, why);
+	llm_warn_at(r->file, r->lineno, "%s", why);
+}
+
+/* The record's label: 1 toxic, 0 clean, -1 absent or unreadable. */
+static int record_label(const struct cfg *c, const record *r, llm_buf *tmp)
+{
+	const llm_json_val *v = llm_json_get(&r->rec, c->label_field);
+	if (!v)
+		return -1;
+	double x;
+	switch (v->type) {
+	case LLM_JSON_TRUE: return 1;
+	case LLM_JSON_FALSE: return 0;
+	case LLM_JSON_NUMBER: return llm_json_num(v, &x) == LLM_OK ? x != 0 : -1;
+	case LLM_JSON_STRING: {
+		static const char *const yes[] = { "1", "true", "toxic", "offensive", "hate" };
+		static const char *const no[] = { "0", "false", "clean", "ok", "none", "neither" };
+		llm_buf_reset(tmp);
+		llm_json_str(v, tmp);
+		for (size_t i = 0; i < sizeof yes / sizeof *yes; i++)
+			if (strcasecmp(tmp->p, yes[i]) == 0)
+				return 1;
+		for (size_t i = 0; i < sizeof no / sizeof *no; i++)
+			if (strcasecmp(tmp->p, no[i]) == 0)
+				return 0;
+		return -1;
+	}
+	default: return -1;
+	}
+}
+
+/* ---- the scorer from options ---- */
+
+static llm_tox *make_tox(const struct cfg *c)
+{
+	llm_tox *t = llm_tox_new();
+	llm_tox_set_cjk_min(t, (size_t)c->cjk_min);
+	char path[4200];
+	if (!c->no_words && c->nwords == 0) {
+		for (size_t i = 0; i < sizeof default_langs / sizeof *default_langs; i++) {
+			snprintf(path, sizeof path, "%s/wordlists/%s", data_dir(), default_langs[i]);
+			if (llm_tox_add_words(t, default_langs[i], path) != LLM_OK)
+				die("default word list: %s (use --words FILE or --no-words)", llm_last_error());
+		}
+	}
+	for (int i = 0; !c->no_words && i < c->nwords; i++) {
+		const char *arg = c->words[i], *colon = strchr(arg, ':');
+		char lang[32] = "";
+		const char *file = arg;
+		/* "LANG:FILE" when what precedes the colon looks like a language tag. */
+		if (colon && colon - arg > 0 && colon - arg < (long)sizeof lang &&
+		    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_") == (size_t)(colon - arg)) {
+			memcpy(lang, arg, (size_t)(colon - arg));
+			file = colon + 1;
+		}
+		if (llm_tox_add_words(t, *lang ? lang : NULL, file) != LLM_OK)
+			die("%s", llm_last_error());
+	}
+	if (!c->no_model) {
+		const char *m = c->model;
+		if (!m) {
+			snprintf(path, sizeof path, "%s/tox/tox.bin", data_dir());
+			m = path;
+		}
+		if (llm_tox_set_model(t, m, c->label) != LLM_OK) {
+			if (c->model)
+				die("%s", llm_last_error());
+			die("default model: %s (use --model FILE or --no-model)", llm_last_error());
+		}
+	}
+	if (llm_tox_ready(t) != LLM_OK)
+		die("%s", llm_last_error());
+	return t;
+}
+
+static void lang_of(const record *r, const char **lang, size_t *len, llm_buf *tmp)
+{
+	const llm_json_val *v = llm_json_get(&r->rec, "lang");
+	*lang = NULL;
+	*len = 0;
+	if (v && v->type == LLM_JSON_STRING) {
+		llm_buf_reset(tmp);
+		llm_json_str(v, tmp);
+		*lang = tmp->p;
+		*len = tmp->len;
+	}
+}
+
+/* ---- filter / annotate ---- */
+
+struct filter {
+	const struct cfg *c;
+	const llm_tox *tox;
+	llm_tox_scratch *s;
+	llm_run *run;
+	llm_writer *out;
+	llm_json_edit ed;
+	llm_buf buf, lang, extra;
+};
+
+static double round4(double x)
+{
+	return round(x * 1e4) / 1e4;
+}
+
+static int filter_one(void *ctx, record *r)
+{
+	struct filter *f = ctx;
+	if (r->reason) {
+		if (f->c->co.strict)
+			die("%s:%llu: %s", r->file, (unsigned long long)r->lineno, r->msg);
+		llm_warn_at(r->file, r->lineno, "%s", r->msg);
+		int dom = r->rec_ok ? llm_run_in_rec(f->run, r->len + 1, &r->rec)
+		                    : llm_run_in(f->run, r->len + 1, NULL, 0);
+		llm_buf_reset(&f->extra);
+		if (r->too_long)
+			llm_buf_addf(&f->extra, "\"length\": %zu", r->len);
+		size_t keep = r->too_long ? (r->len < 1024 ? r->len : 1024) : r->len;
+		if (llm_run_reject(f->run, dom, r->reason, r->line, keep, r->rec_ok ? &r->rec : NULL,
+		                   f->extra.len ? f->extra.p : NULL, r->file, r->lineno) != LLM_OK)
+			die("%s", llm_last_error());
+		return 0;
+	}
+	int dom = llm_run_in_rec(f->run, r->len + 1, &r->rec);
+	const char *lang;
+	size_t lang_len;
+	lang_of(r, &lang, &lang_len, &f->lang);
+	llm_tox_result res;
+	llm_tox_score(f->tox, f->s, r->text.p, r->text.len, lang, lang_len, &res);
+	int verdict = llm_tox_decide(&res, f->c->per_1k, f->c->threshold);
+	if (llm_tox_words_fire(&res, f->c->per_1k) && llm_tox_model_fires(&res, f->c->threshold))
+		llm_run_count_domain(f->run, dom, "tox_words_and_model", 1);
+	llm_json_edit_reset(&f->ed);
+	if (res.score >= 0)
+		llm_json_edit_f64(&f->ed, "tox_score", round4(res.score));
+	if (llm_tox_has_words(f->tox))
+		llm_json_edit_i64(&f->ed, "tox_hits", (int64_t)res.hits);
+	if (verdict != LLM_TOX_KEEP && !f->c->annotate) {
+		llm_buf_reset(&f->extra);
+		if (res.score >= 0)
+			llm_buf_addf(&f->extra, "\"tox_score\": %.4f", round4(res.score));
+		if (llm_tox_has_words(f->tox))
+			llm_buf_addf(&f->extra, "%s\"tox_hits\": %zu", f->extra.len ? ", " : "", res.hits);
+		if (llm_run_reject(f->run, dom, verdict == LLM_TOX_WORDS ? "tox_words" : "tox_model",
+		                   r->line, r->len, &r->rec, f->extra.len ? f->extra.p : NULL, r->file,
+		                   r->lineno) != LLM_OK)
+			die("%s", llm_last_error());
+		return 0;
+	}
+	if (verdict != LLM_TOX_KEEP)
+		llm_run_count_domain(f->run, dom, verdict == LLM_TOX_WORDS ? "tox_words" : "tox_model", 1);
+	llm_buf_reset(&f->buf);
+	llm_json_write(&r->rec, &f->ed, &f->buf);
+	llm_buf_addc(&f->buf, '\n');
+	if (llm_writer_write(f->out, f->buf.p, f->buf.len) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_run_out(f->run, dom, f->buf.len);
+	return 0;
+}
+
+static int cmd_filter(const struct cfg *c, char **files, int nfiles)
+{
+	struct filter f = { .c = c };
+	f.tox = make_tox(c);
+	if (!llm_tox_has_words(f.tox) && !llm_tox_has_model(f.tox))
+		usage_error("--no-words and --no-model leave nothing to do");
+	if (!(f.s = llm_tox_scratch_new(f.tox)))
+		die("out of memory for the word-list matcher");
+	if (llm_writer_open(&f.out, c->co.output) != LLM_OK)
+		die("%s", llm_last_error());
+	f.run = tool_run_new(&c->co);
+	llm_json_edit_init(&f.ed);
+	int failed = each_record(c, files, nfiles, filter_one, &f, f.run);
+	if (llm_writer_close(f.out) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	llm_json_edit_release(&f.ed);
+	llm_buf_release(&f.buf);
+	llm_buf_release(&f.lang);
+	llm_buf_release(&f.extra);
+	llm_tox_scratch_free(f.s);
+	llm_tox_free((llm_tox *)f.tox);
+	return tool_run_finish(f.run, failed);
+}
+
+/* ---- train ---- */
+
+struct train {
+	const struct cfg *c;
+	llm_buf data, tmp;
+	uint64_t examples, skipped;
+};
+
+static int train_one(void *ctx, record *r)
+{
+	struct train *t = ctx;
+	if (r->reason) {
+		skip_record(t->c, r, r->msg);
+		t->skipped++;
+		return 0;
+	}
+	int label = record_label(t->c, r, &t->tmp);
+	if (label < 0) {
+		skip_record(t->c, r, "no usable label");
+		t->skipped++;
+		return 0;
+	}
+	llm_buf_adds(&t->data, label ? "__label__toxic " : "__label__clean ");
+	llm_tox_normalize(r->text.p, r->text.len, &t->data);
+	llm_buf_addc(&t->data, '\n');
+	t->examples++;
+	return 0;
+}
+
+static void train_progress(double done, double loss, void *ctx)
+{
+	(void)ctx;
+	llm_debug("training: %.0f%% done, average loss %.4f", done * 100, loss);
+}
+
+static int cmd_train(const struct cfg *c, char **files, int nfiles)
+{
+	if (!c->co.output)
+		usage_error("train needs -o MODEL");
+	struct train t = { .c = c };
+	int failed = each_record(c, files, nfiles, train_one, &t, NULL);
+	if (failed)
+		return 1;
+	if (t.examples == 0)
+		die("no labelled example in the input");
+	llm_fasttext_args a = c->ft;
+	a.threads = c->co.threads;
+	llm_fasttext *m;
+	if (llm_fasttext_train(&m, &a, t.data.p, t.data.len, train_progress, NULL) != LLM_OK)
+		die("%s", llm_last_error());
+	if (llm_fasttext_save(m, c->co.output) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_info("%llu examples (%llu skipped): %d words, labels %s/%s, dim %d -> %s",
+	         (unsigned long long)t.examples, (unsigned long long)t.skipped,
+	         llm_fasttext_nwords(m), llm_fasttext_label_name(m, 0),
+	         llm_fasttext_nlabels(m) > 1 ? llm_fasttext_label_name(m, 1) : "-",
+	         llm_fasttext_dim(m), c->co.output);
+	llm_fasttext_free(m);
+	llm_buf_release(&t.data);
+	llm_buf_release(&t.tmp);
+	return 0;
+}
+
+/* ---- eval ---- */
+
+typedef struct {
+	int lang, label;
+	double per_1k, score;
+	size_t hits;
+} scored;
+
+struct eval {
+	const struct cfg *c;
+	const llm_tox *tox;
+	llm_tox_scratch *s;
+	scored *v;
+	size_t n, cap;
+	char langs[64][16];
+	int nlangs;
+	llm_buf tmp, lang;
+	uint64_t skipped;
+};
+
+static int lang_index(struct eval *e, const char *lang, size_t len)
+{
+	char key[16] = "und";
+	if (lang) {
+		size_t n = 0;
+		while (n < len && n < sizeof key - 1 && lang[n] != '-' && lang[n] != '_')
+			n++;
+		if (n) {
+			memcpy(key, lang, n);
+			key[n] = 0;
+		}
+	}
+	for (int i = 0; i < e->nlangs; i++)
+		if (strcmp(e->langs[i], key) == 0)
+			return i;
+	if (e->nlangs == 64)
+		return 63; /* the 64th slot gathers the rarest languages' overflow */
+	strcpy(e->langs[e->nlangs], key);
+	return e->nlangs++;
+}
+
+static int eval_one(void *ctx, record *r)
+{
+	struct eval *e = ctx;
+	if (r->reason) {
+		skip_record(e->c, r, r->msg);
+		e->skipped++;
+		return 0;
+	}
+	int label = record_label(e->c, r, &e->tmp);
+	if (label < 0) {
+		skip_record(e->c, r, "no usable label");
+		e->skipped++;
+		return 0;
+	}
+	const char *lang;
+	size_t lang_len;
+	lang_of(r, &lang, &lang_len, &e->lang);
+	llm_tox_result res;
+	llm_tox_score(e->tox, e->s, r->text.p, r->text.len, lang, lang_len, &res);
+	if (e->n == e->cap) {
+		e->cap = e->cap ? e->cap * 2 : 1024;
+		e->v = llm_realloc(e->v, e->cap * sizeof *e->v);
+	}
+	e->v[e->n++] = (scored){ lang_index(e, lang, lang_len), label, res.per_1k, res.score, res.hits };
+	return 0;
+}
+
+typedef struct {
+	uint64_t tp, fp, tn, fn;
+} confusion;
+
+/* stage: 0 words, 1 model, 2 words OR model */
+static confusion count(const struct eval *e, int lang, int stage, double thr)
+{
+	confusion k = { 0, 0, 0, 0 };
+	for (size_t i = 0; i < e->n; i++) {
+		const scored *s = &e->v[i];
+		if (lang >= 0 && s->lang != lang)
+			continue;
+		llm_tox_result r = { s->hits, 0, s->per_1k, s->score };
+		int w = llm_tox_words_fire(&r, e->c->per_1k), m = llm_tox_model_fires(&r, thr);
+		int pred = stage == 0 ? w : stage == 1 ? m : (w || m);
+		if (pred)
+			s->label ? k.tp++ : k.fp++;
+		else
+			s->label ? k.fn++ : k.tn++;
+	}
+	return k;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+static void put_row(llm_buf *o, int json, const char *lang, const char *stage, double thr,
+                    confusion k, int mark)
+{
+	double p = ratio(k.tp, k.tp + k.fp), r = ratio(k.tp, k.tp + k.fn);
+	double f1 = p + r > 0 ? 2 * p * r / (p + r) : 0.0, fpr = ratio(k.fp, k.fp + k.tn);
+	if (json) {
+		llm_buf_addf(o, "{\"stage\": \"%s\", ", stage);
+		if (thr >= 0)
+			llm_buf_addf(o, "\"threshold\": %g, ", thr);
+		llm_buf_addf(o, "\"tp\": %llu, \"fp\": %llu, \"tn\": %llu, \"fn\": %llu, "
+		             "\"precision\": %.4f, \"recall\": %.4f, \"f1\": %.4f, \"fpr\": %.4f}",
+		             (unsigned long long)k.tp, (unsigned long long)k.fp, (unsigned long long)k.tn,
+		             (unsigned long long)k.fn, p, r, f1, fpr);
+		return;
+	}
+	char t[16] = "-";
+	if (thr >= 0)
+		snprintf(t, sizeof t, "%g", thr);
+	llm_buf_addf(o, "%-5s %-11s %5s%s %6llu %6llu %6llu %6llu %6.3f %6.3f %6.3f %6.3f\n", lang,
+	             stage, t, mark ? "*" : " ", (unsigned long long)k.tp, (unsigned long long)k.fp,
+	             (unsigned long long)k.tn, (unsigned long long)k.fn, p, r, f1, fpr);
+}
+
+static void eval_report(const struct eval *e, llm_buf *o)
+{
+	const struct cfg *c = e->c;
+	int json = c->json, words = llm_tox_has_words(e->tox), model = llm_tox_has_model(e->tox);
+	if (json)
+		llm_buf_addf(o, "{\"records\": %zu, \"skipped\": %llu, \"words_per_1k\": %g, "
+		             "\"threshold\": %g, \"languages\": {", e->n, (unsigned long long)e->skipped,
+		             c->per_1k, c->threshold);
+	else
+		llm_buf_addf(o, "%-5s %-11s %5s  %6s %6s %6s %6s %6s %6s %6s %6s\n", "lang", "stage",
+		             "thr", "tp", "fp", "tn", "fn", "prec", "recall", "f1", "fpr");
+	for (int li = -1; li < e->nlangs; li++) {
+		const char *name = li < 0 ? "all" : e->langs[li];
+		if (json) {
+			uint64_t n = 0, pos = 0;
+			for (size_t i = 0; i < e->n; i++)
+				if (li < 0 || e->v[i].lang == li) {
+					n++;
+					pos += e->v[i].label != 0;
+				}
+			llm_buf_addf(o, "%s\"%s\": {\"records\": %llu, \"toxic\": %llu, \"rows\": [",
+			             li >= 0 ? ", " : "", name, (unsigned long long)n, (unsigned long long)pos);
+		}
+		int first = 1;
+		if (words) {
+			put_row(o, json, name, "words", -1, count(e, li, 0, 0), 0);
+			first = 0;
+		}
+		for (int stage = 1; model && stage <= (words ? 2 : 1); stage++)
+			for (int t = 0; t < c->nthresholds; t++) {
+				if (json && !first)
+					llm_buf_adds(o, ", ");
+				first = 0;
+				double thr = c->thresholds[t];
+				put_row(o, json, name, stage == 1 ? "model" : "words|model", thr,
+				        count(e, li, stage, thr), fabs(thr - c->threshold) < 1e-9);
+			}
+		if (json)
+			llm_buf_adds(o, "]}");
+	}
+	if (json)
+		llm_buf_adds(o, "}}\n");
+	else
+		llm_buf_addf(o, "(%zu records; * marks --threshold %g; words fire at %g hits per 1k chars)\n",
+		             e->n, c->threshold, c->per_1k);
+}
+
+static int cmd_eval(const struct cfg *c, char **files, int nfiles)
+{
+	struct eval e = { .c = c };
+	e.tox = make_tox(c);
+	if (!llm_tox_has_words(e.tox) && !llm_tox_has_model(e.tox))
+		usage_error("--no-words and --no-model leave nothing to evaluate");
+	if (!(e.s = llm_tox_scratch_new(e.tox)))
+		die("out of memory for the word-list matcher");
+	int failed = each_record(c, files, nfiles, eval_one, &e, NULL);
+	llm_buf o = LLM_BUF_INIT;
+	eval_report(&e, &o);
+	llm_writer *out;
+	if (llm_writer_open(&out, c->co.output) != LLM_OK)
+		die("%s", llm_last_error());
+	if (llm_writer_write(out, o.p, o.len) != LLM_OK || llm_writer_close(out) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_buf_release(&o);
+	llm_buf_release(&e.tmp);
+	llm_buf_release(&e.lang);
+	free(e.v);
+	llm_tox_scratch_free(e.s);
+	llm_tox_free((llm_tox *)e.tox);
+	return failed;
+}
+
+/* ---- predict: fastText's predict-prob on raw lines ---- */
+
+static int cmd_predict(const struct cfg *c, char **args, int nargs)
+{
+	if (nargs < 1 || nargs > 2)
+		usage_error("predict needs a model and at most one input file");
+	llm_fasttext *m;
+	if (llm_fasttext_load(&m, args[0]) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_reader *rd;
+	if (llm_reader_open(&rd, nargs == 2 ? args[1] : "-") != LLM_OK)
+		die("%s", llm_last_error());
+	llm_reader_set_max_line(rd, c->co.max_line);
+	llm_writer *out;
+	if (llm_writer_open(&out, c->co.output) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_fasttext_scratch *s = llm_fasttext_scratch_new(m);
+	llm_fasttext_pred *p = llm_calloc((size_t)llm_fasttext_nlabels(m) + 1, sizeof *p);
+	llm_buf o = LLM_BUF_INIT;
+	char *line;
+	size_t len;
+	int rc;
+	while ((rc = llm_reader_line(rd, &line, &len)) == LLM_OK) {
+		int n = llm_fasttext_predict(m, s, line, len, c->k, (float)c->threshold, p);
+		llm_buf_reset(&o);
+		/* %g of a float is what C++ streams print for fastText's float probabilities. */
+		for (int i = 0; i < n; i++)
+			llm_buf_addf(&o, "%s%s %g", i ? " " : "", llm_fasttext_label(m, p[i].label),
+			             (double)p[i].prob);
+		llm_buf_addc(&o, '\n');
+		if (llm_writer_write(out, o.p, o.len) != LLM_OK)
+			die("%s", llm_last_error());
+	}
+	if (rc != LLM_EOF)
+		die("%s", llm_last_error());
+	if (llm_writer_close(out) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_reader_free(rd);
+	llm_buf_release(&o);
+	free(p);
+	llm_fasttext_scratch_free(s);
+	llm_fasttext_free(m);
+	return 0;
+}
+
+/* ---- normalize ---- */
+
+struct norm {
+	const struct cfg *c;
+	llm_writer *out;
+	llm_buf buf;
+};
+
+static int normalize_one(void *ctx, record *r)
+{
+	struct norm *n = ctx;
+	if (r->reason) {
+		skip_record(n->c, r, r->msg);
+		return 0;
+	}
+	llm_buf_reset(&n->buf);
+	llm_tox_normalize(r->text.p, r->text.len, &n->buf);
+	llm_buf_addc(&n->buf, '\n');
+	if (llm_writer_write(n->out, n->buf.p, n->buf.len) != LLM_OK)
+		die("%s", llm_last_error());
+	return 0;
+}
+
+static int cmd_normalize(const struct cfg *c, char **files, int nfiles)
+{
+	struct norm n = { .c = c };
+	if (llm_writer_open(&n.out, c->co.output) != LLM_OK)
+		die("%s", llm_last_error());
+	int failed = each_record(c, files, nfiles, normalize_one, &n, NULL);
+	if (llm_writer_close(n.out) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_buf_release(&n.buf);
+	return failed;
+}
+
+/* ---- options ---- */
+
+static void parse_thresholds(struct cfg *c, const char *arg)
+{
+	c->nthresholds = 0;
+	char *copy = llm_strdup(arg), *save = NULL;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (c->nthresholds == MAX_THRESHOLDS)
+			usage_error("--thresholds: at most %d values", MAX_THRESHOLDS);
+		c->thresholds[c->nthresholds++] = tool_double("--thresholds", t, 0, 1);
+	}
+	free(copy);
+	if (!c->nthresholds)
+		usage_error("--thresholds needs at least one value");
+}
+
+int main(int argc, char **argv)
+{
+	tool_init("llm-tox");
+	struct cfg c;
+	memset(&c, 0, sizeof c);
+	tool_common_init(&c.co, usage);
+	c.per_1k = 1.0;
+	c.threshold = -1; /* 0.85, or fastText's 0 for predict */
+	c.label = "toxic";
+	c.label_field = "label";
+	c.k = 1;
+	c.cjk_min = 2;
+	parse_thresholds(&c, "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.85,0.9,0.95,0.99");
+	llm_fasttext_args_init(&c.ft);
+	c.ft.dim = 16;
+	c.ft.lr = 0.5;
+	c.ft.word_ngrams = 2;
+	c.ft.bucket = 200000;
+
+	static const char cmds[] = "train\0eval\0predict\0normalize\0";
+	int argi = 1;
+	if (argc > 1 && argv[1][0] != '-') {
+		int i = 0;
+		for (const char *w = cmds; *w; w += strlen(w) + 1, i++)
+			if (strcmp(argv[1], w) == 0) {
+				c.cmd = i + 1;
+				argi = 2;
+			}
+	}
+	int ac = argc - argi + 1;
+	char **av = argv + argi - 1;
+	int ch;
+	while ((ch = getopt_long(ac, av, TOOL_COMMON_SHORT "m:k:", longopts, NULL)) != -1) {
+		if (tool_common_option(&c.co, ch, optarg))
+			continue;
+		switch (ch) {
+		case 'm': c.annotate = tool_choice("--mode", optarg, "filter\0annotate\0"); break;
+		case OPT_WORDS:
+			if (c.nwords == MAX_WORDS)
+				usage_error("--words: at most %d lists", MAX_WORDS);
+			c.words[c.nwords++] = optarg;
+			break;
+		case OPT_NO_WORDS: c.no_words = 1; break;
+		case OPT_CJK_MIN: c.cjk_min = (int)tool_int("--cjk-min-chars", optarg, 1, 100); break;
+		case OPT_PER_1K: c.per_1k = tool_double("--words-per-1k", optarg, 0, 1000); break;
+		case OPT_MODEL: c.model = optarg; break;
+		case OPT_NO_MODEL: c.no_model = 1; break;
+		case OPT_LABEL: c.label = optarg; break;
+		case OPT_THRESHOLD: c.threshold = tool_double("--threshold", optarg, 0, 1); break;
+		case OPT_LABEL_FIELD: c.label_field = optarg; break;
+		case OPT_JSON: c.json = 1; break;
+		case OPT_THRESHOLDS: parse_thresholds(&c, optarg); break;
+		case 'k': c.k = (int)tool_int("-k", optarg, -1, 1000000); break;
+		case OPT_DIM: c.ft.dim = (int)tool_int("--dim", optarg, 1, 1000); break;
+		case OPT_EPOCH: c.ft.epoch = (int)tool_int("--epoch", optarg, 1, 10000); break;
+		case OPT_LR: c.ft.lr = tool_double("--lr", optarg, 1e-6, 10); break;
+		case OPT_WORD_NGRAMS: c.ft.word_ngrams = (int)tool_int("--word-ngrams", optarg, 1, 10); break;
+		case OPT_MINN: c.ft.minn = (int)tool_int("--minn", optarg, 0, 20); break;
+		case OPT_MAXN: c.ft.maxn = (int)tool_int("--maxn", optarg, 0, 20); break;
+		case OPT_BUCKET: c.ft.bucket = (int)tool_int("--bucket", optarg, 0, 100000000); break;
+		case OPT_MIN_COUNT: c.ft.min_count = (int)tool_int("--min-count", optarg, 1, 1000000); break;
+		case OPT_LOSS: {
+			static const int loss[] = { LLM_FASTTEXT_SOFTMAX, LLM_FASTTEXT_OVA, LLM_FASTTEXT_HS };
+			c.ft.loss = loss[tool_choice("--loss", optarg, "softmax\0ova\0hs\0")];
+			break;
+		}
+		case OPT_SEED: c.ft.seed = (uint64_t)tool_int("--seed", optarg, 0, INT64_MAX); break;
+		default: tool_bad_option();
+		}
+	}
+	if (c.ft.maxn > 0 && c.ft.minn > c.ft.maxn)
+		usage_error("--minn must not exceed --maxn");
+	if (c.threshold < 0)
+		c.threshold = c.cmd == CMD_PREDICT ? 0.0 : 0.85;
+	char **rest = av + optind;
+	int nrest = ac - optind;
+	switch (c.cmd) {
+	case CMD_TRAIN: return cmd_train(&c, rest, nrest);
+	case CMD_EVAL: return cmd_eval(&c, rest, nrest);
+	case CMD_PREDICT: return cmd_predict(&c, rest, nrest);
+	case CMD_NORMALIZE: return cmd_normalize(&c, rest, nrest);
+	default: return cmd_filter(&c, rest, nrest);
+	}
+}
