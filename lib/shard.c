@@ -24,6 +24,7 @@
 #include "hash.h"
 #include "io.h"
 #include "json.h"
+#include "tokstream.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "llmkit's binary formats are read by memcpy: a little-endian host is required"
@@ -179,9 +180,7 @@ static int obuf_put_tokens(obuf *o, const uint32_t *t, size_t n, uint32_t width,
 		size_t k = (o->cap - o->len) / 2;
 		if (k > n)
 			k = n;
-		unsigned char *d = o->buf + o->len;
-		for (size_t i = 0; i < k; i++)
-			put16(d + 2 * i, (uint16_t)t[i]);
+		llm_tok_narrow16(t, o->buf + o->len, k);
 		o->len += 2 * k;
 		t += k;
 		n -= k;
@@ -326,11 +325,10 @@ int llm_shard_writer_add(llm_shard_writer *w, const llm_shard_doc_in *d)
 {
 	if (w->failed)
 		return w->failed;
-	for (size_t i = 0; i < d->n; i++)
-		if (d->tokens[i] >= w->p.vocab_size ||
-		    (w->p.noised && d->inputs[i] >= w->p.vocab_size))
-			return llm_fail(LLM_EINVAL, "token at position %zu is not below vocab size %u", i,
-			                w->p.vocab_size);
+	if (d->n && (llm_tok_max(d->tokens, d->n) >= w->p.vocab_size ||
+	              (w->p.noised && llm_tok_max(d->inputs, d->n) >= w->p.vocab_size)))
+		return llm_fail(LLM_EINVAL, "%s: a token is not below vocab size %u", w->path,
+		                w->p.vocab_size);
 	uint16_t dom = 0;
 	int st = domain_id(w, d->domain, &dom);
 	if (st != LLM_OK)
@@ -633,10 +631,9 @@ int llm_export_open(llm_export **out, int format, const char *path, uint32_t voc
 
 int llm_export_add(llm_export *e, const uint32_t *t, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (t[i] >= e->vocab)
-			return llm_fail(LLM_EINVAL, "token %u at position %zu is not below vocab size %u",
-			                t[i], i, e->vocab);
+	if (n && llm_tok_max(t, n) >= e->vocab)
+		return llm_fail(LLM_EINVAL, "%s: a token is not below vocab size %u", e->bin.path,
+		                e->vocab);
 	if (e->format == LLM_EXPORT_LLMC && e->tokens + n > LLM_EXPORT_LLMC_MAX_TOKENS)
 		return llm_fail(LLM_EINVAL, "%s: llm.c files hold fewer than 2^31 tokens", e->bin.path);
 	if (e->format == LLM_EXPORT_MEGATRON && n > INT32_MAX)
@@ -916,19 +913,10 @@ static int check_range(const llm_shard *s, int kind)
 {
 	const unsigned char *p = sec_ptr(s, kind);
 	uint64_t n = s->info.sec[kind].length / s->info.width;
-	uint32_t v = s->info.vocab_size, hi = 0;
-	if (s->info.width == 2) {
-		for (uint64_t i = 0; i < n; i++) {
-			uint16_t t = get16(p + 2 * i);
-			hi = t > hi ? t : hi;
-		}
-	} else {
-		for (uint64_t i = 0; i < n; i++) {
-			uint32_t t = get32(p + 4 * i);
-			hi = t > hi ? t : hi;
-		}
-	}
-	return n && hi >= v ? bad(s->path, kind, "token not below the vocab size") : LLM_OK;
+	/* the sections are 4 KiB aligned, so width-4 tokens can be read in place */
+	uint32_t hi = s->info.width == 2 ? llm_tok_max16(p, n) : llm_tok_max((const uint32_t *)p, n);
+	return n && hi >= s->info.vocab_size ? bad(s->path, kind, "token not below the vocab size")
+	                                     : LLM_OK;
 }
 
 int llm_shard_verify(const llm_shard *s)
@@ -962,9 +950,7 @@ static void widen(const unsigned char *p, uint32_t width, uint64_t start, size_t
 		memcpy(out, p + 4 * start, n * 4);
 		return;
 	}
-	p += 2 * start;
-	for (size_t i = 0; i < n; i++)
-		out[i] = get16(p + 2 * i);
+	llm_tok_widen16(p + 2 * start, out, n);
 }
 
 uint32_t llm_shard_token(const llm_shard *s, uint64_t i)

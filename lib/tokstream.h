@@ -77,6 +77,18 @@ typedef struct {
 	uint64_t offset;         /* byte offset of the record in the (decompressed) stream */
 } llm_tok_rec;
 
+/*
+ * Width conversion, shared with the shard code and usable by readers of shards. Blocks of 16
+ * let the compiler vectorize these at -O2; they run at memory speed.
+ * widen16: n little-endian u16 at src (any alignment) into dst, returns the largest (0 if n 0).
+ * narrow16: n tokens (each < 65536) to little-endian u16 at dst (any alignment).
+ * max / max16: the largest of n tokens (u32 in memory / u16 at any alignment), 0 when n is 0.
+ */
+uint32_t llm_tok_widen16(const void *src, uint32_t *dst, size_t n);
+void llm_tok_narrow16(const uint32_t *src, void *dst, size_t n);
+uint32_t llm_tok_max(const uint32_t *t, size_t n);
+uint32_t llm_tok_max16(const void *src, size_t n);
+
 typedef struct llm_tokreader llm_tokreader;
 
 /*
