@@ -154,6 +154,16 @@ test_expect_success 'train with a named pattern writes a Split pre-tokenizer' '
 	llm-tokenize -q -t tok3.json -f jsonl docs.jsonl >/dev/null
 '
 
+test_expect_success 'the EXAMPLES of the man page run' '
+	zstd -q -d -c $D/cl100k_base.tiktoken.zst >cl100k_base.tiktoken &&
+	zstd -q -d -c $D/hf_gpt2/tokenizer.json.zst >tokenizer.json &&
+	llm-tokenize -q -t cl100k_base.tiktoken --threads 4 docs.jsonl -o docs.tok &&
+	llm-tokenize -q -t tokenizer.json --no-eos -f jsonl docs.jsonl >ex2 && test_line_count = 300 ex2 &&
+	llm-tokenize decode -q -t cl100k_base.tiktoken docs.tok >ex3 && test_line_count = 300 ex3 &&
+	llm-tokenize train -q --vocab-size 32000 --special "<|endoftext|>" --special "<|pad|>" -o tok.json docs.jsonl &&
+	grep -q "<|pad|>" tok.json
+'
+
 python3 -c 'import tokenizers' 2>/dev/null && test_set_prereq HF_TOKENIZERS
 python3 -c 'import tiktoken' 2>/dev/null && test_set_prereq TIKTOKEN
 

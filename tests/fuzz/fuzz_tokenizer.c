@@ -1,0 +1,70 @@
+/*
+ * Fuzz target: the three tokenizer loaders of bpe.h. The first byte picks the format:
+ * 't' a tiktoken rank file, 'h' a Hugging Face tokenizer.json, 'g' a GPT-2 vocab.json and
+ * merges.txt separated by a NUL byte. A tokenizer that loads must also work: a few strings
+ * (and the input itself) are encoded and decoded back, which must give the same bytes.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpe.h"
+#include "err.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void roundtrip(llm_bpe_enc *e, const llm_bpe *b, const char *s, size_t n)
+{
+	llm_ids ids;
+	llm_ids_init(&ids);
+	llm_buf back = LLM_BUF_INIT;
+	if (llm_bpe_encode(e, s, n, LLM_BPE_SPECIAL_ALLOW, &ids) == LLM_OK) {
+		if (llm_bpe_decode(b, ids.v, ids.n, &back) != LLM_OK || back.len != n ||
+		    (n && memcmp(back.p, s, n) != 0))
+			abort();
+	}
+	llm_ids_release(&ids);
+	llm_buf_release(&back);
+}
+
+static void exercise(const llm_bpe *b, const uint8_t *data, size_t size)
+{
+	llm_bpe_enc *e = llm_bpe_enc_new(b);
+	static const char *const texts[] = { "", "hello world", "  \n\n x<|endoftext|>y",
+		                             "\xe4\xb8\xad\xe6\x96\x87 123456 \xff\xfe", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" };
+	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+		roundtrip(e, b, texts[i], strlen(texts[i]));
+	roundtrip(e, b, (const char *)data, size > 4096 ? 4096 : size);
+	llm_bpe_enc_free(e);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	llm_set_verbosity(0);
+	const char *d = (const char *)data + 1;
+	size_t n = size - 1;
+	llm_bpe *b = NULL;
+	switch (data[0]) {
+	case 't':
+		llm_bpe_from_tiktoken(&b, d, n, "fuzz", "gpt2", NULL);
+		break;
+	case 'h':
+		llm_bpe_from_hf_json(&b, d, n, "fuzz.json", NULL);
+		break;
+	case 'g': {
+		const char *z = memchr(d, 0, n);
+		if (!z)
+			return 0;
+		llm_bpe_from_gpt2(&b, d, (size_t)(z - d), z + 1, n - (size_t)(z - d) - 1, "fuzz", NULL);
+		break;
+	}
+	default:
+		return 0;
+	}
+	if (b)
+		exercise(b, data, size);
+	llm_bpe_free(b);
+	return 0;
+}
