@@ -61,8 +61,19 @@ case $CUDA in
 			say "CUDA: $("$NVCC" --version | tail -n 1) ($NVCC)"
 			echo "HAVE_CUDA := 1"
 			echo "NVCCFLAGS := -O2 -std=c++17 -arch=sm_90 -DLLM_HAVE_CUDA=1"
-			echo "PROBE_CPPFLAGS += -DLLM_HAVE_CUDA=1 -I$cudadir/include"
-			echo "PROBE_CUDA_LDLIBS := -L$cudadir/lib64 -lcublasLt -lcublas -lcudart -lstdc++"
+			# -isystem: the toolkit's headers (nccl.h) are not warning-free under -Wstrict-prototypes.
+			echo "PROBE_CPPFLAGS += -DLLM_HAVE_CUDA=1 -isystem $cudadir/include"
+			nccl=
+			# NCCL (multi-GPU data parallel) ships with the toolkit or as libnccl-dev.
+			if try_cc '#include <nccl.h>
+int main(void){int v;return ncclGetVersion(&v)!=ncclSuccess;}' -isystem "$cudadir/include" -L"$cudadir/lib64" -lnccl -lcudart; then
+				say "NCCL: found (multi-GPU data parallel)"
+				echo "PROBE_CPPFLAGS += -DLLM_HAVE_NCCL=1"
+				nccl=-lnccl
+			else
+				say "NCCL: not found, one GPU per run"
+			fi
+			echo "PROBE_CUDA_LDLIBS := -L$cudadir/lib64 $nccl -lcublasLt -lcublas -lcudart -lstdc++"
 		else
 			fail "nvcc at $NVCC cannot compile a trivial kernel"
 		fi
