@@ -321,12 +321,37 @@ static int domain_id(llm_shard_writer *w, const char *name, uint16_t *id)
 	return LLM_OK;
 }
 
+/* The largest token and the last one of a sequence given either way (see llm_shard_doc_in). */
+static uint32_t seq_max(const uint32_t *t, const void *raw, size_t n, uint32_t width)
+{
+	if (t)
+		return llm_tok_max(t, n);
+	return width == 2 ? llm_tok_max16(raw, n) : llm_tok_max(raw, n);
+}
+
+static uint32_t seq_last(const uint32_t *t, const void *raw, size_t n, uint32_t width)
+{
+	if (t)
+		return t[n - 1];
+	const unsigned char *p = raw;
+	return width == 2 ? get16(p + 2 * (n - 1)) : get32(p + 4 * (n - 1));
+}
+
+static int put_seq(obuf *o, const uint32_t *t, const void *raw, size_t n, uint32_t width,
+                   const char *name)
+{
+	return t ? obuf_put_tokens(o, t, n, width, name) : obuf_put(o, raw, n * width, name);
+}
+
 int llm_shard_writer_add(llm_shard_writer *w, const llm_shard_doc_in *d)
 {
 	if (w->failed)
 		return w->failed;
-	if (d->n && (llm_tok_max(d->tokens, d->n) >= w->p.vocab_size ||
-	              (w->p.noised && llm_tok_max(d->inputs, d->n) >= w->p.vocab_size)))
+	uint32_t width = w->p.width;
+	const uint32_t *in = d->tokens ? d->inputs : NULL;
+	const void *rin = d->tokens ? NULL : d->raw_inputs;
+	if (d->n && (seq_max(d->tokens, d->raw_tokens, d->n, width) >= w->p.vocab_size ||
+	              (w->p.noised && seq_max(in, rin, d->n, width) >= w->p.vocab_size)))
 		return llm_fail(LLM_EINVAL, "%s: a token is not below vocab size %u", w->path,
 		                w->p.vocab_size);
 	uint16_t dom = 0;
@@ -334,7 +359,8 @@ int llm_shard_writer_add(llm_shard_writer *w, const llm_shard_doc_in *d)
 	if (st != LLM_OK)
 		return st;
 	uint16_t flags = d->flags & ~LLM_SHARD_DOC_EOS_ADDED;
-	int add_eos = w->p.eos_id != LLM_SHARD_NO_EOS && (d->n == 0 || d->tokens[d->n - 1] != w->p.eos_id);
+	int add_eos = w->p.eos_id != LLM_SHARD_NO_EOS &&
+	              (d->n == 0 || seq_last(d->tokens, d->raw_tokens, d->n, width) != w->p.eos_id);
 	if (add_eos)
 		flags |= LLM_SHARD_DOC_EOS_ADDED;
 	if (w->docs == w->cap) {
@@ -343,13 +369,13 @@ int llm_shard_writer_add(llm_shard_writer *w, const llm_shard_doc_in *d)
 		w->meta_off = llm_realloc(w->meta_off, (w->cap + 1) * sizeof *w->meta_off);
 		w->info = llm_realloc(w->info, w->cap * 8);
 	}
-	st = obuf_put_tokens(&w->f.out, d->tokens, d->n, w->p.width, w->path);
+	st = put_seq(&w->f.out, d->tokens, d->raw_tokens, d->n, width, w->path);
 	if (st == LLM_OK && add_eos)
-		st = obuf_put_tokens(&w->f.out, &w->p.eos_id, 1, w->p.width, w->path);
+		st = obuf_put_tokens(&w->f.out, &w->p.eos_id, 1, width, w->path);
 	if (st == LLM_OK && w->p.noised) {
-		st = obuf_put_tokens(&w->inputs, d->inputs, d->n, w->p.width, w->path);
+		st = put_seq(&w->inputs, in, rin, d->n, width, w->path);
 		if (st == LLM_OK && add_eos)
-			st = obuf_put_tokens(&w->inputs, &w->p.eos_id, 1, w->p.width, w->path);
+			st = obuf_put_tokens(&w->inputs, &w->p.eos_id, 1, width, w->path);
 	}
 	if (st == LLM_OK)
 		st = obuf_put(&w->meta, d->meta, d->meta_len, w->path);

@@ -133,7 +133,9 @@ typedef struct {
 	int noised;            /* documents carry inputs */
 } llm_shard_params;
 
-/* A document to add. */
+/* A document to add. Tokens come either as uint32_t (tokens, inputs) or, when tokens is
+ * NULL, as stored at the shard's width (raw_tokens, raw_inputs; 4-byte aligned for width 4),
+ * which llm-shard uses to copy a token stream without converting it. */
 typedef struct {
 	const uint32_t *tokens;
 	const uint32_t *inputs; /* required iff params.noised */
@@ -143,6 +145,8 @@ typedef struct {
 	uint16_t flags;         /* LLM_SHARD_DOC_TRUNCATED; EOS_ADDED is decided by the writer */
 	const char *meta;
 	size_t meta_len;
+	const void *raw_tokens;
+	const void *raw_inputs;
 } llm_shard_doc_in;
 
 int llm_shard_writer_open(llm_shard_writer **w, const char *path, const llm_shard_params *p);

@@ -70,8 +70,10 @@ int llm_tok_record_encode(llm_buf *out, const llm_tok_header *h, const char *met
 typedef struct {
 	const char *meta;        /* metadata bytes, NUL-terminated (meta[meta_len] == 0) */
 	size_t meta_len;
-	const uint32_t *tokens;  /* n labels */
+	const uint32_t *tokens;  /* n labels (NULL when widening is off for a 2-byte stream) */
 	const uint32_t *inputs;  /* n noised inputs, or NULL when the stream has none */
+	const void *raw_tokens;  /* the labels as stored: n x width bytes, little-endian */
+	const void *raw_inputs;  /* the inputs as stored, or NULL */
 	size_t n;
 	uint64_t index;          /* 0-based record number */
 	uint64_t offset;         /* byte offset of the record in the (decompressed) stream */
@@ -103,6 +105,10 @@ void llm_tokreader_free(llm_tokreader *r);
 const llm_tok_header *llm_tokreader_header(const llm_tokreader *r);
 const char *llm_tokreader_name(const llm_tokreader *r);
 void llm_tokreader_set_max_tokens(llm_tokreader *r, size_t max);
+/* Off: a 2-byte stream's records give only raw_tokens/raw_inputs (tokens and inputs NULL),
+ * which saves the conversion for code that copies tokens as stored (llm-shard). Tokens are
+ * checked against the vocabulary either way. Default on. */
+void llm_tokreader_set_widen(llm_tokreader *r, int on);
 /* Bytes of the underlying file consumed so far (for progress), compressed size when it is. */
 uint64_t llm_tokreader_raw_bytes(const llm_tokreader *r);
 /* File size on disk, or -1 (stdin, memory). */

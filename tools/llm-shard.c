@@ -350,8 +350,11 @@ static int add_doc(struct shard_run *r, const llm_tok_rec *t, const meta_fields 
 		return 1;
 	int st;
 	if (s->w) {
-		llm_shard_doc_in d = { t->tokens, t->inputs, n, f->domain, f->weight,
-			               truncated ? LLM_SHARD_DOC_TRUNCATED : 0, t->meta, t->meta_len };
+		/* tokens as stored: the reader skipped widening them (shard_one) */
+		llm_shard_doc_in d = { .n = n, .domain = f->domain, .weight = f->weight,
+			               .flags = truncated ? LLM_SHARD_DOC_TRUNCATED : 0,
+			               .meta = t->meta, .meta_len = t->meta_len,
+			               .raw_tokens = t->raw_tokens, .raw_inputs = t->raw_inputs };
 		st = llm_shard_writer_add(s->w, &d);
 	} else {
 		if (t->inputs && !r->warned_inputs++)
@@ -373,6 +376,15 @@ static int add_doc(struct shard_run *r, const llm_tok_rec *t, const meta_fields 
 	return 0;
 }
 
+/* Token n - 1 of a record, from its stored bytes. */
+static uint32_t last_token(const llm_tok_header *h, const llm_tok_rec *t, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)t->raw_tokens + (n - 1) * h->width;
+	uint32_t v = 0;
+	memcpy(&v, p, h->width); /* little-endian host (tokstream.c checks) */
+	return v;
+}
+
 static int shard_one(struct shard_run *r, const char *path, const char *name)
 {
 	llm_tokreader *tr;
@@ -384,6 +396,8 @@ static int shard_one(struct shard_run *r, const char *path, const char *name)
 		llm_tokreader_free(tr);
 		return 1;
 	}
+	/* Shards store tokens at the stream's width: no need to widen them on the way. */
+	llm_tokreader_set_widen(tr, r->format != FMT_SHARDS);
 	llm_run_begin_input(r->run, name, llm_tokreader_size(tr));
 	llm_tok_rec t;
 	meta_fields f;
@@ -393,7 +407,7 @@ static int shard_one(struct shard_run *r, const char *path, const char *name)
 		parse_meta(r, &t, &f);
 		int dom = llm_run_in(r->run, bytes, f.domain, strlen(f.domain));
 		uint64_t key = f.id ? llm_hash64(f.id, f.id_len, r->seed)
-		                    : llm_hash64(t.tokens, t.n * sizeof *t.tokens, r->seed ^ 0x5eed);
+		                    : llm_hash64(t.raw_tokens, t.n * r->h.width, r->seed ^ 0x5eed);
 		int split = (double)(key >> 11) * 0x1p-53 < r->val_fraction ? LLM_SPLIT_VAL : LLM_SPLIT_TRAIN;
 		domain *d = find_domain(r, f.domain);
 		size_t n = t.n;
@@ -407,7 +421,7 @@ static int shard_one(struct shard_run *r, const char *path, const char *name)
 		failed = add_doc(r, &t, &f, n, split, truncated);
 		llm_manifest_domain *md = llm_manifest_domain_get(&r->m, f.domain);
 		md->docs[split]++;
-		md->tokens[split] += n + (r->eos != LLM_SHARD_NO_EOS && (n == 0 || t.tokens[n - 1] != r->eos));
+		md->tokens[split] += n + (r->eos != LLM_SHARD_NO_EOS && (n == 0 || last_token(&r->h, &t, n) != r->eos));
 		md->truncate_at = d->cut;
 		if (truncated) {
 			md->truncated_docs++;

@@ -8,6 +8,7 @@
 #include "hash.h"
 #include "io.h"
 #include "shard.h"
+#include "tokstream.h"
 #include "unit.h"
 
 static char dir[64];
@@ -48,6 +49,8 @@ static size_t gen_doc(uint64_t k, uint32_t *t, uint32_t *in, uint32_t vocab)
 	return n;
 }
 
+static int as_raw; /* write_shard gives the tokens as stored instead of uint32_t */
+
 static void write_shard(const char *path, uint32_t width, uint32_t vocab, int noised,
                         llm_shard_info *info)
 {
@@ -61,11 +64,25 @@ static void write_shard(const char *path, uint32_t width, uint32_t vocab, int no
 	for (uint64_t k = 0; k < NDOC; k++) {
 		size_t n = gen_doc(k, t, in, vocab);
 		int m = snprintf(meta, sizeof meta, "{\"id\": \"doc%llu\"}", (unsigned long long)k);
-		llm_shard_doc_in d = { t, in, n, doms[k % 4], (float)k / 8, 0, meta, (size_t)m };
+		llm_shard_doc_in d = { .tokens = t, .inputs = in, .n = n, .domain = doms[k % 4],
+			               .weight = (float)k / 8, .meta = meta, .meta_len = (size_t)m };
+		uint32_t rt[400], ri[400]; /* room for 200 tokens of either width, aligned */
+		if (as_raw) {
+			if (width == 2) {
+				llm_tok_narrow16(t, rt, n);
+				llm_tok_narrow16(in, ri, n);
+			} else {
+				memcpy(rt, t, 4 * n);
+				memcpy(ri, in, 4 * n);
+			}
+			d.tokens = d.inputs = NULL;
+			d.raw_tokens = rt;
+			d.raw_inputs = ri;
+		}
 		CHECK_EQ_INT(llm_shard_writer_add(w, &d), LLM_OK);
 	}
 	uint32_t badt[1] = { vocab };
-	llm_shard_doc_in d = { badt, badt, 1, "web", 1, 0, "", 0 };
+	llm_shard_doc_in d = { .tokens = badt, .inputs = badt, .n = 1, .domain = "web", .weight = 1 };
 	CHECK_EQ_INT(llm_shard_writer_add(w, &d), LLM_EINVAL);
 	CHECK_EQ_U64(llm_shard_writer_docs(w), NDOC);
 	/* Nothing under the final name before close. */
@@ -126,12 +143,20 @@ static void test_round_trip(void)
 	uint32_t widths[] = { 2, 4 }, vocabs[] = { 1000, 70000 };
 	for (int w = 0; w < 2; w++)
 		for (int noised = 0; noised < 2; noised++) {
-			const char *p = tmp_path("rt-00000.bin");
-			llm_shard_info info;
+			char p[256], q[256];
+			snprintf(p, sizeof p, "%s", tmp_path("rt-00000.bin"));
+			snprintf(q, sizeof q, "%s", tmp_path("raw-00000.bin"));
+			llm_shard_info info, rinfo;
 			write_shard(p, widths[w], vocabs[w], noised, &info);
 			CHECK_EQ_U64(info.docs, NDOC);
 			check_shard(p, widths[w], vocabs[w], noised);
+			/* tokens given as stored make the very same file */
+			as_raw = 1;
+			write_shard(q, widths[w], vocabs[w], noised, &rinfo);
+			as_raw = 0;
+			CHECK_EQ_U64(rinfo.header_checksum, info.header_checksum);
 			unlink(p);
+			unlink(q);
 			CHECK_EQ_INT(dir_entries(), 0); /* no temporary file left behind */
 		}
 }
@@ -200,7 +225,8 @@ static void test_abort(void)
 	llm_shard_writer *w;
 	CHECK_EQ_INT(llm_shard_writer_open(&w, p, &par), LLM_OK);
 	uint32_t t[3] = { 1, 2, 3 };
-	llm_shard_doc_in d = { t, t, 3, "x", 1, 0, "{}", 2 };
+	llm_shard_doc_in d = { .tokens = t, .inputs = t, .n = 3, .domain = "x", .weight = 1,
+		               .meta = "{}", .meta_len = 2 };
 	CHECK_EQ_INT(llm_shard_writer_add(w, &d), LLM_OK);
 	llm_shard_writer_abort(w);
 	CHECK_EQ_INT(dir_entries(), 0);

@@ -241,6 +241,52 @@ static void test_files(void)
 	CHECK(r == NULL);
 }
 
+/* Without widening a 2-byte stream gives the stored bytes only, still checked. */
+static void test_raw(void)
+{
+	llm_tok_header h;
+	llm_tok_header_init(&h, 300, 0, LLM_TOK_NOISED);
+	llm_buf s = LLM_BUF_INIT;
+	make_stream(&s, &h, 20, 4);
+	llm_tokreader *a, *b;
+	CHECK_EQ_INT(llm_tokreader_open_mem(&a, s.p, s.len, "a"), LLM_OK);
+	CHECK_EQ_INT(llm_tokreader_open_mem(&b, s.p, s.len, "b"), LLM_OK);
+	llm_tokreader_set_widen(b, 0);
+	llm_tok_rec x, y;
+	int bad = 0, k = 0;
+	while (llm_tokreader_next(a, &x) == LLM_OK && llm_tokreader_next(b, &y) == LLM_OK) {
+		uint32_t t[300], in[300];
+		CHECK(y.tokens == NULL && y.inputs == NULL);
+		CHECK(llm_tok_widen16(y.raw_tokens, t, y.n) < 300);
+		llm_tok_widen16(y.raw_inputs, in, y.n);
+		bad |= y.n != x.n || memcmp(t, x.tokens, 4 * x.n) || memcmp(in, x.inputs, 4 * x.n);
+		CHECK_EQ_U64(y.offset, x.offset);
+		k++;
+	}
+	CHECK(!bad);
+	CHECK_EQ_INT(k, 20);
+	llm_tokreader_free(a);
+	llm_tokreader_free(b);
+	/* the conversions against a scalar reference, over lengths around the block size */
+	uint32_t src[70], wide[70];
+	unsigned char narrow[140];
+	for (size_t n = 0; n <= 70; n++) {
+		uint32_t hi = 0;
+		for (size_t i = 0; i < n; i++) {
+			src[i] = (uint32_t)((i * 40503u + n * 7) & 0xffff);
+			hi = src[i] > hi ? src[i] : hi;
+		}
+		llm_tok_narrow16(src, narrow, n);
+		CHECK_EQ_INT(llm_tok_widen16(narrow, wide, n), hi);
+		CHECK_EQ_INT(llm_tok_max(src, n), hi);
+		CHECK_EQ_INT(llm_tok_max16(narrow, n), hi);
+		CHECK(n == 0 || memcmp(src, wide, 4 * n) == 0);
+		for (size_t i = 0; i < n; i++)
+			CHECK_EQ_INT(narrow[2 * i] | narrow[2 * i + 1] << 8, src[i]);
+	}
+	llm_buf_release(&s);
+}
+
 int main(void)
 {
 	RUN(test_round_trip);
@@ -249,5 +295,6 @@ int main(void)
 	RUN(test_truncation);
 	RUN(test_corrupt);
 	RUN(test_files);
+	RUN(test_raw);
 	return unit_done();
 }
