@@ -158,8 +158,8 @@ check:
 	@sh mk/deps.sh
 	@$(MAKE) --no-print-directory -j$(JOBS) test
 
-check-gpu: all
-	@sh tests/gpu/run-checks.sh
+check-gpu: all $(filter $(B)/unit/test_cuda%,$(UNITS))
+	@B=$(B) sh tests/gpu/run-checks.sh
 
 deps:
 	@sh mk/deps.sh

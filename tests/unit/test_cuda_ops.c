@@ -173,6 +173,42 @@ static void test_embedding(void)
 	release();
 }
 
+/* llm_gemm's full contract: both transposes, padded leading dimensions, alpha and beta, a
+ * separate C and D, and a 16-bit product accumulated into fp32. */
+static void test_gemm(void)
+{
+	enum { M = 37, N = 45, K = 29, PAD = 3 };
+	for (int ti = 0; ti < 3; ti++)
+		for (int ta = 0; ta < 2; ta++)
+			for (int tb = 0; tb < 2; tb++) {
+				llm_dtype t = types[ti];
+				int lda = (ta ? M : K) + PAD, ldb = (tb ? K : N) + PAD, ldc = N + PAD;
+				size_t na = (size_t)(ta ? K : M) * lda, nb = (size_t)(tb ? N : K) * ldb;
+				size_t nc = (size_t)M * ldc;
+				float *a = randv(na, 1), *b = randv(nb, 1), *c = randv(nc, 1);
+				round_to(a, na, t), round_to(b, nb, t);
+				float *want = malloc(nc * 4);
+				memcpy(want, c, nc * 4);
+				llm_gemm(ta, tb, M, N, K, 0.7f, a, lda, b, ldb, 0.3f, want, ldc);
+				void *d = out_buf(nc, LLM_DT_F32);
+				GPU(llm_cuda_gemm(ta, tb, M, N, K, 0.7f, t, up(a, na, t), lda, up(b, nb, t), ldb,
+				                  0.3f, LLM_DT_F32, up(c, nc, LLM_DT_F32), ldc, d, ldc));
+				float *got = down(d, nc, LLM_DT_F32);
+				/* Only the M x N window is defined; the padding stays NaN. */
+				float *gw = malloc((size_t)M * N * 4), *ww = malloc((size_t)M * N * 4);
+				for (int i = 0; i < M; i++)
+					for (int j = 0; j < N; j++) {
+						gw[i * N + j] = got[(size_t)i * ldc + j];
+						ww[i * N + j] = want[(size_t)i * ldc + j];
+					}
+				char what[64];
+				snprintf(what, sizeof what, "gemm ta %d tb %d", ta, tb);
+				CHECK_CLOSE(what, t, gw, ww, (size_t)M * N);
+				free(a), free(b), free(c), free(want), free(got), free(gw), free(ww);
+				release();
+			}
+}
+
 static void test_matmul(void)
 {
 	enum { N = 70, K = 96, M = 80 };
@@ -469,6 +505,7 @@ static int gpu_ready(void)
 			fn();            \
 	}
 GPU_TEST(test_embedding)
+GPU_TEST(test_gemm)
 GPU_TEST(test_matmul)
 GPU_TEST(test_rmsnorm)
 GPU_TEST(test_rope)
@@ -485,6 +522,7 @@ int main(void)
 	printf("# seed %llu (LLM_TEST_SEED to repeat)\n", (unsigned long long)s);
 	llm_rng_seed(&rng, s);
 	RUN(gpu_test_embedding);
+	RUN(gpu_test_gemm);
 	RUN(gpu_test_matmul);
 	RUN(gpu_test_rmsnorm);
 	RUN(gpu_test_rope);

@@ -1,0 +1,88 @@
+#!/bin/sh
+# tests/gpu/run.sh — everything a lent GPU machine should run, in one call of a few minutes:
+# build, `make check-gpu` (every CUDA op against the CPU op, then GPU training against the CPU
+# run), and the benchmark: a ~124M-parameter LLaMA ("base" preset, vocab 32000) at sequence
+# length 1024, tokens/s and MFU, beside PyTorch eager on the same GPU and shapes.
+#
+#   sh tests/gpu/run.sh            GPU_BENCH_STEPS (default 20), GPU_BENCH_BATCH (default 8),
+#                                  GPU_JOBS (default: all cores)
+#
+# Logs and a summary go to $OUT (the device tool's result folder) when set, else build/gpu-run.
+# Where the machine has no nvcc, carry build/rel from a machine that has one: the script then
+# runs the carried test binaries. MFU is against the GPU's dense bf16 tensor-core peak.
+#
+# A note on expectations: attention here is a scalar fp32 FlashAttention-style kernel (no
+# tensor cores); its share of a 124M step at T = 1024 bounds MFU well below PyTorch's
+# FlashAttention-2 path. The number this script prints is the measurement; nothing else is.
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$TOP" || exit 1
+B=build/rel
+LOG=${OUT:-$TOP/build/gpu-run}
+mkdir -p "$LOG"
+STEPS=${GPU_BENCH_STEPS:-20} BATCH=${GPU_BENCH_BATCH:-8} JOBS=${GPU_JOBS:-$(nproc)}
+exec 3>&1 >"$LOG/run.log.tmp" 2>&1 </dev/null || exit 1
+trap 'mv "$LOG/run.log.tmp" "$LOG/run.log"; cat "$LOG/run.log" >&3' EXIT
+
+say() { echo "== $*"; }
+say "$(date -u '+%Y-%m-%d %H:%M:%S') on $(hostname)"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 4
+
+# PyTorch's wheels ship the CUDA libraries; when the system has none, borrow them.
+PY=
+for p in python3 python; do
+	if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch' 2>/dev/null; then PY=$p; break; fi
+done
+if [ -n "$PY" ]; then
+	libs=$("$PY" -c 'import glob, os, site, torch
+dirs = [os.path.join(os.path.dirname(torch.__file__), "lib")]
+for s in site.getsitepackages():
+    dirs += glob.glob(os.path.join(s, "nvidia", "*", "lib"))
+print(":".join(d for d in dirs if os.path.isdir(d)))' 2>/dev/null)
+	[ -n "$libs" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$libs"
+	say "torch $("$PY" -c 'import torch; print(torch.__version__, torch.version.cuda)')"
+fi
+
+say "build"
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+	timeout 600 make -j"$JOBS" all "$B/unit/test_cuda_ops" "$B/unit/test_cuda_model" \
+		>"$LOG/build.log" 2>&1 || { tail -n 40 "$LOG/build.log"; say "build failed"; exit 1; }
+	tail -n 3 "$LOG/build.log"
+else
+	say "no nvcc here: using the carried $B test binaries"
+fi
+for t in "$B/unit/test_cuda_ops" "$B/unit/test_cuda_model"; do
+	[ -x "$t" ] || { say "$t missing: nothing to run"; exit 1; }
+	ldd "$t" | grep 'not found' && say "$t: missing libraries above"
+done
+
+say "check-gpu"
+B=$B timeout 600 sh tests/gpu/run-checks.sh >"$LOG/check-gpu.log" 2>&1
+check_rc=$?
+grep -v '^ok' "$LOG/check-gpu.log" | tail -n 60
+tail -n 1 "$LOG/check-gpu.log"
+
+say "benchmark: base preset, batch $BATCH x 1024 tokens, $STEPS steps (median)"
+ours=$(timeout 600 "$B/unit/test_cuda_model" --bench base "$BATCH" 1024 "$STEPS" bf16 none 2>&1 | tail -n 1)
+echo "$ours" | tee "$LOG/bench-llmkit.json"
+ffn=$(timeout 600 "$B/unit/test_cuda_model" --bench base "$BATCH" 1024 "$STEPS" bf16 ffn 2>&1 | tail -n 1)
+echo "$ffn" | tee "$LOG/bench-llmkit-recompute-ffn.json"
+peak=$(echo "$ours" | sed -n 's/.*"peak_tflops": \([0-9.]*\).*/\1/p')
+if [ -n "$PY" ]; then
+	peer=$(timeout 600 "$PY" tests/gpu/torch_gpu.py --batch "$BATCH" --seq 1024 --steps "$STEPS" \
+		--peak-tflops "${peak:-0}" 2>&1 | tail -n 1)
+	echo "$peer" | tee "$LOG/bench-pytorch.json"
+else
+	peer=
+	say "no python with torch: PyTorch column left out"
+fi
+field() { echo "$1" | sed -n "s/.*\"$2\": \"*\([^,\"}]*\).*/\1/p"; }
+printf '%-22s %12s %10s %8s %10s\n' impl tokens/s step_s MFU mem_MB
+for r in "$ours" "$ffn" "$peer"; do
+	case $r in '' | *skipped*) continue ;; esac
+	name=$(field "$r" impl)
+	[ "$(field "$r" recompute)" = ffn ] && name="$name (recompute ffn)"
+	printf '%-22s %12s %10s %8s %10s\n' "$name" "$(field "$r" tokens_per_s)" \
+		"$(field "$r" step_s)" "$(field "$r" mfu)" "$(field "$r" gpu_mem_mb)"
+done
+exit $check_rc
