@@ -130,7 +130,9 @@ static void init_tables(llm_fasttext *m)
 
 static float ft_sigmoid(const llm_fasttext *m, float x)
 {
-	if (x < -FT_MAX_SIGMOID)
+	/* "not above the lower end" also sends NaN (from a corrupt model) to 0 instead of to an
+	 * undefined float-to-integer conversion. */
+	if (!(x >= -FT_MAX_SIGMOID))
 		return 0.0f;
 	if (x > FT_MAX_SIGMOID)
 		return 1.0f;
@@ -143,6 +145,8 @@ static float ft_tlog(const llm_fasttext *m, float x)
 {
 	if (x > 1.0f)
 		return 0.0f;
+	if (!(x >= 0.0f))
+		return m->t_log[0];
 	int64_t i = (int64_t)(x * FT_LOG_TABLE);
 	return m->t_log[i];
 }
@@ -694,7 +698,9 @@ static void build_subwords(llm_fasttext *m)
 }
 
 /* fastText's HierarchicalSoftmaxLoss::buildTree over label counts (sorted decreasing). */
-static void build_tree(llm_fasttext *m, int with_paths)
+#define FT_MAX_TREE_DEPTH 4096 /* prediction recurses along the tree; real trees are ~log2(labels) */
+
+static int build_tree(llm_fasttext *m, int with_paths)
 {
 	int32_t osz = m->osz, nn = 2 * osz - 1;
 	int64_t *count = llm_malloc((size_t)nn * sizeof *count);
@@ -706,8 +712,13 @@ static void build_tree(llm_fasttext *m, int with_paths)
 		parent[i] = m->left[i] = m->right[i] = -1;
 		count[i] = (int64_t)1e15;
 	}
-	for (int32_t i = 0; i < osz; i++)
-		count[i] = m->counts[m->nwords + i];
+	/* Counts come from the file: negative ones (corrupt) count as 0 and sums saturate, so a
+	 * hostile file cannot overflow them. */
+	for (int32_t i = 0; i < osz; i++) {
+		int64_t c = m->counts[m->nwords + i];
+		/* Below the 1e15 of unbuilt nodes, or the merge could pick a node not yet made. */
+		count[i] = c < 0 ? 0 : c >= (int64_t)1e15 ? (int64_t)1e15 - 1 : c;
+	}
 	int32_t leaf = osz - 1, node = osz;
 	for (int32_t i = osz; i < nn; i++) {
 		int32_t mini[2] = { 0, 0 };
@@ -719,12 +730,20 @@ static void build_tree(llm_fasttext *m, int with_paths)
 		}
 		m->left[i] = mini[0];
 		m->right[i] = mini[1];
-		count[i] = count[mini[0]] + count[mini[1]];
+		count[i] = count[mini[0]] > INT64_MAX - count[mini[1]] ? INT64_MAX
+		                                                        : count[mini[0]] + count[mini[1]];
 		parent[mini[0]] = i;
 		parent[mini[1]] = i;
 		binary[mini[1]] = 1;
 	}
-	if (with_paths) {
+	/* Zero or absurd label counts (a corrupt file) can chain the tree into a list. */
+	int depth_ok = 1;
+	for (int32_t i = 0; i < osz && depth_ok; i++) {
+		int d = 0;
+		for (int32_t j = parent[i]; j != -1 && depth_ok; j = parent[j])
+			depth_ok = ++d <= FT_MAX_TREE_DEPTH;
+	}
+	if (with_paths && depth_ok) {
 		ivec p = { NULL, 0, 0 };
 		ivec c = { NULL, 0, 0 };
 		m->path_off = llm_malloc(((size_t)osz + 1) * sizeof *m->path_off);
@@ -745,6 +764,7 @@ static void build_tree(llm_fasttext *m, int with_paths)
 	free(count);
 	free(parent);
 	free(binary);
+	return depth_ok ? LLM_OK : LLM_EFORMAT;
 }
 
 void llm_fasttext_free(llm_fasttext *m)
@@ -1018,8 +1038,8 @@ static int load_cursor(llm_fasttext *m, cursor *c)
 	init_tables(m);
 	build_word2int(m);
 	build_subwords(m);
-	if (m->loss == LLM_FASTTEXT_HS)
-		build_tree(m, 0);
+	if (m->loss == LLM_FASTTEXT_HS && build_tree(m, 0) != LLM_OK)
+		return bad(c, "label counts make the hierarchical softmax tree too deep");
 	return LLM_OK;
 }
 
@@ -1550,8 +1570,12 @@ int llm_fasttext_train(llm_fasttext **out, const llm_fasttext_args *a, const cha
 	m->out.m = m->osz;
 	m->out.n = m->dim;
 	m->out.data = llm_calloc((size_t)m->out.m * (size_t)m->dim, sizeof(float));
-	if (m->loss == LLM_FASTTEXT_HS)
-		build_tree(m, 1);
+	if (m->loss == LLM_FASTTEXT_HS && build_tree(m, 1) != LLM_OK) {
+		free(copy);
+		free(offs);
+		llm_fasttext_free(m);
+		return llm_fail(LLM_EINVAL, "fasttext: label counts make the tree too deep");
+	}
 
 	trainer t = { .m = m, .a = a, .data = copy, .lines = offs, .nlines = nlines,
 	              .total = (int64_t)a->epoch * m->ntokens, .progress = progress, .ctx = ctx };

@@ -24,8 +24,14 @@
 #include "utf8.h"
 
 #define WORDCHAR (LLM_UC_LETTER | LLM_UC_MARK | LLM_UC_NUMBER)
-#define NOT_BEFORE "(?<![\\p{L}\\p{M}\\p{N}])"
-#define NOT_AFTER "(?![\\p{L}\\p{M}\\p{N}])"
+/* A word character is a letter, mark or digit that is not CJK: Chinese and Japanese text
+ * runs into Latin words without spaces ("他是个bitch"). */
+/* A word character is a letter, mark or digit that is not CJK: Chinese and Japanese text
+ * runs into Latin words without spaces ("他是个bitch"). Defined once as group "w" and called
+ * at every boundary, which keeps a 2,000-entry pattern within PCRE2's size limit. */
+#define DEFINE_W "(?(DEFINE)(?<w>(?![\\p{Han}\\p{Hiragana}\\p{Katakana}\\p{Hangul}])[\\p{L}\\p{M}\\p{N}]))"
+#define NOT_BEFORE "(?<!(?&w))"
+#define NOT_AFTER "(?!(?&w))"
 
 typedef struct node {
 	uint32_t cp;
@@ -172,7 +178,8 @@ int llm_wordlist_load(llm_wordlist *w, const char *path)
 
 static int is_word_cp(uint32_t cp)
 {
-	return (llm_uc_class(cp) & WORDCHAR) != 0;
+	unsigned cls = llm_uc_class(cp);
+	return (cls & WORDCHAR) && !(cls & LLM_UC_CJK);
 }
 
 static void emit_cp(llm_buf *p, uint32_t cp)
@@ -233,8 +240,10 @@ int llm_wordlist_compile(llm_wordlist *w)
 	if (w->size == 0)
 		return llm_fail(LLM_EINVAL, "word list is empty");
 	llm_buf_reset(&w->pattern);
-	if (w->word_root->nkids)
+	if (w->word_root->nkids) {
+		llm_buf_adds(&w->pattern, DEFINE_W);
 		emit_root(&w->pattern, w->word_root, 1);
+	}
 	if (w->word_root->nkids && w->sub_root->nkids)
 		llm_buf_addc(&w->pattern, '|');
 	if (w->sub_root->nkids)

@@ -9,6 +9,8 @@
  *    since those scripts do not separate words with spaces ("傻逼" in "你个傻逼吧");
  *  - any other entry matches as a whole word: not preceded or followed by a letter, a mark
  *    or a digit, so "ass" does not match "class" nor "assistant", but does match "ass!";
+ *    CJK characters count as boundaries, since Chinese and Japanese run into Latin words
+ *    without spaces ("他是个bitch");
  *  - a space inside an entry matches any run of white space ("2 girls 1 cup").
  * Matches are counted left to right without overlap; at one position the longest entry wins.
  * The entries are merged into a prefix tree before compiling, so the pattern's size and speed
