@@ -21,7 +21,7 @@ static cublasLtHandle_t g_lt;
 static void *g_ws;
 
 typedef struct {
-	int ta, tb, M, N, K, lda, ldb, ldc, ldd, ab, cd, det, beta0;
+	int ta, tb, M, N, K, lda, ldb, ldc, ldd, ab, cd, det, beta0, align[4];
 	cublasLtMatmulAlgo_t algo;
 	int used;
 } algo_entry;
@@ -68,6 +68,17 @@ void llm_cuda_blas_shutdown(void)
 	g_lt = NULL;
 }
 
+/* Largest power of two (up to 256) dividing the address. cuBLASLt's heuristic assumes 256-byte
+ * aligned operands unless told otherwise, and a tensor inside the flat parameter array (or a
+ * row offset into an activation) is often aligned to far less. */
+static uint32_t alignment(const void *p)
+{
+	uint32_t a = 256;
+	while (a > 1 && (uintptr_t)p % a)
+		a >>= 1;
+	return a;
+}
+
 static cudaDataType_t cuda_type(llm_dtype t)
 {
 	return t == LLM_DT_BF16 ? CUDA_R_16BF : t == LLM_DT_F16 ? CUDA_R_16F : CUDA_R_32F;
@@ -109,6 +120,9 @@ extern "C" int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, l
 		memset(&key, 0, sizeof key);
 		key.ta = ta, key.tb = tb, key.M = M, key.N = N, key.K = K, key.lda = lda, key.ldb = ldb;
 		key.ldc = ldc, key.ldd = ldd, key.ab = ab, key.cd = cd, key.det = det, key.beta0 = beta0;
+		/* In cuBLASLt's operand order: its A is our B. */
+		key.align[0] = (int)alignment(B), key.align[1] = (int)alignment(A);
+		key.align[2] = (int)alignment(C), key.align[3] = (int)alignment(D);
 		key.used = 1;
 		algo_entry *hit = NULL;
 		for (int i = 0; i < CACHE && !hit; i++)
@@ -119,14 +133,19 @@ extern "C" int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, l
 			LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
 			LT_TRY(cublasLtMatmulPreferenceSetAttribute(
 				pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+			static const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
+				CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+				CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES
+			};
+			for (int i = 0; i < 4; i++) {
+				uint32_t al = (uint32_t)key.align[i];
+				LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &al, sizeof al));
+			}
 			if (det) {
-				/* In-place split-K adds partial products in an order fixed by counters;
-				 * the other schemes reduce through workspace in a fixed order too. Only
-				 * atomics-based reductions would vary, and none of these use them; the
-				 * mask keeps it that way should the heuristic grow new schemes. */
-				uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_INPLACE |
-				                CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE |
-				                CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE;
+				/* No split-K: each output is one accumulation in a fixed order, so the
+				 * result cannot depend on how partial products meet. Slower for
+				 * skinny shapes; deterministic mode is for tests. */
+				uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE;
 				LT_TRY(cublasLtMatmulPreferenceSetAttribute(
 					pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask));
 			}

@@ -1,5 +1,6 @@
 /*
  * gpu.h — the CUDA backend: device selection, and the C interface of the kernels in kernels/.
+ * (Not "cuda.h": with -Ilib that name would shadow the toolkit's own header.)
  *
  * Two layers:
  *
@@ -20,9 +21,9 @@
  *    saves a memset per use).
  *
  * Determinism: no kernel here uses atomics or a launch-dependent reduction order, so the same
- * inputs on the same GPU give the same bits. cuBLASLt may pick split-K reductions; in
- * deterministic mode (llm_cuda_set_deterministic) it is restricted to schemes with a fixed
- * order.
+ * inputs on the same GPU give the same bits. In deterministic mode (llm_cuda_set_deterministic)
+ * cuBLASLt is also kept from split-K reductions, and every launch is followed by a stream
+ * synchronisation so that a faulting kernel is named by its own launcher.
  *
  * Threads: one host thread drives the backend (the stream, the cuBLASLt handle, the scratch
  * buffer are per process).
