@@ -1,0 +1,589 @@
+/*
+ * test_cuda_host.c — the GPU trainer's orchestration (lib/cudamodel.c) checked without a GPU.
+ *
+ * This program defines every launcher of gpu.h itself, on host memory, with the CPU ops of
+ * ops.h / optim.h and the roundings of cast.h: a "device" whose kernels are the reference. The
+ * linker then takes these instead of kernels/ (libllmcuda.a is never searched for a symbol
+ * already defined), so cudamodel.c runs unchanged on the CPU. What that checks is everything
+ * above the kernels: buffer sizes and lifetimes (fresh "device" memory is filled with NaN, and
+ * ASan watches the bounds under SAN=1), the order of ops and which buffer feeds which, the
+ * overwrite/add conventions, the recomputation modes, the tied head, the embedding plan, the
+ * precision plumbing (bf16/fp16 values really are rounded), loss scaling and the optimizer
+ * step. The kernels themselves are checked against the same CPU ops by test_cuda_ops on a GPU.
+ *
+ * Stated tolerances: fp32 losses equal the CPU model's to 1e-5 relative per step over 20
+ * steps, the first gradient to 1e-5 in norm; recomputation bit-identical; bf16 within 3e-2;
+ * fp16 and mixed train (finite, falling loss) with loss scaling.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cast.h"
+#include "cudamodel.h"
+#include "err.h"
+#include "gpu.h"
+#include "hash.h"
+#include "model.h"
+#include "ops.h"
+#include "optim.h"
+#include "unit.h"
+
+#ifdef LLM_HAVE_CUDA
+
+/* ---- the host "device" ----------------------------------------------------------------- */
+
+static int det;
+
+int llm_cuda_init(int device) { return device == 0 ? LLM_OK : LLM_EUNSUPPORTED; }
+void llm_cuda_shutdown(void) {}
+int llm_cuda_device_count(void) { return 1; }
+int llm_cuda_device_info(char *name, size_t cap, int *sms, double *peak)
+{
+	snprintf(name, cap, "host emulation");
+	*sms = 1;
+	*peak = 0;
+	return LLM_OK;
+}
+void *llm_cuda_stream(void) { return NULL; }
+void llm_cuda_set_deterministic(int on) { det = on; }
+int llm_cuda_deterministic(void) { return det; }
+const char *llm_cuda_detail(void) { return "host emulation"; }
+int llm_cuda_sync(void) { return LLM_OK; }
+
+int llm_cuda_malloc(void **p, size_t bytes)
+{
+	*p = malloc(bytes ? bytes : 1);
+	memset(*p, 0xff, bytes); /* NaN in all three types: reading unwritten memory shows */
+	return LLM_OK;
+}
+void llm_cuda_free(void *p) { free(p); }
+int llm_cuda_memset(void *p, int byte, size_t bytes)
+{
+	memset(p, byte, bytes);
+	return LLM_OK;
+}
+int llm_cuda_to_device(void *dst, const void *src, size_t bytes)
+{
+	memcpy(dst, src, bytes);
+	return LLM_OK;
+}
+int llm_cuda_to_host(void *dst, const void *src, size_t bytes)
+{
+	memcpy(dst, src, bytes);
+	return LLM_OK;
+}
+int llm_cuda_copy(void *dst, const void *src, size_t bytes)
+{
+	memmove(dst, src, bytes);
+	return LLM_OK;
+}
+int llm_cuda_scratch(void **p, size_t bytes)
+{
+	static void *s;
+	static size_t n;
+	if (bytes > n) {
+		free(s);
+		s = malloc(bytes);
+		n = bytes;
+	}
+	*p = s;
+	return LLM_OK;
+}
+
+/* n elements of type t as fresh fp32, and back with the type's rounding. */
+static float *tof(llm_dtype t, const void *p, size_t n)
+{
+	float *x = malloc((n ? n : 1) * sizeof *x);
+	if (t == LLM_DT_F32)
+		memcpy(x, p, n * 4);
+	else if (t == LLM_DT_BF16)
+		llm_bf16_to_f32_n(x, p, n);
+	else
+		llm_f16_to_f32_n(x, p, n);
+	return x;
+}
+
+static void fromf(llm_dtype t, void *p, const float *x, size_t n)
+{
+	if (t == LLM_DT_F32)
+		memmove(p, x, n * 4);
+	else if (t == LLM_DT_BF16)
+		llm_f32_to_bf16_n(p, x, n);
+	else
+		llm_f32_to_f16_n(p, x, n);
+}
+
+/* Elements spanned by a rows x cols matrix with leading dimension ld. */
+static size_t span(int rows, int cols, int ld)
+{
+	return rows > 0 ? (size_t)(rows - 1) * ld + cols : 0;
+}
+
+int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, llm_dtype ab, const void *A,
+                  int lda, const void *B, int ldb, float beta, llm_dtype cd, const void *C,
+                  int ldc, void *D, int ldd)
+{
+	if (M <= 0 || N <= 0)
+		return LLM_OK;
+	float *a = tof(ab, A, span(ta ? K : M, ta ? M : K, lda));
+	float *b = tof(ab, B, span(tb ? N : K, tb ? K : N, ldb));
+	float *d = calloc(span(M, N, ldd), 4);
+	if (C && beta != 0)
+		for (int i = 0; i < M; i++) {
+			float *c = tof(cd, (const char *)C + (size_t)i * ldc * llm_dtype_size(cd), (size_t)N);
+			memcpy(d + (size_t)i * ldd, c, (size_t)N * 4);
+			free(c);
+		}
+	llm_gemm(ta, tb, M, N, K, alpha, a, lda, b, ldb, C && beta != 0 ? beta : 0, d, ldd);
+	for (int i = 0; i < M; i++)
+		fromf(cd, (char *)D + (size_t)i * ldd * llm_dtype_size(cd), d + (size_t)i * ldd, (size_t)N);
+	free(a), free(b), free(d);
+	return LLM_OK;
+}
+
+int llm_cuda_matmul_fwd(llm_dtype t, llm_dtype ot, void *out, float beta, const void *inp,
+                        const void *w, int N, int K, int M)
+{
+	return llm_cuda_gemm(0, 1, N, M, K, 1, t, inp, K, w, K, beta, ot, out, M, out, M);
+}
+
+int llm_cuda_matmul_bwd(llm_dtype t, llm_dtype dt_in, void *dinp, float beta_in, float *dw,
+                        const void *dout, const void *inp, const void *w, int N, int K, int M)
+{
+	if (dinp)
+		llm_cuda_gemm(0, 0, N, K, M, 1, t, dout, M, w, K, beta_in, dt_in, dinp, K, dinp, K);
+	if (dw)
+		llm_cuda_gemm(1, 0, M, K, N, 1, t, dout, M, inp, K, 1, LLM_DT_F32, dw, K, dw, K);
+	return LLM_OK;
+}
+
+int llm_cuda_embedding_fwd(float *out, const int32_t *tokens, const float *wte, int N, int C)
+{
+	llm_embedding_fwd(out, tokens, wte, N, C);
+	return LLM_OK;
+}
+
+int llm_cuda_embedding_bwd(float *dwte, const float *dout, const int32_t *order,
+                           const int32_t *starts, const int32_t *uniq, int U, int C)
+{
+	for (int u = 0; u < U; u++)
+		for (int i = starts[u]; i < starts[u + 1]; i++)
+			for (int c = 0; c < C; c++)
+				dwte[(size_t)uniq[u] * C + c] += dout[(size_t)order[i] * C + c];
+	return LLM_OK;
+}
+
+int llm_cuda_rmsnorm_fwd(llm_dtype ot, void *out, float *rstd, const float *inp,
+                         const float *weight, int N, int C, float eps)
+{
+	float *y = malloc((size_t)N * C * 4);
+	llm_rmsnorm_fwd(y, rstd, inp, weight, N, C, eps);
+	fromf(ot, out, y, (size_t)N * C);
+	free(y);
+	return LLM_OK;
+}
+
+int llm_cuda_rmsnorm_bwd(float *dinp, float *dweight, const float *dout, const float *inp,
+                         const float *weight, const float *rstd, int N, int C)
+{
+	llm_rmsnorm_bwd(dinp, dweight, dout, inp, weight, rstd, N, C);
+	return LLM_OK;
+}
+
+static int rope(llm_dtype t, void *out, const void *inp, const int32_t *pos, int N, int H, int D,
+                float theta, int bwd)
+{
+	size_t n = (size_t)N * H * D;
+	float *x = tof(t, inp, n);
+	if (bwd)
+		llm_rope_bwd(x, x, pos, N, H, D, theta);
+	else
+		llm_rope_fwd(x, x, pos, N, H, D, theta);
+	fromf(t, out, x, n);
+	free(x);
+	return LLM_OK;
+}
+
+int llm_cuda_rope_fwd(llm_dtype t, void *out, const void *inp, const int32_t *pos, int N, int H,
+                      int D, float theta)
+{
+	return rope(t, out, inp, pos, N, H, D, theta, 0);
+}
+
+int llm_cuda_rope_bwd(llm_dtype t, void *dinp, const void *dout, const int32_t *pos, int N,
+                      int H, int D, float theta)
+{
+	return rope(t, dinp, dout, pos, N, H, D, theta, 1);
+}
+
+int llm_cuda_attention_fwd(llm_dtype t, void *out, float *lse, const void *q, const void *k,
+                           const void *v, int B, int Tq, int Tk, int H, int KVH, int D)
+{
+	size_t nq = (size_t)B * Tq * H * D, nk = (size_t)B * Tk * KVH * D;
+	float *fq = tof(t, q, nq), *fk = tof(t, k, nk), *fv = tof(t, v, nk), *o = malloc(nq * 4);
+	float *att = malloc((size_t)B * H * Tq * Tk * 4);
+	llm_attention_fwd(o, att, fq, fk, fv, B, Tq, Tk, H, KVH, D);
+	fromf(t, out, o, nq);
+	memset(lse, 0, (size_t)B * H * Tq * 4); /* the emulated backward recomputes att */
+	free(fq), free(fk), free(fv), free(o), free(att);
+	return LLM_OK;
+}
+
+int llm_cuda_attention_bwd(llm_dtype t, void *dq, void *dk, void *dv, float *delta,
+                           const void *dout, const void *out, const void *q, const void *k,
+                           const void *v, const float *lse, int B, int Tq, int Tk, int H,
+                           int KVH, int D)
+{
+	size_t nq = (size_t)B * Tq * H * D, nk = (size_t)B * Tk * KVH * D;
+	float *fq = tof(t, q, nq), *fk = tof(t, k, nk), *fv = tof(t, v, nk), *o = malloc(nq * 4);
+	float *att = malloc((size_t)B * H * Tq * Tk * 4), *s = malloc((size_t)Tq * Tk * 4);
+	float *g = tof(t, dout, nq), *gq = calloc(nq, 4), *gk = calloc(nk, 4), *gv = calloc(nk, 4);
+	llm_attention_fwd(o, att, fq, fk, fv, B, Tq, Tk, H, KVH, D);
+	llm_attention_bwd(gq, gk, gv, s, g, fq, fk, fv, att, B, Tq, Tk, H, KVH, D);
+	fromf(t, dq, gq, nq), fromf(t, dk, gk, nk), fromf(t, dv, gv, nk);
+	free(fq), free(fk), free(fv), free(o), free(att), free(s), free(g), free(gq), free(gk), free(gv);
+	return LLM_OK;
+}
+
+int llm_cuda_swiglu_fwd(llm_dtype t, void *out, const void *gate, const void *up, size_t n)
+{
+	float *g = tof(t, gate, n), *u = tof(t, up, n), *o = malloc(n * 4);
+	llm_swiglu_fwd(o, g, u, n);
+	fromf(t, out, o, n);
+	free(g), free(u), free(o);
+	return LLM_OK;
+}
+
+int llm_cuda_swiglu_bwd(llm_dtype t, void *dgate, void *dup, const void *dout, const void *gate,
+                        const void *up, size_t n)
+{
+	float *g = tof(t, gate, n), *u = tof(t, up, n), *d = tof(t, dout, n);
+	float *dg = calloc(n, 4), *du = calloc(n, 4);
+	llm_swiglu_bwd(dg, du, d, g, u, n);
+	fromf(t, dgate, dg, n), fromf(t, dup, du, n);
+	free(g), free(u), free(d), free(dg), free(du);
+	return LLM_OK;
+}
+
+int llm_cuda_residual_fwd(float *out, const float *a, const float *b, size_t n)
+{
+	llm_residual_fwd(out, a, b, n);
+	return LLM_OK;
+}
+
+int llm_cuda_xent(llm_dtype t, float *losses, void *dlogits, const void *logits,
+                  const int32_t *targets, const float *dloss, float dloss_all, int N, int V)
+{
+	size_t n = (size_t)N * V;
+	float *x = tof(t, logits, n), *l = malloc((size_t)N * 4), *lse = malloc((size_t)N * 4);
+	llm_xent_fwd(l, lse, x, targets, N, V);
+	if (losses)
+		memcpy(losses, l, (size_t)N * 4);
+	if (dlogits) {
+		float *dl = malloc((size_t)N * 4);
+		for (int i = 0; i < N; i++)
+			dl[i] = dloss ? dloss[i] : dloss_all;
+		llm_xent_bwd(x, x, lse, targets, dl, N, V);
+		fromf(t, dlogits, x, n);
+		free(dl);
+	}
+	free(x), free(l), free(lse);
+	return LLM_OK;
+}
+
+int llm_cuda_adamw(float *p, llm_dtype lt, void *plow, const float *g, float *m, float *v,
+                   size_t n, float gscale, double lr, double weight_decay, double beta1,
+                   double beta2, double eps, int64_t t)
+{
+	llm_optim_config c;
+	llm_optim_defaults(&c);
+	c.beta1 = beta1, c.beta2 = beta2, c.eps = eps;
+	llm_adamw_update(p, g, m, v, n, gscale, lr, weight_decay, &c, t);
+	if (plow)
+		fromf(lt, plow, p, n);
+	return LLM_OK;
+}
+
+int llm_cuda_sum_squares(double *out, const float *x, size_t n)
+{
+	*out += llm_sum_squares(x, n);
+	return LLM_OK;
+}
+
+int llm_cuda_scale(float *x, size_t n, float s)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] *= s;
+	return LLM_OK;
+}
+
+int llm_cuda_cast(llm_dtype dt, void *dst, llm_dtype st, const void *src, size_t n)
+{
+	float *x = tof(st, src, n);
+	fromf(dt, dst, x, n);
+	free(x);
+	return LLM_OK;
+}
+
+/* ---- the checks ------------------------------------------------------------------------ */
+
+enum { STEPS = 20, B = 2, T = 24 };
+
+static llm_model_config config(int tied)
+{
+	return (llm_model_config){ .vocab_size = 97,
+	                           .hidden_size = 32,
+	                           .intermediate_size = 80,
+	                           .num_hidden_layers = 2,
+	                           .num_attention_heads = 4,
+	                           .num_key_value_heads = 2,
+	                           .max_position_embeddings = 64,
+	                           .tie_word_embeddings = tied,
+	                           .rope_theta = 10000,
+	                           .rms_norm_eps = 1e-5,
+	                           .initializer_range = 0.05,
+	                           .bos_token_id = -1,
+	                           .eos_token_id = -1 };
+}
+
+static int32_t xs[STEPS * B * T], ys[STEPS * B * T];
+
+static void make_batches(int V)
+{
+	llm_rng r;
+	llm_rng_seed(&r, 11);
+	for (int s = 0; s < STEPS * B; s++) {
+		int a = (int)llm_rng_below(&r, (uint64_t)V), d = 1 + (int)llm_rng_below(&r, 5);
+		for (int i = 0; i < T; i++) {
+			xs[s * T + i] = (a + d * i) % V;
+			ys[s * T + i] = i % 11 == 4 ? -1 : (a + d * (i + 1)) % V;
+		}
+	}
+}
+
+static void optim_config(llm_optim_config *c)
+{
+	llm_optim_defaults(c);
+	c->lr = 1e-2;
+	c->min_lr = 1e-3;
+	c->warmup = 2;
+	c->total = STEPS;
+}
+
+static int64_t count_targets(int s)
+{
+	int64_t n = 0;
+	for (int i = 0; i < B * T; i++)
+		n += ys[s * B * T + i] >= 0;
+	return n;
+}
+
+static void cpu_run(const llm_model_config *cfg, double *loss, float *grad1)
+{
+	llm_model *m = llm_model_new(cfg);
+	llm_model_init(m, 5);
+	size_t n = llm_model_nparams(m);
+	float *am = calloc(n, 4), *av = calloc(n, 4), *g = llm_model_grads(m);
+	llm_optim_config c;
+	optim_config(&c);
+	for (int s = 0; s < STEPS; s++) {
+		llm_model_zero_grad(m);
+		CHECK(llm_model_forward(m, xs + s * B * T, ys + s * B * T, B, T, &loss[s], NULL) == 0);
+		llm_model_backward(m, 1.0f / (float)count_targets(s));
+		if (s == 0)
+			memcpy(grad1, g, n * 4);
+		double clipf = llm_clip_factor(sqrt(llm_sum_squares(g, n)), c.clip);
+		float *p = llm_model_params(m);
+		for (size_t i = 0; i < llm_model_ntensors(m); i++) {
+			const llm_tensor *t = llm_model_tensor(m, i);
+			llm_adamw_update(p + t->offset, g + t->offset, am + t->offset, av + t->offset,
+			                 t->numel, clipf, llm_lr_at(&c, s), t->decay ? c.weight_decay : 0,
+			                 &c, s + 1);
+		}
+	}
+	free(am), free(av);
+	llm_model_free(m);
+}
+
+/* Returns the number of applied steps; the final parameters go to params when not NULL. */
+static int gpu_run(const llm_model_config *cfg, int precision, int recompute, double *loss,
+                   float *grad1, float *params)
+{
+	llm_model *m = llm_model_new(cfg);
+	llm_model_init(m, 5);
+	llm_cuda_options o;
+	llm_cuda_options_init(&o);
+	o.precision = precision;
+	o.recompute = recompute;
+	o.deterministic = 1;
+	llm_cudamodel *g = NULL;
+	int rc = llm_cudamodel_new(&g, m, &o), applied = 0;
+	if (!rc)
+		rc = llm_cudamodel_set_params(g, llm_model_params(m));
+	llm_optim_config c;
+	optim_config(&c);
+	int64_t t = 0;
+	for (int s = 0; s < STEPS && !rc; s++) {
+		llm_cuda_stepinfo info;
+		if ((rc = llm_cudamodel_zero_grad(g)) ||
+		    (rc = llm_cudamodel_train_micro(g, xs + s * B * T, ys + s * B * T, B, T,
+		                                    1.0f / (float)count_targets(s), 1, &loss[s], NULL)) ||
+		    (s == 0 && grad1 && (rc = llm_cudamodel_get_grads(g, grad1))) ||
+		    (rc = llm_cudamodel_step(g, &c, llm_lr_at(&c, s), t + 1, &info)))
+			break;
+		t += info.applied;
+		applied += info.applied;
+	}
+	if (!rc && params)
+		rc = llm_cudamodel_get_params(g, params);
+	if (rc)
+		printf("#   %s\n", llm_last_error());
+	CHECK_EQ_INT(rc, LLM_OK);
+	llm_cudamodel_free(g);
+	llm_model_free(m);
+	return applied;
+}
+
+static void check_losses(const char *what, const double *got, const double *want, double tol)
+{
+	int bad = 0;
+	for (int s = 0; s < STEPS; s++)
+		if (!(fabs(got[s] - want[s]) <= tol * fabs(want[s]))) {
+			if (!bad)
+				printf("#   %s: step %d loss %.8f, cpu %.8f (tol %g)\n", what, s + 1, got[s],
+				       want[s], tol);
+			bad++;
+		}
+	CHECK_EQ_INT(bad, 0);
+}
+
+static void fp32_case(int tied)
+{
+	llm_model_config cfg = config(tied);
+	llm_model *m = llm_model_new(&cfg);
+	size_t n = llm_model_nparams(m);
+	llm_model_free(m);
+	double want[STEPS], got[STEPS];
+	float *g0 = malloc(n * 4), *g1 = malloc(n * 4);
+	cpu_run(&cfg, want, g0);
+	CHECK_EQ_INT(gpu_run(&cfg, LLM_PREC_FP32, LLM_RECOMPUTE_NONE, got, g1, NULL), STEPS);
+	double d = 0, r = 0;
+	for (size_t i = 0; i < n; i++) {
+		d += ((double)g1[i] - g0[i]) * ((double)g1[i] - g0[i]);
+		r += (double)g0[i] * g0[i];
+	}
+	if (!(sqrt(d / r) <= 1e-5))
+		printf("#   first gradient differs by %.3g in norm\n", sqrt(d / r));
+	CHECK(sqrt(d / r) <= 1e-5);
+	check_losses(tied ? "fp32 tied" : "fp32 untied", got, want, 1e-5);
+	CHECK(want[STEPS - 1] < want[0] - 0.5); /* it learns: the comparison is not vacuous */
+	free(g0), free(g1);
+}
+
+static void test_fp32_tied_matches_cpu_model(void) { fp32_case(1); }
+static void test_fp32_untied_matches_cpu_model(void) { fp32_case(0); }
+
+static void test_recompute_is_exact(void)
+{
+	llm_model_config cfg = config(0);
+	double a[STEPS], b[STEPS], c[STEPS];
+	gpu_run(&cfg, LLM_PREC_BF16, LLM_RECOMPUTE_NONE, a, NULL, NULL);
+	gpu_run(&cfg, LLM_PREC_BF16, LLM_RECOMPUTE_FFN, b, NULL, NULL);
+	gpu_run(&cfg, LLM_PREC_BF16, LLM_RECOMPUTE_ALL, c, NULL, NULL);
+	CHECK(memcmp(a, b, sizeof a) == 0);
+	CHECK(memcmp(a, c, sizeof a) == 0);
+}
+
+static void test_low_precision_trains(void)
+{
+	llm_model_config cfg = config(1);
+	double want[STEPS], got[STEPS];
+	float *g0 = malloc(llm_model_config_params(&cfg) * 4);
+	cpu_run(&cfg, want, g0);
+	free(g0);
+	CHECK_EQ_INT(gpu_run(&cfg, LLM_PREC_BF16, LLM_RECOMPUTE_NONE, got, NULL, NULL), STEPS);
+	check_losses("bf16", got, want, 3e-2);
+	static const int precs[] = { LLM_PREC_FP16, LLM_PREC_MIXED };
+	for (int i = 0; i < 2; i++) {
+		int applied = gpu_run(&cfg, precs[i], LLM_RECOMPUTE_NONE, got, NULL, NULL);
+		int finite = 1;
+		for (int s = 0; s < STEPS; s++)
+			finite &= isfinite(got[s]);
+		printf("#   %s: %d of %d steps applied, loss %.4f -> %.4f (cpu %.4f -> %.4f)\n",
+		       llm_precision_name(precs[i]), applied, STEPS, got[0], got[STEPS - 1], want[0],
+		       want[STEPS - 1]);
+		CHECK(finite && applied >= STEPS - 4);
+		CHECK(got[STEPS - 1] < got[0] - 0.5);
+	}
+}
+
+static void test_eval_and_state_round_trip(void)
+{
+	llm_model_config cfg = config(0);
+	llm_model *m = llm_model_new(&cfg);
+	llm_model_init(m, 5);
+	size_t n = llm_model_nparams(m);
+	llm_cuda_options o;
+	llm_cuda_options_init(&o);
+	o.precision = LLM_PREC_FP32;
+	llm_cudamodel *g;
+	CHECK_EQ_INT(llm_cudamodel_new(&g, m, &o), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_set_params(g, llm_model_params(m)), LLM_OK);
+	double lc, lg;
+	int64_t nc, ng;
+	CHECK_EQ_INT(llm_model_forward(m, xs, ys, B, T, &lc, &nc), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_eval(g, xs, ys, B, T, &lg, &ng), LLM_OK);
+	CHECK_EQ_INT(ng, nc);
+	CHECK_NEAR(lg, lc, 1e-5 * lc);
+	float *a = malloc(n * 4), *b = malloc(n * 4), *c = malloc(n * 4), *d = malloc(n * 4);
+	for (size_t i = 0; i < n; i++)
+		a[i] = (float)i, b[i] = (float)(n - i);
+	CHECK_EQ_INT(llm_cudamodel_set_optim(g, a, b), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_get_optim(g, c, d), LLM_OK);
+	CHECK(memcmp(a, c, n * 4) == 0 && memcmp(b, d, n * 4) == 0);
+	CHECK_EQ_INT(llm_cudamodel_get_params(g, c), LLM_OK);
+	CHECK(memcmp(c, llm_model_params(m), n * 4) == 0);
+	/* Bad tokens are refused with the position, as the CPU model does. */
+	int32_t bad[B * T];
+	memcpy(bad, xs, sizeof bad);
+	bad[7] = cfg.vocab_size;
+	CHECK_EQ_INT(llm_cudamodel_eval(g, bad, ys, B, T, &lg, &ng), LLM_EINVAL);
+	CHECK(strstr(llm_last_error(), "position 7") != NULL);
+	free(a), free(b), free(c), free(d);
+	llm_cudamodel_free(g);
+	llm_model_free(m);
+}
+
+int main(void)
+{
+	make_batches(config(0).vocab_size);
+	RUN(test_fp32_tied_matches_cpu_model);
+	RUN(test_fp32_untied_matches_cpu_model);
+	RUN(test_recompute_is_exact);
+	RUN(test_low_precision_trains);
+	RUN(test_eval_and_state_round_trip);
+	return unit_done();
+}
+
+#else /* built without CUDA: cudamodel.c is its "no CUDA" branch, nothing to emulate */
+
+static void test_cuda_host(void)
+{
+	llm_cuda_options o;
+	llm_cuda_options_init(&o);
+	llm_model_config c = { .vocab_size = 16 };
+	llm_model_preset(&c, "tiny");
+	llm_model *m = llm_model_new(&c);
+	llm_cudamodel *g;
+	CHECK_EQ_INT(llm_cudamodel_new(&g, m, &o), LLM_EUNSUPPORTED);
+	CHECK(g == NULL && strstr(llm_last_error(), "without CUDA"));
+	llm_model_free(m);
+}
+
+int main(void)
+{
+	RUN(test_cuda_host);
+	return unit_done();
+}
+
+#endif
