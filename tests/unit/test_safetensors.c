@@ -63,7 +63,8 @@ static size_t build(unsigned char *out, const char *header, const void *data, si
 	for (int i = 0; i < 8; i++)
 		out[i] = (unsigned char)((uint64_t)hl >> (8 * i));
 	memcpy(out + 8, header, hl);
-	memcpy(out + 8 + hl, data, n);
+	if (n)
+		memcpy(out + 8 + hl, data, n);
 	return 8 + hl + n;
 }
 
