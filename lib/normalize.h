@@ -1,0 +1,55 @@
+/*
+ * normalize.h — text normalisation for training documents.
+ *
+ * Steps (each a bit of the flags; LLM_NORM_ALL is the default of llm-clean):
+ *   REPAIR      invalid UTF-8 -> U+FFFD (maximal subparts, as utf8.h)
+ *   CONTROLS    C0/C1 control characters removed (tab and newlines are white space, kept)
+ *   ZEROWIDTH   U+200B..U+200D, U+2060, U+FEFF, U+180E and U+00AD (soft hyphen) removed
+ *   WIDTH       full-width ASCII U+FF01..U+FF5E -> ASCII, U+3000 -> space
+ *   NEWLINES    CR LF, CR, VT, FF, U+0085, U+2028, U+2029 -> LF
+ *   SPACES      runs of horizontal white space (tab, NBSP, U+2000..U+200A, ...) -> one space
+ *   TRIM        white space at the start and end of each line and of the text removed
+ *   BLANKS      runs of blank lines capped at max_blank_lines (default 1, i.e. paragraphs)
+ *
+ * Idempotent: for any input x and flags f, normalize(normalize(x)) == normalize(x). All steps
+ * run in one pass over the code points, so removing a character can never leave behind a
+ * pattern that a later pass would still change (e.g. "a \u200B b" becomes "a b" at once).
+ *
+ * Pure and thread safe; output appended to a caller buffer (at most the input length plus
+ * 2 bytes per invalid byte).
+ */
+#ifndef LLM_NORMALIZE_H
+#define LLM_NORMALIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "buf.h"
+
+enum {
+	LLM_NORM_REPAIR = 1u << 0,
+	LLM_NORM_CONTROLS = 1u << 1,
+	LLM_NORM_ZEROWIDTH = 1u << 2,
+	LLM_NORM_WIDTH = 1u << 3,
+	LLM_NORM_NEWLINES = 1u << 4,
+	LLM_NORM_SPACES = 1u << 5,
+	LLM_NORM_TRIM = 1u << 6,
+	LLM_NORM_BLANKS = 1u << 7,
+	LLM_NORM_ALL = 0xFF
+};
+
+typedef struct {
+	unsigned flags;
+	unsigned max_blank_lines; /* BLANKS: blank lines kept between two non-blank lines */
+} llm_norm_opts;
+
+#define LLM_NORM_OPTS_DEFAULT { LLM_NORM_ALL, 1 }
+
+/* Parse a comma-separated list of step names ("repair,width,spaces", "all", "none") into
+ * flags; LLM_EINVAL naming the bad word. */
+int llm_norm_parse(const char *list, unsigned *flags);
+
+/* Append the normalised s[0..n) to out. Returns true when the text changed. */
+bool llm_normalize(const char *s, size_t n, const llm_norm_opts *o, llm_buf *out);
+
+#endif

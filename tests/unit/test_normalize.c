@@ -1,0 +1,110 @@
+/* test_normalize.c — each normalisation step, and idempotence on random tricky text. */
+#include "normalize.h"
+
+#include "err.h"
+#include "hash.h"
+#include "unit.h"
+
+static const char *norm(const char *in, unsigned flags)
+{
+	static llm_buf out;
+	llm_norm_opts o = { flags, 1 };
+	llm_buf_reset(&out);
+	llm_normalize(in, strlen(in), &o, &out);
+	return out.p;
+}
+
+static void test_steps(void)
+{
+	CHECK_STR(norm("a\xff" "b", LLM_NORM_ALL), "a\xEF\xBF\xBD" "b");
+	CHECK_STR(norm("a\x01" "b\x7f" "c\xc2\x80" "d", LLM_NORM_ALL), "abcd");
+	CHECK_STR(norm("zero\xE2\x80\x8Bwidth\xEF\xBB\xBF soft\xC2\xAD" "hy", LLM_NORM_ALL),
+	          "zerowidth softhy");
+	/* full-width ASCII and the ideographic space */
+	CHECK_STR(norm("\xEF\xBC\xA1\xEF\xBC\x91\xE3\x80\x80\xEF\xBC\x8C", LLM_NORM_ALL), "A1 ,");
+	CHECK_STR(norm("a\r\nb\rc\xE2\x80\xA8" "d", LLM_NORM_ALL), "a\nb\nc\nd");
+	CHECK_STR(norm("a  \t b\xC2\xA0\xC2\xA0" "c", LLM_NORM_ALL), "a b c");
+	CHECK_STR(norm("  a b  \n   c  ", LLM_NORM_ALL), "a b\nc");
+	CHECK_STR(norm("\n\n\na\n\n\n\n\nb\n \n \nc\n\n", LLM_NORM_ALL), "a\n\nb\n\nc");
+	CHECK_STR(norm("", LLM_NORM_ALL), "");
+	CHECK_STR(norm(" \n\t\xE3\x80\x80", LLM_NORM_ALL), "");
+	/* a removed character between spaces leaves one space, at once */
+	CHECK_STR(norm("a \xE2\x80\x8B b", LLM_NORM_ALL), "a b");
+	/* Chinese text keeps its own punctuation except the full-width ASCII block */
+	CHECK_STR(norm("\xE4\xBD\xA0\xE5\xA5\xBD\xEF\xBC\x81\xE3\x80\x82", LLM_NORM_ALL),
+	          "\xE4\xBD\xA0\xE5\xA5\xBD!\xE3\x80\x82");
+}
+
+static void test_flags_off(void)
+{
+	CHECK_STR(norm("a  b\r\n", 0), "a  b\r\n");
+	CHECK_STR(norm("a  b\n\n\n\nc", LLM_NORM_SPACES), "a b\n\n\n\nc");
+	CHECK_STR(norm("a\n\n\n\nc", LLM_NORM_BLANKS), "a\n\nc");
+	CHECK_STR(norm(" a  b ", LLM_NORM_TRIM), "a  b");
+	CHECK_STR(norm("a\xff", LLM_NORM_ALL & ~LLM_NORM_REPAIR), "a\xff");
+	llm_norm_opts o = { LLM_NORM_ALL, 0 };
+	llm_buf out = LLM_BUF_INIT;
+	llm_normalize("a\n\n\nb", 5, &o, &out);
+	CHECK_STR(out.p, "a\nb");
+	llm_buf_release(&out);
+}
+
+static void test_parse(void)
+{
+	unsigned f;
+	CHECK_EQ_INT(llm_norm_parse("all", &f), LLM_OK);
+	CHECK_EQ_INT(f, LLM_NORM_ALL);
+	CHECK_EQ_INT(llm_norm_parse("repair,width,blank-lines", &f), LLM_OK);
+	CHECK_EQ_INT(f, LLM_NORM_REPAIR | LLM_NORM_WIDTH | LLM_NORM_BLANKS);
+	CHECK_EQ_INT(llm_norm_parse("none", &f), LLM_OK);
+	CHECK_EQ_INT(f, 0);
+	CHECK_EQ_INT(llm_norm_parse("repair,bogus", &f), LLM_EINVAL);
+}
+
+/* normalize(normalize(x)) == normalize(x) for random strings over the characters that each
+ * step touches, under every combination of steps. */
+static void test_idempotent(void)
+{
+	static const char *const atoms[] = {
+		"a", "Z", " ", "  ", "\t", "\n", "\r", "\r\n", "\v", "\f", "\x01", "\x7f",
+		"\xC2\x80", "\xC2\x85", "\xC2\xA0", "\xC2\xAD", "\xE2\x80\x8B", "\xE2\x80\x8D",
+		"\xE2\x80\xA8", "\xE2\x80\xA9", "\xE3\x80\x80", "\xEF\xBB\xBF", "\xEF\xBC\x81",
+		"\xEF\xBC\xA1", "\xE4\xB8\xAD", "\xff", "\xE4\xB8", "\xF0\x9F\x98", "\xEF\xBF\xBD",
+		"\xE2\x80\x82", "\xE1\xA0\x8E"
+	};
+	llm_rng r;
+	llm_rng_seed(&r, 42);
+	llm_buf x = LLM_BUF_INIT, y = LLM_BUF_INIT, z = LLM_BUF_INIT;
+	int bad = 0;
+	for (int it = 0; it < 20000 && bad < 3; it++) {
+		llm_buf_reset(&x);
+		int len = (int)llm_rng_below(&r, 24);
+		for (int k = 0; k < len; k++)
+			llm_buf_adds(&x, atoms[llm_rng_below(&r, sizeof atoms / sizeof *atoms)]);
+		llm_norm_opts o = { (unsigned)llm_rng_below(&r, 256), (unsigned)llm_rng_below(&r, 3) };
+		llm_buf_reset(&y);
+		llm_buf_reset(&z);
+		llm_normalize(x.p, x.len, &o, &y);
+		bool changed = llm_normalize(y.p, y.len, &o, &z);
+		if (changed || y.len != z.len || memcmp(y.p, z.p, y.len) != 0) {
+			bad++;
+			printf("#   not idempotent (flags %#x, blanks %u): input", o.flags, o.max_blank_lines);
+			for (size_t i = 0; i < x.len; i++)
+				printf(" %02x", (unsigned char)x.p[i]);
+			printf("\n");
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+	llm_buf_release(&x);
+	llm_buf_release(&y);
+	llm_buf_release(&z);
+}
+
+int main(void)
+{
+	RUN(test_steps);
+	RUN(test_flags_off);
+	RUN(test_parse);
+	RUN(test_idempotent);
+	return unit_done();
+}
