@@ -26,9 +26,11 @@
 #define MAX_HOLES (1u << 20)
 /* Pieces up to this many bytes merge by linear scan; longer ones use the heap. */
 #define LINEAR_MAX 32
+/* The piece cache: direct-mapped, small enough to stay in L2, for pieces up to 16 bytes (the
+ * words of most text, Zipf-distributed) and their first 5 ids. */
 #define CACHE_BITS 15
-#define CACHE_LEN 30
-#define CACHE_IDS 7
+#define CACHE_LEN 16
+#define CACHE_IDS 5
 
 void llm_ids_init(llm_ids *ids)
 {
@@ -1054,9 +1056,8 @@ int64_t llm_bpe_bos(const llm_bpe *b)
 /* ---- encoding ---- */
 
 typedef struct {
-	uint64_t h;
+	uint64_t k[2];   /* the piece's bytes, zero-padded */
 	uint8_t len, nids;
-	char bytes[CACHE_LEN];
 	uint32_t ids[CACHE_IDS];
 } cache_slot;
 
@@ -1076,6 +1077,23 @@ struct llm_bpe_enc {
 	llm_buf seg; /* a segment with the ByteLevel prefix space */
 };
 
+static void scratch(llm_bpe_enc *e, size_t n)
+{
+	if (n <= e->cap)
+		return;
+	size_t cap = e->cap ? e->cap : 64;
+	while (cap < n)
+		cap *= 2;
+	e->id = llm_realloc(e->id, cap * sizeof *e->id);
+	e->rank = llm_realloc(e->rank, cap * sizeof *e->rank);
+	e->next = llm_realloc(e->next, cap * sizeof *e->next);
+	e->prev = llm_realloc(e->prev, cap * sizeof *e->prev);
+	e->ver = llm_realloc(e->ver, cap * sizeof *e->ver);
+	/* Each merge pushes at most two entries on top of the n - 1 initial ones. */
+	e->heap = llm_realloc(e->heap, 3 * cap * sizeof *e->heap);
+	e->cap = cap;
+}
+
 llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 {
 	llm_bpe_enc *e = llm_calloc(1, sizeof *e);
@@ -1083,6 +1101,7 @@ llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 	if (b->pt)
 		e->st = llm_pretok_state_new(b->pt);
 	e->cache = llm_calloc((size_t)1 << CACHE_BITS, sizeof *e->cache);
+	scratch(e, 64);
 	llm_buf_init(&e->seg);
 	return e;
 }
@@ -1103,22 +1122,6 @@ void llm_bpe_enc_free(llm_bpe_enc *e)
 	free(e);
 }
 
-static void scratch(llm_bpe_enc *e, size_t n)
-{
-	if (n <= e->cap)
-		return;
-	size_t cap = e->cap ? e->cap : 64;
-	while (cap < n)
-		cap *= 2;
-	e->id = llm_realloc(e->id, cap * sizeof *e->id);
-	e->rank = llm_realloc(e->rank, cap * sizeof *e->rank);
-	e->next = llm_realloc(e->next, cap * sizeof *e->next);
-	e->prev = llm_realloc(e->prev, cap * sizeof *e->prev);
-	e->ver = llm_realloc(e->ver, cap * sizeof *e->ver);
-	/* Each merge pushes at most two entries on top of the n - 1 initial ones. */
-	e->heap = llm_realloc(e->heap, 3 * cap * sizeof *e->heap);
-	e->cap = cap;
-}
 
 static inline uint32_t pair_rank(const llm_bpe *b, uint32_t l, uint32_t r, uint32_t *res)
 {
@@ -1254,6 +1257,11 @@ static size_t merge_heap(llm_bpe_enc *e, const unsigned char *p, size_t n)
 	return k;
 }
 
+static inline uint64_t cache_hash(const uint64_t k[2], size_t n)
+{
+	return mix64(k[0] * 0x9e3779b97f4a7c15ULL ^ (k[1] + n) * 0xc2b2ae3d27d4eb4fULL);
+}
+
 static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
@@ -1261,35 +1269,36 @@ static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_i
 		llm_ids_push(out, b->byte_id[p[0]]);
 		return;
 	}
-	uint64_t h = llm_hash64(p, n, 0);
-	if (b->whole_first) {
-		int64_t id = bmap_find(b, p, n, h);
-		if (id >= 0) {
-			llm_ids_push(out, (uint32_t)id);
-			return;
-		}
-	}
 	cache_slot *c = NULL;
+	uint64_t k[2] = { 0, 0 };
 	if (n <= CACHE_LEN) {
-		c = &e->cache[h >> (64 - CACHE_BITS)];
-		if (c->h == h && c->len == n && memcmp(c->bytes, p, n) == 0) {
+		memcpy(k, p, n);
+		c = &e->cache[cache_hash(k, n) >> (64 - CACHE_BITS)];
+		if (c->len == n && c->k[0] == k[0] && c->k[1] == k[1]) {
 			ids_reserve(out, c->nids);
 			memcpy(out->v + out->n, c->ids, c->nids * sizeof *c->ids);
 			out->n += c->nids;
 			return;
 		}
 	}
-	scratch(e, n);
-	size_t k = n <= LINEAR_MAX ? merge_linear(e, p, n) : merge_heap(e, p, n);
-	ids_reserve(out, k);
-	memcpy(out->v + out->n, e->id, k * sizeof *e->id);
-	out->n += k;
-	if (c && k <= CACHE_IDS) {
-		c->h = h;
+	size_t nids = 1;
+	int64_t id = b->whole_first ? bmap_find(b, p, n, llm_hash64(p, n, 0)) : -1;
+	if (id >= 0) {
+		llm_ids_push(out, (uint32_t)id);
+		e->id[0] = (uint32_t)id;
+	} else {
+		scratch(e, n);
+		nids = n <= LINEAR_MAX ? merge_linear(e, p, n) : merge_heap(e, p, n);
+		ids_reserve(out, nids);
+		memcpy(out->v + out->n, e->id, nids * sizeof *e->id);
+		out->n += nids;
+	}
+	if (c && nids <= CACHE_IDS) {
+		c->k[0] = k[0];
+		c->k[1] = k[1];
 		c->len = (uint8_t)n;
-		c->nids = (uint8_t)k;
-		memcpy(c->bytes, p, n);
-		memcpy(c->ids, e->id, k * sizeof *e->id);
+		c->nids = (uint8_t)nids;
+		memcpy(c->ids, e->id, nids * sizeof *e->id);
 	}
 }
 
