@@ -705,6 +705,7 @@ int main(int argc, char **argv)
 	r.shard_size = (uint64_t)1 << 30;
 	r.val_fraction = 0.01;
 	r.eos = LLM_SHARD_NO_EOS;
+	llm_json_rec_init(&r.rec); /* before the first pass, which parses metadata too */
 	const char *format = NULL, *tokenizer = NULL, *sketches = NULL;
 	int mode = MODE_WRITE, c;
 	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
@@ -784,7 +785,6 @@ int main(int argc, char **argv)
 				r.doms[i].cut = (uint64_t)ceil(llm_sketch_quantile(r.doms[i].sketch, r.quantile));
 	}
 	r.run = tool_run_new(&co);
-	llm_json_rec_init(&r.rec);
 	llm_manifest_init(&r.m);
 	for (int sp = 0; sp < LLM_NSPLITS; sp++)
 		r.sinks[sp].split = sp;
