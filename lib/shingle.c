@@ -95,7 +95,10 @@ void llm_norm_text(const char *s, size_t n, llm_norm_level level, llm_buf *out)
 		if (full) {
 			if (cls & LLM_UC_PUNCT)
 				continue;
-			cp = llm_uc_tolower(llm_uc_fold_width(cp));
+			/* Han, Kana and Hangul have no case and no full-width forms: skip the
+			 * lookups for the bulk of CJK text. */
+			if (!(cls & LLM_UC_CJK))
+				cp = llm_uc_tolower(llm_uc_fold_width(cp));
 			if (cls & LLM_UC_DIGIT) {
 				if (in_digits && !pending_space)
 					continue;
@@ -149,8 +152,8 @@ static void segment(llm_shingler *sh, llm_units units)
 	size_t n = sh->norm.len, word = SIZE_MAX;
 	sh->nunits = 0;
 	for (size_t i = 0; i < n;) {
-		uint32_t cp;
-		size_t k = llm_utf8_decode(p + i, n - i, &cp);
+		uint32_t cp = (unsigned char)p[i];
+		size_t k = cp < 0x80 ? 1 : llm_utf8_decode(p + i, n - i, &cp);
 		if (units == LLM_UNITS_CHAR) {
 			add_unit(sh, i, i + k);
 			i += k;
