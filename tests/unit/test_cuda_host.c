@@ -517,6 +517,51 @@ static void test_low_precision_trains(void)
 	}
 }
 
+/* An fp16 step whose gradients overflow is skipped: parameters and moments unchanged, the
+ * scale halves; the next clean step applies. */
+static void test_fp16_overflow_skips_the_step(void)
+{
+	llm_model_config cfg = config(1);
+	llm_model *m = llm_model_new(&cfg);
+	llm_model_init(m, 5);
+	size_t n = llm_model_nparams(m);
+	llm_cuda_options o;
+	llm_cuda_options_init(&o);
+	o.precision = LLM_PREC_FP16;
+	llm_cudamodel *g;
+	CHECK_EQ_INT(llm_cudamodel_new(&g, m, &o), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_set_params(g, llm_model_params(m)), LLM_OK);
+	llm_lossscale *ls = llm_cudamodel_lossscale(g);
+	CHECK(ls->enabled && ls->scale == 65536.0);
+	ls->scale = 1e12; /* far past fp16's 65504: the backward's values overflow */
+	llm_optim_config c;
+	optim_config(&c);
+	llm_cuda_stepinfo info;
+	double loss;
+	float *before = malloc(n * 4), *after = malloc(n * 4);
+	CHECK_EQ_INT(llm_cudamodel_get_params(g, before), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_zero_grad(g), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_train_micro(g, xs, ys, B, T, 1.0f / (float)count_targets(0), 1,
+	                                       &loss, NULL), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_step(g, &c, 1e-2, 1, &info), LLM_OK);
+	CHECK_EQ_INT(info.applied, 0);
+	CHECK(info.loss_scale == 1e12 && ls->scale == 5e11 && ls->overflows == 1);
+	CHECK_EQ_INT(llm_cudamodel_get_params(g, after), LLM_OK);
+	CHECK(memcmp(before, after, n * 4) == 0);
+	ls->scale = 1024;
+	CHECK_EQ_INT(llm_cudamodel_zero_grad(g), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_train_micro(g, xs, ys, B, T, 1.0f / (float)count_targets(0), 1,
+	                                       &loss, NULL), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_step(g, &c, 1e-2, 1, &info), LLM_OK);
+	CHECK_EQ_INT(info.applied, 1);
+	CHECK(isfinite(info.grad_norm) && info.grad_norm > 0);
+	CHECK_EQ_INT(llm_cudamodel_get_params(g, after), LLM_OK);
+	CHECK(memcmp(before, after, n * 4) != 0);
+	free(before), free(after);
+	llm_cudamodel_free(g);
+	llm_model_free(m);
+}
+
 static void test_eval_and_state_round_trip(void)
 {
 	llm_model_config cfg = config(0);
@@ -561,6 +606,7 @@ int main(void)
 	RUN(test_fp32_untied_matches_cpu_model);
 	RUN(test_recompute_is_exact);
 	RUN(test_low_precision_trains);
+	RUN(test_fp16_overflow_skips_the_step);
 	RUN(test_eval_and_state_round_trip);
 	return unit_done();
 }
