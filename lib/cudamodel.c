@@ -81,7 +81,8 @@ struct llm_cudamodel {
 	llm_piece *pieces;
 	size_t npieces;
 	float *gshard;
-	int comm_pending;
+	int comm_pending, scattered;
+	double grad_scale; /* the loss scale the current gradients were computed with */
 #ifdef LLM_HAVE_NCCL
 	ncclComm_t comm;
 	cudaStream_t cs;
@@ -195,12 +196,13 @@ int llm_cudamodel_new(llm_cudamodel **out, const llm_model *host, const llm_cuda
 	for (size_t i = 0; i < g->nt; i++)
 		g->tdt[i] = g->t[i].layer < 0 ? g->yt : g->xt;
 	llm_lossscale_init(&g->ls, g->xt == LLM_DT_F16 || g->yt == LLM_DT_F16);
+	g->grad_scale = g->ls.scale;
 	*out = g;
 	if ((rc = dmalloc(g, (void **)&g->p32, g->npad * sizeof(float), 1)) ||
 	    (rc = dmalloc(g, (void **)&g->g32, g->npad * sizeof(float), 1)) ||
 	    (rc = dmalloc(g, (void **)&g->m, g->npad * sizeof(float), 1)) ||
 	    (rc = dmalloc(g, (void **)&g->v, g->npad * sizeof(float), 1)) ||
-	    (rc = dmalloc(g, (void **)&g->d_norm, sizeof(double), 1)) ||
+	    (rc = dmalloc(g, (void **)&g->d_norm, g->nt * sizeof(double), 1)) ||
 	    (g->xt != LLM_DT_F32 && (rc = dmalloc(g, (void **)&g->plow, g->npad * 2, 1))))
 		goto fail;
 	if ((rc = llm_cuda_memset(g->p32, 0, g->npad * sizeof(float))) ||
@@ -561,6 +563,8 @@ int llm_cudamodel_zero_grad(llm_cudamodel *g)
 {
 	TRY(dp_join(g));
 	TRY(llm_cuda_memset(g->g32, 0, g->npad * sizeof(float)));
+	g->scattered = 0;
+	g->grad_scale = g->ls.scale;
 	return LLM_OK;
 }
 
@@ -697,6 +701,7 @@ int llm_cudamodel_train_micro(llm_cudamodel *g, const int32_t *inputs, const int
                               int B, int T, float scale, int last, double *loss, int64_t *count)
 {
 	float dloss = (float)(scale * g->ls.scale);
+	g->grad_scale = g->ls.scale;
 	if (!(dloss != 0))
 		return llm_fail(LLM_EINVAL, "gradient scale %g", (double)scale);
 	/* The previous step's all-reduce reads the gradients this backward adds to. */
@@ -730,65 +735,143 @@ int llm_cudamodel_train_micro(llm_cudamodel *g, const int32_t *inputs, const int
 
 /* ---- optimizer step -------------------------------------------------------------------- */
 
-int llm_cudamodel_step(llm_cudamodel *g, const llm_optim_config *c, double lr, int64_t t,
-                       llm_cuda_stepinfo *info)
+/* All ranks' gradients in place for the update: the overlapped all-reduce joined, or with
+ * ZeRO-1 the reduce-scatter done (once per step). *grad, *base and *len describe this rank's
+ * view: the whole flat array, or its shard. */
+static int finish_grads(llm_cudamodel *g, float **grad, size_t *base, size_t *len)
 {
 	int zero = g->o.zero1 && g->world > 1;
 	TRY(dp_join(g));
-	float *grad = g->g32;
-	size_t base = 0, len = g->n;
+	*grad = g->g32;
+	*base = 0;
+	*len = g->n;
+	if (!zero)
+		return LLM_OK;
 #ifdef LLM_HAVE_NCCL
-	if (zero) {
+	if (!g->scattered) {
 		NCCL_TRY(ncclReduceScatter(g->g32, g->gshard, g->shard.per_rank, ncclFloat, ncclSum,
 		                           g->comm, (cudaStream_t)llm_cuda_stream()));
-		grad = g->gshard;
-		base = g->shard.start;
-		len = g->shard.len;
+		g->scattered = 1;
 	}
 #endif
-	double ss = 0;
-	TRY(llm_cuda_memset(g->d_norm, 0, sizeof(double)));
-	TRY(llm_cuda_sum_squares(g->d_norm, grad, len));
+	*grad = g->gshard;
+	*base = g->shard.start;
+	*len = g->shard.len;
+	return LLM_OK;
+}
+
+/* Sum the k device doubles over the ranks that each hold a part (ZeRO-1), then fetch them. */
+static int fetch_sums(llm_cudamodel *g, double *host, size_t k)
+{
 #ifdef LLM_HAVE_NCCL
-	if (zero)
-		NCCL_TRY(ncclAllReduce(g->d_norm, g->d_norm, 1, ncclDouble, ncclSum, g->comm,
+	if (g->o.zero1 && g->world > 1)
+		NCCL_TRY(ncclAllReduce(g->d_norm, g->d_norm, k, ncclDouble, ncclSum, g->comm,
 		                       (cudaStream_t)llm_cuda_stream()));
 #endif
-	TRY(llm_cuda_to_host(&ss, g->d_norm, sizeof ss));
-	double scale = g->ls.scale, norm = sqrt(ss) / scale;
-	info->loss_scale = scale;
-	info->grad_norm = norm;
-	info->applied = llm_lossscale_update(&g->ls, !isfinite(ss));
-	info->clip_factor = info->applied ? llm_clip_factor(norm, c->clip) : 1.0;
-	if (!info->applied)
-		return LLM_OK;
-	float gscale = (float)(info->clip_factor / scale);
-	if (zero) {
+	TRY(llm_cuda_to_host(host, g->d_norm, k * sizeof *host));
+	return LLM_OK;
+}
+
+int llm_cudamodel_grad_norm(llm_cudamodel *g, double *norm, int *finite)
+{
+	float *grad;
+	size_t base, len;
+	double ss;
+	int rc = finish_grads(g, &grad, &base, &len);
+	if (rc)
+		return rc;
+	TRY(llm_cuda_memset(g->d_norm, 0, sizeof(double)));
+	TRY(llm_cuda_sum_squares(g->d_norm, grad, len));
+	if ((rc = fetch_sums(g, &ss, 1)))
+		return rc;
+	*finite = isfinite(ss);
+	*norm = sqrt(ss) / g->grad_scale;
+	llm_lossscale_update(&g->ls, !*finite);
+	return LLM_OK;
+}
+
+int llm_cudamodel_tensor_sumsq(llm_cudamodel *g, double *ss)
+{
+	float *grad;
+	size_t base, len;
+	int rc = finish_grads(g, &grad, &base, &len);
+	if (rc)
+		return rc;
+	TRY(llm_cuda_memset(g->d_norm, 0, g->nt * sizeof(double)));
+	if (g->o.zero1 && g->world > 1) {
 		for (size_t i = 0; i < g->npieces; i++) {
 			const llm_piece *p = &g->pieces[i];
-			const llm_tensor *ten = &g->t[p->tensor];
-			size_t o = p->offset - base;
-			TRY(llm_cuda_adamw(g->p32 + p->offset, g->tdt[p->tensor],
-			                   g->plow ? g->plow + p->offset : NULL, grad + o, g->m + o, g->v + o,
-			                   p->numel, gscale, lr, ten->decay ? c->weight_decay : 0, c->beta1,
-			                   c->beta2, c->eps, t));
+			TRY(llm_cuda_sum_squares(g->d_norm + p->tensor, grad + (p->offset - base), p->numel));
 		}
-#ifdef LLM_HAVE_NCCL
-		cudaStream_t s = (cudaStream_t)llm_cuda_stream();
-		size_t pr = g->shard.per_rank;
-		NCCL_TRY(ncclAllGather(g->p32 + g->shard.start, g->p32, pr, ncclFloat, g->comm, s));
-		if (g->plow)
-			NCCL_TRY(ncclAllGather(g->plow + g->shard.start, g->plow, pr * 2, ncclChar, g->comm, s));
-#endif
+	} else {
+		for (size_t i = 0; i < g->nt; i++)
+			TRY(llm_cuda_sum_squares(g->d_norm + i, G32(g, i), g->t[i].numel));
+	}
+	if ((rc = fetch_sums(g, ss, g->nt)))
+		return rc;
+	for (size_t i = 0; i < g->nt; i++)
+		ss[i] /= g->grad_scale * g->grad_scale;
+	return LLM_OK;
+}
+
+int llm_cudamodel_param_norm(llm_cudamodel *g, double *norm)
+{
+	double ss;
+	TRY(llm_cuda_memset(g->d_norm, 0, sizeof(double)));
+	TRY(llm_cuda_sum_squares(g->d_norm, g->p32, g->n));
+	TRY(llm_cuda_to_host(&ss, g->d_norm, sizeof ss));
+	*norm = sqrt(ss);
+	return LLM_OK;
+}
+
+int llm_cudamodel_apply(llm_cudamodel *g, const llm_optim_config *c, double lr, int64_t t,
+                        double clip_factor)
+{
+	float *grad;
+	size_t base, len;
+	int rc = finish_grads(g, &grad, &base, &len);
+	if (rc)
+		return rc;
+	float gscale = (float)(clip_factor / g->grad_scale);
+	if (!(g->o.zero1 && g->world > 1)) {
+		for (size_t i = 0; i < g->nt; i++) {
+			const llm_tensor *ten = &g->t[i];
+			TRY(llm_cuda_adamw(W32(g, i), g->tdt[i], g->plow ? g->plow + ten->offset : NULL,
+			                   G32(g, i), g->m + ten->offset, g->v + ten->offset, ten->numel,
+			                   gscale, lr, ten->decay ? c->weight_decay : 0, c->beta1, c->beta2,
+			                   c->eps, t));
+		}
 		return LLM_OK;
 	}
-	for (size_t i = 0; i < g->nt; i++) {
-		const llm_tensor *ten = &g->t[i];
-		TRY(llm_cuda_adamw(W32(g, i), g->tdt[i], g->plow ? g->plow + ten->offset : NULL,
-		                   G32(g, i), g->m + ten->offset, g->v + ten->offset, ten->numel, gscale,
-		                   lr, ten->decay ? c->weight_decay : 0, c->beta1, c->beta2, c->eps, t));
+	for (size_t i = 0; i < g->npieces; i++) {
+		const llm_piece *p = &g->pieces[i];
+		const llm_tensor *ten = &g->t[p->tensor];
+		size_t o = p->offset - base;
+		TRY(llm_cuda_adamw(g->p32 + p->offset, g->tdt[p->tensor],
+		                   g->plow ? g->plow + p->offset : NULL, grad + o, g->m + o, g->v + o,
+		                   p->numel, gscale, lr, ten->decay ? c->weight_decay : 0, c->beta1,
+		                   c->beta2, c->eps, t));
 	}
+#ifdef LLM_HAVE_NCCL
+	cudaStream_t s = (cudaStream_t)llm_cuda_stream();
+	size_t pr = g->shard.per_rank;
+	NCCL_TRY(ncclAllGather(g->p32 + g->shard.start, g->p32, pr, ncclFloat, g->comm, s));
+	if (g->plow)
+		NCCL_TRY(ncclAllGather(g->plow + g->shard.start, g->plow, pr * 2, ncclChar, g->comm, s));
+#endif
 	return LLM_OK;
+}
+
+int llm_cudamodel_step(llm_cudamodel *g, const llm_optim_config *c, double lr, int64_t t,
+                       llm_cuda_stepinfo *info)
+{
+	int finite, rc;
+	info->loss_scale = g->grad_scale;
+	if ((rc = llm_cudamodel_grad_norm(g, &info->grad_norm, &finite)))
+		return rc;
+	info->applied = finite;
+	info->clip_factor = finite ? llm_clip_factor(info->grad_norm, c->clip) : 1.0;
+	return finite ? llm_cudamodel_apply(g, c, lr, t, info->clip_factor) : LLM_OK;
 }
 
 #else /* !LLM_HAVE_CUDA: every entry point says so; the options still work for parsing. */
@@ -829,6 +912,14 @@ int llm_cudamodel_eval(llm_cudamodel *g, const int32_t *inputs, const int32_t *t
 }
 int llm_cudamodel_step(llm_cudamodel *g, const llm_optim_config *c, double lr, int64_t t,
                        llm_cuda_stepinfo *info)
+{
+	return no_cuda();
+}
+int llm_cudamodel_grad_norm(llm_cudamodel *g, double *norm, int *finite) { return no_cuda(); }
+int llm_cudamodel_tensor_sumsq(llm_cudamodel *g, double *ss) { return no_cuda(); }
+int llm_cudamodel_param_norm(llm_cudamodel *g, double *norm) { return no_cuda(); }
+int llm_cudamodel_apply(llm_cudamodel *g, const llm_optim_config *c, double lr, int64_t t,
+                        double clip_factor)
 {
 	return no_cuda();
 }

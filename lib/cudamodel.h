@@ -108,6 +108,22 @@ typedef struct {
 int llm_cudamodel_step(llm_cudamodel *g, const llm_optim_config *c, double lr, int64_t t,
                        llm_cuda_stepinfo *info);
 
+/*
+ * llm_cudamodel_step in two halves, for a trainer that decides between the norm and the
+ * update (spike handling, --on-spike skip): grad_norm finishes the gradient exchange, returns
+ * the unscaled global norm and whether it is finite, and updates the loss scaler (an overflow
+ * halves the scale); apply runs AdamW with gradients multiplied by clip_factor (and divided by
+ * the loss scale they were computed with). Call apply at most once per step, only when finite.
+ */
+int llm_cudamodel_grad_norm(llm_cudamodel *g, double *norm, int *finite);
+int llm_cudamodel_apply(llm_cudamodel *g, const llm_optim_config *c, double lr, int64_t t,
+                        double clip_factor);
+/* Squared norm of each tensor's unscaled gradient (llm_model_ntensors doubles), for per-layer
+ * monitoring; after the exchange, like grad_norm. */
+int llm_cudamodel_tensor_sumsq(llm_cudamodel *g, double *ss);
+/* Global norm of the fp32 master weights. */
+int llm_cudamodel_param_norm(llm_cudamodel *g, double *norm);
+
 /* The loss scaler, to save in and restore from a checkpoint. */
 llm_lossscale *llm_cudamodel_lossscale(llm_cudamodel *g);
 

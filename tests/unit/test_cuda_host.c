@@ -562,6 +562,50 @@ static void test_fp16_overflow_skips_the_step(void)
 	llm_model_free(m);
 }
 
+/* The monitoring helpers against the CPU: per-tensor gradient norms (their sum is the global
+ * norm's square, and they are unscaled under fp16 loss scaling), and the parameter norm. */
+static void test_norms(void)
+{
+	llm_model_config cfg = config(0);
+	llm_model *m = llm_model_new(&cfg);
+	llm_model_init(m, 5);
+	size_t n = llm_model_nparams(m), nt = llm_model_ntensors(m);
+	llm_model_zero_grad(m);
+	CHECK_EQ_INT(llm_model_forward(m, xs, ys, B, T, NULL, NULL), LLM_OK);
+	llm_model_backward(m, 1.0f / (float)count_targets(0));
+	static const int precs[] = { LLM_PREC_FP32, LLM_PREC_FP16 };
+	for (int k = 0; k < 2; k++) {
+		llm_cuda_options o;
+		llm_cuda_options_init(&o);
+		o.precision = precs[k];
+		llm_cudamodel *g;
+		CHECK_EQ_INT(llm_cudamodel_new(&g, m, &o), LLM_OK);
+		CHECK_EQ_INT(llm_cudamodel_set_params(g, llm_model_params(m)), LLM_OK);
+		double pn, gn, *ss = malloc(nt * sizeof *ss), sum = 0;
+		int finite;
+		CHECK_EQ_INT(llm_cudamodel_param_norm(g, &pn), LLM_OK);
+		CHECK_NEAR(pn, sqrt(llm_sum_squares(llm_model_params(m), n)), 1e-9 * pn);
+		CHECK_EQ_INT(llm_cudamodel_zero_grad(g), LLM_OK);
+		CHECK_EQ_INT(llm_cudamodel_train_micro(g, xs, ys, B, T, 1.0f / (float)count_targets(0), 1,
+		                                       NULL, NULL), LLM_OK);
+		CHECK_EQ_INT(llm_cudamodel_tensor_sumsq(g, ss), LLM_OK);
+		CHECK_EQ_INT(llm_cudamodel_grad_norm(g, &gn, &finite), LLM_OK);
+		CHECK(finite);
+		double tol = precs[k] == LLM_PREC_FP32 ? 1e-5 : 3e-2;
+		for (size_t i = 0; i < nt; i++) {
+			const llm_tensor *t = llm_model_tensor(m, i);
+			double want = llm_sum_squares(llm_model_grads(m) + t->offset, t->numel);
+			CHECK_NEAR(ss[i], want, 2 * tol * want);
+			sum += ss[i];
+		}
+		CHECK_NEAR(gn * gn, sum, 1e-9 * sum);
+		CHECK_NEAR(gn, sqrt(llm_sum_squares(llm_model_grads(m), n)), tol * gn);
+		free(ss);
+		llm_cudamodel_free(g);
+	}
+	llm_model_free(m);
+}
+
 static void test_eval_and_state_round_trip(void)
 {
 	llm_model_config cfg = config(0);
@@ -607,6 +651,7 @@ int main(void)
 	RUN(test_recompute_is_exact);
 	RUN(test_low_precision_trains);
 	RUN(test_fp16_overflow_skips_the_step);
+	RUN(test_norms);
 	RUN(test_eval_and_state_round_trip);
 	return unit_done();
 }
