@@ -219,18 +219,36 @@ static void emit_node(llm_buf *p, const node *n, int words)
 		llm_buf_addc(p, ')');
 }
 
+/*
+ * The root's children. For whole-word entries those starting with a word character share one
+ * look-behind, tested once per position (inside a word it fails at once, which is where most
+ * positions are); the others follow without it. A position can only start entries of one
+ * kind, so the split keeps leftmost-longest matching.
+ */
 static void emit_root(llm_buf *p, const node *root, int words)
 {
-	llm_buf_adds(p, "(?:");
-	for (size_t i = 0; i < root->nkids; i++) {
-		if (i)
+	int first = 1;
+	for (int pass = 0; pass < 2; pass++) {
+		int any = 0;
+		for (size_t i = 0; i < root->nkids; i++)
+			any |= (words && is_word_cp(root->kids[i]->cp)) == (pass == 0);
+		if (!any)
+			continue;
+		if (!first)
 			llm_buf_addc(p, '|');
-		if (words && is_word_cp(root->kids[i]->cp))
-			llm_buf_adds(p, NOT_BEFORE);
-		emit_cp(p, root->kids[i]->cp);
-		emit_node(p, root->kids[i], words);
+		first = 0;
+		llm_buf_adds(p, pass == 0 ? NOT_BEFORE "(?:" : "(?:");
+		int alt = 0;
+		for (size_t i = 0; i < root->nkids; i++) {
+			if ((words && is_word_cp(root->kids[i]->cp)) != (pass == 0))
+				continue;
+			if (alt++)
+				llm_buf_addc(p, '|');
+			emit_cp(p, root->kids[i]->cp);
+			emit_node(p, root->kids[i], words);
+		}
+		llm_buf_addc(p, ')');
 	}
-	llm_buf_addc(p, ')');
 }
 
 int llm_wordlist_compile(llm_wordlist *w)
