@@ -95,7 +95,8 @@ typedef struct llm_tokreader llm_tokreader;
 
 /*
  * Open a token stream file ("-"/NULL = stdin; compression detected as io.h does) and read its
- * header. On failure *r is NULL and the detail names the file.
+ * header. An uncompressed regular file is memory-mapped and read in place (the file must not
+ * be truncated while it is open). On failure *r is NULL and the detail names the file.
  */
 int llm_tokreader_open(llm_tokreader **r, const char *path);
 /* The same over bytes in memory (not copied; they must outlive the reader). */
