@@ -927,7 +927,8 @@ static void smoke_data(const char *dir)
 			uint32_t a = 1 + (uint32_t)llm_rng_below(&r, 60), step = 1 + (uint32_t)(d % 3);
 			for (size_t i = 0; i < n; i++)
 				tok[i] = 1 + (a + step * (uint32_t)i) % 60;
-			llm_shard_doc_in in = { tok, NULL, n, d % 2 ? "code" : "web", 1.0f, 0, "{}", 2 };
+			llm_shard_doc_in in = { .tokens = tok, .n = n, .domain = d % 2 ? "code" : "web",
+				                .weight = 1.0f, .meta = "{}", .meta_len = 2 };
 			if (llm_shard_writer_add(w, &in) != LLM_OK)
 				die("%s", llm_last_error());
 		}

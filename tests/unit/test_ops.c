@@ -323,7 +323,7 @@ static void at_ref(double *out, const double *x, const at_ctx *a)
 	for (int b = 0; b < a->B; b++)
 		for (int h = 0; h < a->H; h++)
 			for (int i = 0; i < a->Tq; i++) {
-				double s[64], mx = -INFINITY, sum = 0;
+				double *s = malloc((size_t)a->Tk * sizeof *s), mx = -INFINITY, sum = 0;
 				const double *qi = q + (((size_t)b * a->Tq + i) * a->H + h) * D;
 				for (int j = 0; j <= off + i; j++) {
 					const double *kj = k + (((size_t)b * a->Tk + j) * a->KVH + h / rep) * D;
@@ -342,6 +342,7 @@ static void at_ref(double *out, const double *x, const at_ctx *a)
 						o[d] += s[j] / sum *
 						        v[(((size_t)b * a->Tk + j) * a->KVH + h / rep) * D + d];
 				}
+				free(s);
 			}
 }
 
@@ -419,6 +420,8 @@ static void test_attention(void)
 	attention_case(2, 5, 5, 4, 2, 4); /* grouped-query: two query heads per key-value head */
 	attention_case(1, 4, 4, 2, 2, 8); /* multi-head */
 	attention_case(1, 3, 7, 4, 1, 4); /* queries after four cached positions, one kv head */
+	attention_case(1, 70, 70, 2, 1, 2); /* two query blocks: the second needs every key */
+	attention_case(1, 66, 131, 2, 2, 2); /* two blocks after 65 cached positions */
 }
 
 /* ---- swiglu -------------------------------------------------------------------------- */
