@@ -83,6 +83,8 @@ struct llm_cudamodel {
 	float *gshard;
 	int comm_pending, scattered;
 	double grad_scale; /* the loss scale the current gradients were computed with */
+	char device[128];
+	double peak;
 #ifdef LLM_HAVE_NCCL
 	ncclComm_t comm;
 	cudaStream_t cs;
@@ -169,6 +171,11 @@ int llm_cudamodel_new(llm_cudamodel **out, const llm_model *host, const llm_cuda
 		return llm_fail(LLM_EUNSUPPORTED, "head width %d: the GPU attention handles up to 128", D);
 	llm_cuda_set_deterministic(o->deterministic);
 	llm_cudamodel *g = llm_calloc(1, sizeof *g);
+	int sms;
+	if ((rc = llm_cuda_device_info(g->device, sizeof g->device, &sms, &g->peak))) {
+		free(g);
+		return llm_cuda_fail(rc);
+	}
 	g->cfg = *c;
 	g->o = *o;
 	g->C = c->hidden_size;
@@ -266,6 +273,13 @@ void llm_cudamodel_free(llm_cudamodel *g)
 
 llm_lossscale *llm_cudamodel_lossscale(llm_cudamodel *g) { return &g->ls; }
 size_t llm_cudamodel_memory(const llm_cudamodel *g) { return g->bytes_perm + g->bytes_acts; }
+
+const char *llm_cudamodel_device(const llm_cudamodel *g, double *peak)
+{
+	if (peak)
+		*peak = g->peak;
+	return g->device;
+}
 
 /* Activation buffers for (B, T); with recomputation the recomputed ones are shared by all
  * layers (`shared`), the kept ones per layer. */
@@ -925,5 +939,11 @@ int llm_cudamodel_apply(llm_cudamodel *g, const llm_optim_config *c, double lr, 
 }
 llm_lossscale *llm_cudamodel_lossscale(llm_cudamodel *g) { return &g->ls; }
 size_t llm_cudamodel_memory(const llm_cudamodel *g) { return 0; }
+const char *llm_cudamodel_device(const llm_cudamodel *g, double *peak)
+{
+	if (peak)
+		*peak = 0;
+	return "none";
+}
 
 #endif

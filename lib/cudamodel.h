@@ -127,6 +127,10 @@ int llm_cudamodel_param_norm(llm_cudamodel *g, double *norm);
 /* The loss scaler, to save in and restore from a checkpoint. */
 llm_lossscale *llm_cudamodel_lossscale(llm_cudamodel *g);
 
+/* The GPU's name ("NVIDIA H200"); *peak (may be NULL) receives its dense bf16 tensor-core
+ * peak in FLOP/s for MFU, 0 when the part is not in llmkit's table. */
+const char *llm_cudamodel_device(const llm_cudamodel *g, double *peak);
+
 /* Device memory this model holds, in bytes (parameters, optimizer, activations). */
 size_t llm_cudamodel_memory(const llm_cudamodel *g);
 

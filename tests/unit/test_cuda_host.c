@@ -618,7 +618,9 @@ static void test_eval_and_state_round_trip(void)
 	llm_cudamodel *g;
 	CHECK_EQ_INT(llm_cudamodel_new(&g, m, &o), LLM_OK);
 	CHECK_EQ_INT(llm_cudamodel_set_params(g, llm_model_params(m)), LLM_OK);
-	double lc, lg;
+	double lc, lg, peak = -1;
+	CHECK_STR(llm_cudamodel_device(g, &peak), "host emulation");
+	CHECK(peak == 0);
 	int64_t nc, ng;
 	CHECK_EQ_INT(llm_model_forward(m, xs, ys, B, T, &lc, &nc), LLM_OK);
 	CHECK_EQ_INT(llm_cudamodel_eval(g, xs, ys, B, T, &lg, &ng), LLM_OK);
