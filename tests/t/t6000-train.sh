@@ -120,6 +120,12 @@ test_expect_success 'spike skip leaves the weights alone for that step' '
 	grep "\"skipped_steps\": 1," sk/ckpt/step-0000004/state.json
 '
 
+test_expect_success 'plateau: two evaluations above the best halve the learning rate' '
+	train --steps 6 --run-dir pl --lr 0.3 --eval-every 1 --eval-batches 2 --plateau 2,0,0.5 &&
+	grep "\"step\": 3, \"event\": \"plateau\", \"lr_factor\": 0.5}" pl/metrics.jsonl &&
+	grep "\"lr_factor\": 0.5," pl/ckpt/step-0000006/state.json
+'
+
 test_expect_success 'mix and weighted sampling' '
 	train --steps 2 --run-dir mx --mix web=0.7,code=0.3 --weighted &&
 	grep "\"mix\": \"web=0.7,code=0.3\"" mx/train.json &&
