@@ -370,6 +370,13 @@ static int run_docs(const struct cfg *c)
 		die("%s", llm_last_error());
 	if (c->index && access(c->index, F_OK) == 0 && llm_dedup_load_index(x.d, c->index))
 		die("%s", llm_last_error());
+	/* The run (and its clock) starts before the first pass, so the summary's rate is the
+	 * rate of the whole job. */
+	emitter em = { .c = c };
+	llm_json_edit_init(&em.ed);
+	if (llm_writer_open(&em.out, c->co.output))
+		die("%s", llm_last_error());
+	em.run = tool_run_new(&c->co);
 	record r = { 0 };
 	llm_json_rec_init(&r.rec);
 	FILE *spool = NULL;
@@ -391,11 +398,6 @@ static int run_docs(const struct cfg *c)
 	         (unsigned long long)x.docs, (unsigned long long)llm_dedup_joins(x.d),
 	         x.docs ? (double)llm_dedup_memory(x.d) / (double)x.docs : 0.0);
 
-	emitter em = { .c = c };
-	llm_json_edit_init(&em.ed);
-	if (llm_writer_open(&em.out, c->co.output))
-		die("%s", llm_last_error());
-	em.run = tool_run_new(&c->co);
 	stats_extra(em.run, c, x.d, x.docs);
 	x.em = &em;
 	x.node = llm_dedup_base(x.d);
@@ -475,6 +477,11 @@ static int lines_filter(void *ctx, record *r, const char *file, uint64_t lineno)
 static int run_lines(const struct cfg *c)
 {
 	linectx x = { .c = c, .ld = llm_linededup_new(c->p.sh.norm, c->line_max) };
+	emitter em = { .c = c };
+	llm_json_edit_init(&em.ed);
+	if (llm_writer_open(&em.out, c->co.output))
+		die("%s", llm_last_error());
+	em.run = tool_run_new(&c->co);
 	record r = { 0 };
 	llm_json_rec_init(&r.rec);
 	FILE *spool = NULL;
@@ -491,11 +498,6 @@ static int run_lines(const struct cfg *c)
 	}
 	if (failed)
 		die("no output written");
-	emitter em = { .c = c };
-	llm_json_edit_init(&em.ed);
-	if (llm_writer_open(&em.out, c->co.output))
-		die("%s", llm_last_error());
-	em.run = tool_run_new(&c->co);
 	x.em = &em;
 	for (int i = 0; i < nin; i++) {
 		const char *f = c->nfiles ? c->files[i] : "-";
