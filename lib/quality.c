@@ -381,6 +381,11 @@ struct llm_quality {
 	size_t ccap;
 	hmap map;
 	llm_buf line;
+	/* n-gram hashing by prefix: hash of the words' bytes concatenated (ph) and joined by
+	 * spaces (phs), their byte lengths, and powers of the base */
+	uint64_t *ph, *phs, *pow;
+	size_t *plen;
+	size_t ncap, powcap;
 };
 
 static void qwords_push(qwords *ws, const qword *w)
@@ -445,6 +450,10 @@ void llm_quality_free(llm_quality *q)
 	free(q->map.key);
 	free(q->map.count);
 	free(q->map.first);
+	free(q->ph);
+	free(q->phs);
+	free(q->pow);
+	free(q->plen);
 	llm_buf_release(&q->line);
 	free(q);
 }
@@ -532,6 +541,7 @@ static bool ascii_ieq(const llm_quality *q, size_t a, size_t b, const char *lit)
 /* spaCy's English special cases, hashed once into an open-addressing table. */
 #define EXC_SLOTS 4096
 static int16_t exc_table[EXC_SLOTS];
+static uint8_t exc_len[LLM_EN_EXC_COUNT];
 static pthread_once_t exc_once = PTHREAD_ONCE_INIT;
 
 static void exc_init(void)
@@ -539,6 +549,7 @@ static void exc_init(void)
 	memset(exc_table, 0xff, sizeof exc_table);
 	for (int i = 0; i < LLM_EN_EXC_COUNT; i++) {
 		const char *k = en_exceptions[i].key;
+		exc_len[i] = (uint8_t)strlen(k);
 		size_t j = llm_hash64(k, strlen(k), 0) & (EXC_SLOTS - 1);
 		while (exc_table[j] >= 0)
 			j = (j + 1) & (EXC_SLOTS - 1);
@@ -555,15 +566,44 @@ static int exception_bytes(const char *k, size_t len)
 	for (size_t j = llm_hash64(k, len, 0) & (EXC_SLOTS - 1); exc_table[j] >= 0;
 	     j = (j + 1) & (EXC_SLOTS - 1)) {
 		const char *e = en_exceptions[exc_table[j]].key;
-		if (strlen(e) == len && memcmp(e, k, len) == 0)
+		if (exc_len[exc_table[j]] == len && memcmp(e, k, len) == 0)
 			return exc_table[j];
 	}
 	return -1;
 }
 
+/* Special cases made only of ASCII letters ("cannot", "gonna"), by length and first letter;
+ * other chunks of only letters need no lookup. */
+static uint32_t exc_alpha[25];
+
+static void exc_alpha_init(void)
+{
+	for (int i = 0; i < LLM_EN_EXC_COUNT; i++) {
+		const char *k = en_exceptions[i].key;
+		size_t n = strlen(k), j = 0;
+		while (j < n && ((k[j] | 0x20) >= 'a' && (k[j] | 0x20) <= 'z'))
+			j++;
+		if (j == n && n < 25)
+			exc_alpha[n] |= 1u << ((k[0] | 0x20) - 'a');
+	}
+}
+
+static pthread_once_t exc_alpha_once = PTHREAD_ONCE_INIT;
+
 static int exception(const llm_quality *q, const char *chunk, size_t a, size_t b)
 {
-	return exception_bytes(chunk + q->cofs[a], q->cofs[b] - q->cofs[a]);
+	size_t len = q->cofs[b] - q->cofs[a];
+	if (len > 24)
+		return -1;
+	bool letters = true;
+	for (size_t i = a; i < b && letters; i++)
+		letters = q->cps[i] < 0x80 && ((q->cps[i] | 0x20) >= 'a' && (q->cps[i] | 0x20) <= 'z');
+	if (letters) {
+		pthread_once(&exc_alpha_once, exc_alpha_init);
+		if (!(exc_alpha[len] >> ((q->cps[a] | 0x20) - 'a') & 1))
+			return -1;
+	}
+	return exception_bytes(chunk + q->cofs[a], len);
 }
 
 static bool looks_like_url(const llm_quality *q, size_t a, size_t b)
@@ -907,7 +947,18 @@ const char *llm_quality_word(const llm_quality *q, size_t i, size_t *len)
 /* ------------------------------------------------------------------------------------------ */
 /* Parameters */
 
-static const char *const gopher_stop[] = { "the", "be", "to", "of", "and", "that", "have", "with" };
+static const char *const gopher_stop[] = { "the", "be", "to", "of", "and", "that", "have", "with",
+	                                   NULL };
+/* FineWeb-2 configs/cmn_Hani.yml and jpn_Jpan.yml "stopwords" */
+static const char *const zh_stop[] = {
+	"\u7684", "\u5E74", "\u5728", "\u6708", "\u662F", "\u548C", "\u65E5", "\u4E86",
+	"\u65BC", "\u00B7", "\u70BA", "\u6709", "\u88AB", "\u4EBA", "\u4E2D", "\u4E3A",
+	"\u4ED6", "\u8207", "\u5F8C", "\u4E5F", "\u800C", "\u7531", NULL
+};
+static const char *const ja_stop[] = {
+	"\u306E", "\u306B", "\u3092", "\u306F", "\u305F", "\u3066", "\u304C", "\u3068",
+	"\u3067", "\u5E74", "\u3057", "\u30FB", "\u6708", "\u308C", "\u3055", NULL
+};
 
 void llm_quality_defaults(llm_quality_params *p, const char *lang)
 {
@@ -940,6 +991,7 @@ void llm_quality_defaults(llm_quality_params *p, const char *lang)
 	p->fw_short_line_len = 30;
 	p->fw_char_dup_ratio = 0.01;
 	p->fw_new_line_ratio = 0.3;
+	p->builtin_stop = gopher_stop;
 	if (!lang)
 		return;
 	if (strncmp(lang, "zh", 2) == 0 || strcmp(lang, "cmn") == 0) {
@@ -955,6 +1007,7 @@ void llm_quality_defaults(llm_quality_params *p, const char *lang)
 		p->min_alpha_words_ratio = 0.735;
 		p->fw_new_line_ratio = 0.178;
 		p->fw_char_dup_ratio = 0.1;
+		p->builtin_stop = zh_stop;
 		p->cjk = true;
 	} else if (strncmp(lang, "ja", 2) == 0) {
 		/* FineWeb-2 configs/jpn_Jpan.yml */
@@ -969,6 +1022,7 @@ void llm_quality_defaults(llm_quality_params *p, const char *lang)
 		p->min_alpha_words_ratio = 0.759;
 		p->fw_new_line_ratio = 0.13;
 		p->fw_char_dup_ratio = 0.1;
+		p->builtin_stop = ja_stop;
 		p->cjk = true;
 	}
 }
@@ -1136,8 +1190,13 @@ bool llm_gopher_quality(llm_quality *q, const llm_quality_params *p, llm_verdict
 	}
 	if (p->min_stop_words > 0) {
 		/* distinct stop words present */
-		size_t nstop = p->stop_words ? llm_wordset_size(p->stop_words)
-		                             : sizeof gopher_stop / sizeof *gopher_stop;
+		const char *const *builtin = p->builtin_stop ? p->builtin_stop : gopher_stop;
+		size_t nstop = 0;
+		if (p->stop_words)
+			nstop = llm_wordset_size(p->stop_words);
+		else
+			while (builtin[nstop])
+				nstop++;
 		unsigned char seen_small[64] = { 0 };
 		unsigned char *seen = nstop <= 64 ? seen_small : llm_calloc(nstop, 1);
 		int found = 0;
@@ -1148,8 +1207,8 @@ bool llm_gopher_quality(llm_quality *q, const llm_quality_params *p, llm_verdict
 				k = llm_wordset_find(p->stop_words, t, w[i].len);
 			} else if (w[i].len <= 4) {
 				for (size_t j = 0; j < nstop; j++)
-					if (strlen(gopher_stop[j]) == w[i].len &&
-					    memcmp(gopher_stop[j], t, w[i].len) == 0)
+					if (strlen(builtin[j]) == w[i].len &&
+					    memcmp(builtin[j], t, w[i].len) == 0)
 						k = (int)j;
 			}
 			if (k >= 0 && !seen[k]) {
@@ -1202,15 +1261,59 @@ static size_t *grow_spans(llm_quality *q, size_t *ab, size_t n)
 	return ab;
 }
 
-static uint64_t ngram_hash(const qword *w, size_t i, size_t n, bool space)
+/* Prefix hashes of the current words (see struct llm_quality); powers up to the longest
+ * 10-gram. */
+static void prefix_hashes(llm_quality *q)
 {
-	uint64_t h = w[i].h;
-	for (size_t k = 1; k < n; k++) {
-		if (space)
-			h = addmod(mulmod(h, HBASE), ' ' + 1);
-		h = addmod(mulmod(h, w[i + k].pw), w[i + k].h);
+	const qword *w = q->words.w;
+	size_t nw = q->words.n;
+	if (nw + 1 > q->ncap) {
+		q->ncap = 2 * (nw + 1);
+		q->ph = llm_realloc(q->ph, q->ncap * sizeof *q->ph);
+		q->phs = llm_realloc(q->phs, q->ncap * sizeof *q->phs);
+		q->plen = llm_realloc(q->plen, q->ncap * sizeof *q->plen);
 	}
-	return h;
+	q->ph[0] = q->phs[0] = 0;
+	q->plen[0] = 0;
+	size_t longest = 0;
+	for (size_t k = 0; k < nw; k++) {
+		q->ph[k + 1] = addmod(mulmod(q->ph[k], w[k].pw), w[k].h);
+		q->phs[k + 1] = k ? addmod(mulmod(addmod(mulmod(q->phs[k], HBASE), ' ' + 1), w[k].pw), w[k].h)
+		                  : w[k].h;
+		q->plen[k + 1] = q->plen[k] + w[k].len;
+		size_t from = k + 1 >= 10 ? k + 1 - 10 : 0;
+		size_t l = q->plen[k + 1] - q->plen[from] + 10;
+		if (l > longest)
+			longest = l;
+	}
+	if (longest + 1 > q->powcap) {
+		size_t old = q->powcap;
+		q->powcap = 2 * (longest + 1);
+		q->pow = llm_realloc(q->pow, q->powcap * sizeof *q->pow);
+		if (!old)
+			q->pow[0] = 1;
+		for (size_t x = old ? old : 1; x < q->powcap; x++)
+			q->pow[x] = mulmod(q->pow[x - 1], HBASE);
+	}
+}
+
+static inline uint64_t submod(uint64_t a, uint64_t b)
+{
+	return a >= b ? a - b : a + MP61 - b;
+}
+
+/* Hash of words [i, i+n) concatenated ("".join) or joined by spaces (" ".join): the same value
+ * make_word would give the joined string. */
+static inline uint64_t ngram_hash(const llm_quality *q, size_t i, size_t n, bool space)
+{
+	size_t j = i + n, L = q->plen[j] - q->plen[i];
+	if (!space)
+		return submod(q->ph[j], mulmod(q->ph[i], q->pow[L]));
+	L += n - 1;
+	if (i == 0)
+		return q->phs[j];
+	uint64_t h = submod(q->phs[j], mulmod(q->phs[i], q->pow[L + 1]));
+	return submod(h, mulmod(' ' + 1, q->pow[L]));
 }
 
 bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verdict *v)
@@ -1279,6 +1382,7 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 	};
 	const qword *w = q->words.w;
 	size_t nw = q->words.n;
+	prefix_hashes(q);
 	for (size_t g = 0; g < 3; g++) {
 		size_t gn = g + 2;
 		if (!on(p->top_ngram_frac[g]) || nw < gn)
@@ -1287,7 +1391,7 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 		hmap_reset(&q->map, nw);
 		uint32_t best = 0, best_first = 0;
 		for (size_t i = 0; i + gn <= nw; i++) {
-			size_t slot = hmap_slot(&q->map, ngram_hash(w, i, gn, true), (uint32_t)i);
+			size_t slot = hmap_slot(&q->map, ngram_hash(q, i, gn, true), (uint32_t)i);
 			uint32_t c = ++q->map.count[slot];
 			uint32_t first = q->map.first[slot];
 			if (c > best || (c == best && first < best_first)) {
@@ -1302,6 +1406,27 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 		if (r > p->top_ngram_frac[g])
 			return fail(v, top_names[g], r, p->top_ngram_frac[g]);
 	}
+	/* Every counted repeat of an n-gram (n >= 5) lies inside repeated 5-gram occurrences, so
+	 * when those cover too little text for the strictest enabled threshold, no dup_n rule can
+	 * fail and the six exact passes are skipped. */
+	double strictest = INFINITY;
+	for (size_t g = 0; g < 6; g++)
+		if (on(p->dup_ngram_frac[g]) && p->dup_ngram_frac[g] < strictest)
+			strictest = p->dup_ngram_frac[g];
+	if (strictest < INFINITY && nw >= 5) {
+		hmap_reset(&q->map, nw);
+		size_t covered = 0, upto = 0;
+		for (size_t i = 0; i + 5 <= nw; i++) {
+			size_t slot = hmap_slot(&q->map, ngram_hash(q, i, 5, false), (uint32_t)i);
+			if (q->map.count[slot]++ == 0)
+				continue;
+			for (size_t k = i > upto ? i : upto; k < i + 5; k++)
+				covered += w[k].nchars;
+			upto = i + 5;
+		}
+		if ((double)covered / len <= strictest)
+			return true;
+	}
 	for (size_t g = 0; g < 6; g++) {
 		size_t gn = g + 5;
 		if (!on(p->dup_ngram_frac[g]))
@@ -1309,7 +1434,7 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 		hmap_reset(&q->map, nw);
 		size_t rep = 0;
 		for (size_t i = 0; i + gn <= nw;) {
-			size_t slot = hmap_slot(&q->map, ngram_hash(w, i, gn, false), (uint32_t)i);
+			size_t slot = hmap_slot(&q->map, ngram_hash(q, i, gn, false), (uint32_t)i);
 			if (q->map.count[slot]) {
 				for (size_t k = 0; k < gn; k++)
 					rep += w[i + k].nchars;

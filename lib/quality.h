@@ -63,7 +63,10 @@ typedef struct {
 	double max_ellipsis_lines_ratio;         /* 0.3: lines ending with "..." or "…" */
 	double min_alpha_words_ratio;            /* 0.8: words containing a letter */
 	int min_stop_words;                      /* 2 distinct stop words */
-	const llm_wordset *stop_words;           /* NULL: Gopher's the be to of and that have with */
+	const llm_wordset *stop_words;           /* a list, or NULL for builtin_stop */
+	const char *const *builtin_stop;         /* NULL-terminated; set by llm_quality_defaults:
+	                                            en: Gopher's the be to of and that have with;
+	                                            zh, ja: FineWeb-2's cmn_Hani, jpn_Jpan lists */
 	/* Gopher repetition */
 	double dup_para_frac, dup_para_char_frac;  /* 0.3, 0.2 */
 	double dup_line_frac, dup_line_char_frac;  /* 0.3, 0.2 */
@@ -88,7 +91,7 @@ typedef struct {
 
 /* Published defaults for a language: "en" (and anything not listed) gets the Gopher, C4 and
  * FineWeb values above; "zh" and "ja" get the FineWeb-2 cmn_Hani / jpn_Jpan thresholds where
- * those configs have them and cjk = true. stop_words is set to NULL (caller supplies lists). */
+ * those configs have them and cjk = true. stop_words is NULL (the built-in list is used). */
 void llm_quality_defaults(llm_quality_params *p, const char *lang);
 
 typedef struct llm_quality llm_quality;

@@ -1,0 +1,54 @@
+/*
+ * html.h — HTML to plain text for training documents.
+ *
+ * A tolerant single-pass tokenizer in the spirit of the WHATWG tokenizer (tags, attributes,
+ * comments, doctypes, CDATA, raw-text elements), not a tree builder. What it does:
+ *   - drops the content of script, style, noscript, template, head, svg, math, iframe, object,
+ *     select, button and of elements with the "hidden" attribute, aria-hidden="true" or an
+ *     inline style with display:none / visibility:hidden;
+ *   - block elements (p, div, li, h1-h6, tr, br, section, ...) become line breaks; td/th cells
+ *     are separated by a tab; <pre> keeps its lines and spaces;
+ *   - decodes every HTML5 named character reference (the 2231 names of the WHATWG list, table
+ *     generated from Python's html.entities.html5 by scripts/gen-html-entities.py) and numeric
+ *     references, with the WHATWG rules: legacy names without ';', the Windows-1252 mapping of
+ *     &#128;..&#159;, U+FFFD for zero, surrogates and values past U+10FFFF;
+ *   - keeps <title> aside (llm_html_title);
+ *   - boilerplate removal (when opts.boilerplate): each block is scored by its text length, its
+ *     link density (characters inside <a> / all characters) and its tag path; blocks inside
+ *     nav, header, footer, aside, form and menus, or with link density > max_link_density, or
+ *     short (< 30 characters) blocks between such, are dropped — the block-level heuristics of
+ *     jusText and boilerpipe, reduced to what needs no language model.
+ *
+ * Memory: output and a block list proportional to the input. Never reads outside the input;
+ * any byte sequence is accepted (invalid UTF-8 is passed through for the normaliser to repair).
+ * Thread safety: an llm_html holds scratch state: one per thread.
+ */
+#ifndef LLM_HTML_H
+#define LLM_HTML_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "buf.h"
+
+typedef struct {
+	bool boilerplate;        /* remove navigation/link lists (default true) */
+	double max_link_density; /* 0.5 */
+	size_t min_block_chars;  /* 30: shorter blocks survive only next to good blocks */
+} llm_html_opts;
+
+#define LLM_HTML_OPTS_DEFAULT { true, 0.5, 30 }
+
+typedef struct llm_html llm_html;
+llm_html *llm_html_new(void);
+void llm_html_free(llm_html *h);
+
+/* Convert s[0..n) to text, appended to out (lines separated by '\n', no trailing newline). */
+void llm_html_to_text(llm_html *h, const char *s, size_t n, const llm_html_opts *o, llm_buf *out);
+/* The <title> of the last conversion (entities decoded, white space collapsed), "" if none. */
+const char *llm_html_title(const llm_html *h, size_t *len);
+
+/* Decode character references in s[0..n) (text context) and append to out. */
+void llm_html_decode_entities(const char *s, size_t n, llm_buf *out);
+
+#endif

@@ -1,0 +1,157 @@
+/*
+ * lid.c — built-in script and function-word language identification (see lid.h).
+ */
+#include "lid.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "utf8.h"
+
+enum { S_LATIN, S_HAN, S_KANA, S_HANGUL, S_CYRILLIC, S_GREEK, S_ARABIC, S_HEBREW, S_DEVANAGARI,
+	S_THAI, S_ARMENIAN, S_GEORGIAN, S_BENGALI, S_TAMIL, S_NSCRIPTS };
+
+static const char *const script_lang[S_NSCRIPTS] = { "und", "zh", "ja", "ko", "ru", "el", "ar",
+	                                             "he", "hi", "th", "hy", "ka", "bn", "ta" };
+
+static int script_of(uint32_t cp)
+{
+	if (cp < 0x250)
+		return S_LATIN;
+	unsigned cls = llm_uc_class(cp);
+	if (cls & LLM_UC_HAN)
+		return S_HAN;
+	if (cls & LLM_UC_KANA)
+		return S_KANA;
+	if (cls & LLM_UC_HANGUL)
+		return S_HANGUL;
+	if (cp >= 0x400 && cp < 0x530)
+		return S_CYRILLIC;
+	if (cp >= 0x370 && cp < 0x400)
+		return S_GREEK;
+	if ((cp >= 0x600 && cp < 0x700) || (cp >= 0x750 && cp < 0x780) || (cp >= 0xFB50 && cp < 0xFE00) ||
+	    (cp >= 0xFE70 && cp < 0xFF00))
+		return S_ARABIC;
+	if (cp >= 0x590 && cp < 0x600)
+		return S_HEBREW;
+	if (cp >= 0x900 && cp < 0x980)
+		return S_DEVANAGARI;
+	if (cp >= 0x980 && cp < 0xA00)
+		return S_BENGALI;
+	if (cp >= 0xB80 && cp < 0xC00)
+		return S_TAMIL;
+	if (cp >= 0xE00 && cp < 0xE80)
+		return S_THAI;
+	if (cp >= 0x530 && cp < 0x590)
+		return S_ARMENIAN;
+	if (cp >= 0x10A0 && cp < 0x1100)
+		return S_GEORGIAN;
+	if (cp >= 0x1E00 && cp < 0x1F00)
+		return S_LATIN;
+	return -1;
+}
+
+/* Frequent function words of Latin-script languages (lower case). */
+static const struct {
+	const char *lang;
+	const char *words; /* space separated, with spaces around */
+} latin[] = {
+	{ "en", " the of and to in is that it for was with as on be are by this have from or not at an which but they you his he we were has had their been will would can there "},
+	{ "de", " der die und das ist nicht den von zu mit sich des auf für dem ein eine im auch als wird sie er es werden "},
+	{ "fr", " le la les de des et est un une du en que qui dans pour pas sur au avec il elle sont ce par "},
+	{ "es", " el la los las de y que en un una es por con para del se al lo como su más pero sus "},
+	{ "pt", " o os a as de e que em um uma do da dos das para com não por se na no mais como "},
+	{ "it", " il lo la gli le di e che in un una per non con del della sono si è anche come "},
+	{ "nl", " de het een en van is dat op te in niet met voor zijn er aan ook als bij "},
+	{ "id", " yang dan di ini itu dengan untuk dari dalam tidak akan pada juga adalah ke oleh "},
+};
+
+void llm_lid_detect(const char *s, size_t n, size_t max_bytes, llm_lid_result *r)
+{
+	if (max_bytes && n > max_bytes)
+		n = max_bytes;
+	size_t count[S_NSCRIPTS] = { 0 }, letters = 0, ukr = 0;
+	size_t words = 0, hits[sizeof latin / sizeof *latin] = { 0 };
+	char w[24];
+	size_t wl = 0;
+	for (size_t i = 0; i <= n;) {
+		uint32_t cp = 0;
+		size_t k = 1;
+		if (i < n)
+			k = (unsigned char)s[i] < 0x80 ? (cp = (unsigned char)s[i], 1)
+			                               : llm_utf8_decode(s + i, n - i, &cp);
+		bool letter = i < n && llm_uc_is(cp, LLM_UC_LETTER);
+		if (letter) {
+			int sc = script_of(cp);
+			letters++;
+			if (sc >= 0)
+				count[sc]++;
+			if (cp == 0x456 || cp == 0x457 || cp == 0x454)
+				ukr++;
+		}
+		/* ASCII-ish lower-case words for the Latin cues */
+		if (letter && cp < 0x250) {
+			char buf[4];
+			size_t m = llm_utf8_encode(llm_uc_tolower(cp), buf);
+			if (wl + m < sizeof w - 1) {
+				memcpy(w + wl, buf, m);
+				wl += m;
+			} else {
+				wl = sizeof w; /* too long to be a function word */
+			}
+		} else if (wl) {
+			if (wl < sizeof w - 1) {
+				char key[28];
+				key[0] = ' ';
+				memcpy(key + 1, w, wl);
+				key[wl + 1] = ' ';
+				key[wl + 2] = 0;
+				for (size_t l = 0; l < sizeof latin / sizeof *latin; l++)
+					if (strstr(latin[l].words, key))
+						hits[l]++;
+			}
+			words++;
+			wl = 0;
+		}
+		i += k;
+	}
+	int best = -1;
+	for (int sc = 0; sc < S_NSCRIPTS; sc++)
+		if (best < 0 || count[sc] > count[best])
+			best = sc;
+	if (!letters || !count[best]) {
+		snprintf(r->lang, sizeof r->lang, "und");
+		r->score = 0;
+		return;
+	}
+	size_t cjk = count[S_HAN] + count[S_KANA];
+	if (best == S_HAN || best == S_KANA) {
+		/* Japanese mixes kanji and kana; Chinese has (almost) no kana */
+		best = count[S_KANA] * 10 >= cjk ? S_KANA : S_HAN;
+		r->score = (double)cjk / (double)letters;
+	} else {
+		r->score = (double)count[best] / (double)letters;
+	}
+	const char *lang = script_lang[best];
+	if (best == S_CYRILLIC && ukr)
+		lang = "uk";
+	if (best == S_LATIN) {
+		size_t bl = 0;
+		for (size_t l = 1; l < sizeof latin / sizeof *latin; l++)
+			if (hits[l] > hits[bl])
+				bl = l;
+		double share = words ? (double)hits[bl] / (double)words : 0;
+		if (hits[0] * 100 >= words * 8 && hits[0] >= hits[bl])
+			bl = 0, share = (double)hits[0] / (double)words;
+		if (share < 0.08) {
+			lang = "und";
+			r->score *= share / 0.08;
+		} else {
+			lang = latin[bl].lang;
+			/* function words are ~40-50 % of running text; 25 % is full evidence */
+			double ev = share / 0.25;
+			r->score *= ev > 1 ? 1 : ev;
+		}
+	}
+	snprintf(r->lang, sizeof r->lang, "%s", lang);
+}
