@@ -1174,6 +1174,13 @@ int main(int argc, char **argv)
 		dp_finish();
 		return 0;
 	}
+	if (!threads && getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+		/* Processes sharing a machine share its cores; OpenBLAS would start one thread per
+		 * core in each of them. */
+		long cores = sysconf(_SC_NPROCESSORS_ONLN), local = atol(getenv("OMPI_COMM_WORLD_LOCAL_SIZE"));
+		if (cores > 0 && local > 1)
+			threads = (int)(cores / local > 1 ? cores / local : 1);
+	}
 	llm_ops_set_threads(threads);
 	if (o.smoke) {
 		int rc = smoke(&o);
