@@ -89,6 +89,20 @@ test_expect_success 'resume refuses other batch shapes' '
 	test_grep "same --batch" err
 '
 
+test_expect_success 'a corrupt checkpoint or shard is an error naming the file' '
+	cp -r split bad && printf "garbage" >bad/ckpt/step-0000008/model.safetensors &&
+	test_must_fail train --steps 10 --run-dir bad --resume 2>err &&
+	test_grep "model.safetensors" err &&
+	cp -r data baddata && printf "x" | dd of=baddata/train-00000.bin bs=1 seek=5000 conv=notrunc \
+		2>/dev/null &&
+	test_must_fail llm-train -q --data baddata --config cfg.json --steps 1 --run-dir bd 2>err &&
+	test_grep "train-00000.bin" err &&
+	printf "%s" "{\"hidden_size\": 32, \"intermediate_size\": 64, \"num_hidden_layers\": 1,
+		\"num_attention_heads\": 4, \"vocab_size\": 50}" >small-vocab.json &&
+	test_must_fail llm-train -q --data data --config small-vocab.json --steps 1 --run-dir sv \
+		2>err && test_grep "vocabulary of 50" err
+'
+
 test_expect_success 'keep-last-N and light checkpoints' '
 	train --steps 9 --run-dir k --ckpt-every 3 --keep 2 --light-every 2 &&
 	ls k/ckpt >dirs &&
