@@ -234,7 +234,7 @@ typedef struct {
 	int32_t *x, *y, *vx, *vy;
 	int nval;
 	llm_trainlog *log;
-	char *ckpt_root;
+	char *ckpt_root, *manifest_path;
 	char manifest_hash[17];
 	double peak, flops_tok, t0;
 	/* state saved in checkpoints */
@@ -693,6 +693,15 @@ static void write_run_files(trainer *t)
 	llm_buf_addf(&p, "%s/train.json", o->run_dir);
 	if (llm_write_file(p.p, b.p, b.len) != LLM_OK)
 		die("%s", llm_last_error());
+	/* The manifest itself: the shards' names, sizes and checksums this run trained on. */
+	char *man;
+	size_t len;
+	llm_buf_reset(&p);
+	llm_buf_addf(&p, "%s/data-manifest.json", o->run_dir);
+	if (llm_read_file(t->manifest_path, &man, &len) != LLM_OK ||
+	    llm_write_file(p.p, man, len) != LLM_OK)
+		die("%s", llm_last_error());
+	free(man);
 	llm_buf_release(&b);
 	llm_buf_release(&p);
 }
@@ -737,6 +746,7 @@ static void trainer_open(trainer *t, const options *o)
 	uint64_t mh;
 	if (llm_hash_file(mpath, &mh) != LLM_OK)
 		die("%s", llm_last_error());
+	t->manifest_path = llm_strdup(mpath);
 	snprintf(t->manifest_hash, sizeof t->manifest_hash, "%016llx", (unsigned long long)mh);
 	int vocab = (int)llm_loader_vocab(t->train);
 	llm_buf ckpt = LLM_BUF_INIT;
@@ -840,6 +850,7 @@ static int trainer_close(trainer *t)
 	free(t->vx);
 	free(t->skip);
 	free(t->ckpt_root);
+	free(t->manifest_path);
 	free(t->hist);
 	return rc ? 1 : 0;
 }

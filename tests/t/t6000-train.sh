@@ -67,6 +67,7 @@ test_expect_success 'training lowers the loss and writes the run directory' '
 	grep "^llm_train_loss [0-9]" r1/metrics.prom &&
 	test -s r1/events.out.tfevents.* &&
 	grep "\"manifest_hash\": \"[0-9a-f]\{16\}\"" r1/train.json &&
+	cmp data/manifest.json r1/data-manifest.json &&
 	grep "\"model_type\": \"llama\"" r1/config.json &&
 	test "$(readlink r1/ckpt/latest)" = step-0000012 &&
 	for f in config.json model.safetensors optimizer.safetensors state.json; do
