@@ -10,6 +10,7 @@
  * Memory: the engine's (dedup.h, per document) plus one record; stated in llm-dedup(1).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,7 @@ static const char usage[] =
 	"      --strict          stop at the first malformed record (exit 1)\n"
 	"      --max-line SIZE   longest line accepted (default 64M)\n"
 	"      --field KEY       text field of JSONL records (default \"text\")\n"
+	"      --threads N       sign on N threads (default 1; 0 = all cores)\n"
 	"  -q, --quiet           no progress line or summary\n"
 	"  -v, --verbose         more messages\n"
 	"      --version         print the version and exit\n"
@@ -119,6 +121,7 @@ typedef struct {
 	llm_buf text, id, extra;
 	const char *line;
 	size_t len;
+	int raw, rc;         /* raw: each_record only sets line, len and rc (parallel signing) */
 } record;
 
 static void record_parse(record *r, const struct cfg *c, int rc, const char *line, size_t len,
@@ -196,7 +199,10 @@ static int each_record(const struct cfg *c, const char *path, int fd, record *r,
 				die("temporary spool file: %s", strerror(errno));
 		}
 		uint64_t lineno = llm_reader_lineno(rd);
-		record_parse(r, c, rc, line, len, name, lineno);
+		if (r->raw)
+			r->line = line, r->len = len, r->rc = rc;
+		else
+			record_parse(r, c, rc, line, len, name, lineno);
 		if (fn(ctx, r, name, lineno)) {
 			failed = 1;
 			break;
@@ -312,6 +318,157 @@ static int pass1_record(void *ctx, record *r, const char *file, uint64_t lineno)
 	return 0;
 }
 
+/*
+ * Parallel signing (--threads N): lines are collected in batches; N threads parse and sign
+ * the slots of a batch (slot i goes to thread i mod N, each with its own signer), then the
+ * main thread hands the signatures to the engine or the signature file in input order, so
+ * the result does not depend on N.
+ */
+enum { BATCH = 1024 };
+
+typedef struct {
+	record r;
+	llm_dedup_sig sig;
+	llm_buf data; /* the signature's arrays, copied out of the signer */
+	size_t off, len;
+	int rc;
+	uint64_t lineno;
+} slot;
+
+typedef struct {
+	runctx *x;
+	int nthreads;
+	llm_signer **signers;
+	slot *slots;
+	size_t n;
+	llm_buf lines;
+	char *file;
+} batcher;
+
+typedef struct {
+	batcher *b;
+	int t;
+} worker;
+
+static void *sign_slots(void *arg)
+{
+	worker *w = arg;
+	batcher *b = w->b;
+	for (size_t i = (size_t)w->t; i < b->n; i += (size_t)b->nthreads) {
+		slot *s = &b->slots[i];
+		record_parse(&s->r, b->x->c, s->rc, b->lines.p + s->off, s->len, b->file, s->lineno);
+		memset(&s->sig, 0, sizeof s->sig);
+		if (s->r.reason)
+			continue;
+		llm_signer_sign(b->signers[w->t], s->r.text.p ? s->r.text.p : "", s->r.text.len, &s->sig);
+		llm_buf_reset(&s->data);
+		llm_buf_add(&s->data, s->sig.keys, (size_t)s->sig.nkeys * 8);
+		size_t so = s->data.len;
+		llm_buf_add(&s->data, s->sig.set, (size_t)s->sig.nset * 4);
+		s->sig.keys = (const uint64_t *)(void *)s->data.p;
+		s->sig.set = (const uint32_t *)(void *)(s->data.p + so);
+	}
+	return NULL;
+}
+
+static void batch_flush(batcher *b)
+{
+	if (!b->n)
+		return;
+	pthread_t th[1024];
+	worker w[1024];
+	for (int t = 0; t < b->nthreads; t++) {
+		w[t] = (worker){ b, t };
+		int e = t ? pthread_create(&th[t], NULL, sign_slots, &w[t]) : 0;
+		if (e)
+			die("cannot start a thread: %s", strerror(e));
+	}
+	sign_slots(&w[0]);
+	for (int t = 1; t < b->nthreads; t++)
+		pthread_join(th[t], NULL);
+	runctx *x = b->x;
+	for (size_t i = 0; i < b->n; i++) {
+		slot *s = &b->slots[i];
+		if (!s->r.reason) {
+			x->docs++;
+			x->bytes += s->r.text.len;
+		}
+		const llm_dedup_sig *sig = s->r.reason ? NULL : &s->sig;
+		if (x->sigw) {
+			if (llm_sigw_add(x->sigw, sig, s->r.id.p ? s->r.id.p : "", s->r.id.len))
+				die("%s", llm_last_error());
+		} else {
+			llm_dedup_add(x->d, sig);
+		}
+	}
+	b->n = 0;
+	llm_buf_reset(&b->lines);
+}
+
+static int batch_record(void *ctx, record *r, const char *file, uint64_t lineno)
+{
+	batcher *b = ctx;
+	if (!b->file || strcmp(b->file, file)) {
+		batch_flush(b);
+		free(b->file);
+		b->file = llm_strdup(file);
+	}
+	slot *s = &b->slots[b->n++];
+	size_t keep = r->rc == LLM_ETOOLONG ? b->x->c->co.max_line : r->len;
+	s->off = b->lines.len;
+	s->len = r->len;
+	s->rc = r->rc;
+	s->lineno = lineno;
+	llm_buf_add(&b->lines, r->line, keep);
+	if (b->n == BATCH)
+		batch_flush(b);
+	return 0;
+}
+
+static void batch_init(batcher *b, runctx *x, const llm_dedup_params *p)
+{
+	memset(b, 0, sizeof *b);
+	b->x = x;
+	b->nthreads = x->c->co.threads > 1024 ? 1024 : x->c->co.threads;
+	b->signers = llm_calloc((size_t)b->nthreads, sizeof *b->signers);
+	for (int t = 0; t < b->nthreads; t++)
+		if (llm_signer_new(&b->signers[t], p))
+			die("%s", llm_last_error());
+	b->slots = llm_calloc(BATCH, sizeof *b->slots);
+	for (size_t i = 0; i < BATCH; i++)
+		llm_json_rec_init(&b->slots[i].r.rec);
+	llm_buf_init(&b->lines);
+}
+
+static void batch_release(batcher *b)
+{
+	for (int t = 0; t < b->nthreads; t++)
+		llm_signer_free(b->signers[t]);
+	free(b->signers);
+	for (size_t i = 0; i < BATCH; i++) {
+		slot *s = &b->slots[i];
+		llm_json_rec_release(&s->r.rec);
+		llm_buf_release(&s->r.text);
+		llm_buf_release(&s->r.id);
+		llm_buf_release(&s->r.extra);
+		llm_buf_release(&s->data);
+	}
+	free(b->slots);
+	llm_buf_release(&b->lines);
+	free(b->file);
+}
+
+/* Pass 1 over one input, on one thread or on --threads. */
+static int sign_input(runctx *x, batcher *b, const char *f, record *r, FILE *spool)
+{
+	if (x->c->co.threads <= 1)
+		return each_record(x->c, f, -1, r, pass1_record, x, spool, NULL);
+	record raw = { .raw = 1 };
+	int failed = each_record(x->c, f, -1, &raw, batch_record, b, spool, NULL);
+	batch_flush(b);
+	return failed;
+}
+
 /* The decision for node v after clustering; names the survivors that later records need. */
 static int decide(llm_dedup *d, uint64_t v, const record *r, int want_all_ids,
                   const char **cid, size_t *cidlen)
@@ -379,6 +536,8 @@ static int run_docs(const struct cfg *c)
 	em.run = tool_run_new(&c->co);
 	record r = { 0 };
 	llm_json_rec_init(&r.rec);
+	batcher b;
+	batch_init(&b, &x, &c->p);
 	FILE *spool = NULL;
 	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
 	for (int i = 0; i < nin; i++) {
@@ -389,8 +548,9 @@ static int run_docs(const struct cfg *c)
 			if (!(spool = tmpfile()))
 				die("cannot create a temporary file: %s", strerror(errno));
 		}
-		failed |= each_record(c, f, -1, &r, pass1_record, &x, strcmp(f, "-") ? NULL : spool, NULL);
+		failed |= sign_input(&x, &b, f, &r, strcmp(f, "-") ? NULL : spool);
 	}
+	batch_release(&b);
 	if (failed) /* an unreadable input: the clusters are incomplete, write nothing */
 		die("no output written");
 	llm_dedup_finish(x.d);
@@ -544,9 +704,11 @@ static int run_sign(const struct cfg *c)
 	record r = { 0 };
 	llm_json_rec_init(&r.rec);
 	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
+	batcher b;
+	batch_init(&b, &x, &c->p);
 	for (int i = 0; i < nin && !failed; i++)
-		failed |= each_record(c, c->nfiles ? c->files[i] : "-", -1, &r, pass1_record, &x, NULL,
-		                      NULL);
+		failed |= sign_input(&x, &b, c->nfiles ? c->files[i] : "-", &r, NULL);
+	batch_release(&b);
 	if (failed) {
 		llm_sigw_abort(x.sigw);
 	} else if (llm_sigw_close(x.sigw)) {

@@ -109,6 +109,14 @@ test_expect_success 'standard input gives the same result as a file' '
 	test_cmp o1 o2 && test_cmp r1 r2
 '
 
+test_expect_success 'signing on several threads changes nothing' '
+	for m in --minhash --exact --simhash --verify; do
+		llm-dedup -q $m --rejects r1 in >o1 && llm-dedup -q $m --threads 3 --rejects r3 in >o3 &&
+		test_cmp o1 o3 && test_cmp r1 r3 || return 1
+	done &&
+	llm-dedup sign -q -o s1.sig in && llm-dedup sign -q --threads 2 -o s2.sig in && cmp s1.sig s2.sig
+'
+
 test_expect_success 'same input, same flags: same bytes' '
 	llm-dedup -q --simhash in >s1 && llm-dedup -q --simhash in >s2 && test_cmp s1 s2
 '
