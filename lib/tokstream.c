@@ -26,7 +26,8 @@ static uint64_t get64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); re
  * an AVX2 clone is picked at load time where the CPU has it: it halves the CPU time of
  * llm-shard (perf: these loops were a third of it). */
 #define BLK 16
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_ADDRESS__)
+/* (clang would need the attribute on every declaration, in every caller's unit) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define VECTOR_CLONES
