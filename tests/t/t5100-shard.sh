@@ -3,6 +3,8 @@ test_description='llm-shard: round trip, split, truncation, corruption, atomicit
 . "$(dirname "$0")/../lib.sh"
 
 TS="python3 $TESTDATA/shard/tokstream.py"
+GPT2=$TESTDATA/tokenize/hf_gpt2/tokenizer.json.zst
+[ -f "$GPT2" ] && [ -x "$TOP/bin/llm-tokenize" ] && test_set_prereq TOKENIZE
 
 test_expect_success PYTHON 'setup: token streams (half the documents end with EOS)' '
 	$TS gen --docs 2000 --eos 50256 >corpus.tok &&
@@ -150,6 +152,17 @@ test_expect_success PYTHON 'truncation from a first pass, a spooled pipe and sav
 	    c = cut[g["domain"]]
 	    assert g["tokens"] == w["tokens"][:c], g["id"]
 	EOF
+'
+
+test_expect_success TOKENIZE 'after llm-tokenize: its saved sketches cut where a first pass cuts' '
+	{ head -n 100 "$SAMPLES/corpus/wiki.jsonl"; head -n 100 "$SAMPLES/corpus/news.jsonl"; } >docs.jsonl &&
+	llm-tokenize -q -t "$GPT2" --stats tok-stats.json -o docs.tok docs.jsonl &&
+	llm-shard -q -o k1 --tokenizer "$GPT2" --truncate-quantile 0.9 --sketches tok-stats.json docs.tok &&
+	llm-shard -q -o k2 --tokenizer "$GPT2" --truncate-quantile 0.9 docs.tok &&
+	llm-shard --info k1/manifest.json | grep "cut at" >k1.cut && test_line_count = 2 k1.cut &&
+	llm-shard --info k2/manifest.json | grep "cut at" >k2.cut && test_cmp k1.cut k2.cut &&
+	cmp k1/train-00000.bin k2/train-00000.bin &&
+	grep "\"eos_id\": 50256" k1/manifest.json
 '
 
 test_expect_success PYTHON 'exports match Megatron, llm.c and nanoGPT layouts' '
