@@ -1,5 +1,5 @@
 #!/bin/sh
-# llm-tox throughput on one core: documents/s and MB/s for rules only, model only and
+# llm-tox throughput per core (CPU time): documents/s and MB/s for rules only, model only and
 # rules + model on the sample corpus, and the model stage beside `fasttext predict-prob` on
 # the same model and the same input lines (outputs compared byte for byte).
 . "$(dirname "$0")/lib.sh"
@@ -9,10 +9,18 @@ corpus=$W/tox-corpus.jsonl
 size=$(stat -c %s "$corpus")
 docs=$(wc -l <"$corpus")
 echo "input: $docs documents, $(rate "$size" 1) MB of JSONL"
-per() { echo "$docs $size $1" | awk '{printf "%.0f docs/s, %.1f MB/s", $1/$3, $2/1e6/$3}'; }
-t_r=$(seconds llm-tox -q --no-model "$corpus")
-t_m=$(seconds llm-tox -q --no-words "$corpus")
-t_rm=$(seconds llm-tox -q "$corpus")
+# CPU seconds (user + system) of one run: the per-core cost, whatever else the machine runs.
+cpu() {
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f "%U %S" -o "$W/tox-time" "$@" >/dev/null && awk '{print $1 + $2}' "$W/tox-time"
+	else
+		seconds "$@"
+	fi
+}
+per() { echo "$docs $size $1" | awk '{printf "%.0f docs/s, %.1f MB/s per core", $1/$3, $2/1e6/$3}'; }
+t_r=$(cpu llm-tox -q --no-model "$corpus")
+t_m=$(cpu llm-tox -q --no-words "$corpus")
+t_rm=$(cpu llm-tox -q "$corpus")
 echo "rules only:    $(per "$t_r")"
 echo "model only:    $(per "$t_m")"
 echo "rules + model: $(per "$t_rm")"
@@ -29,8 +37,8 @@ for case in "tox.bin $TOP/samples/tox/tox.bin $lines 2" "lid.176.ftz $TOP/tests/
 	fasttext predict-prob "$model" "$in" "$k" >"$W/tox-ft.out"
 	llm-tox predict -k "$k" "$model" "$in" >"$W/tox-llm.out"
 	same=$(cmp -s "$W/tox-ft.out" "$W/tox-llm.out" && echo identical || echo DIFFERENT)
-	t_ft=$(seconds fasttext predict-prob "$model" "$in" "$k")
-	t_llm=$(seconds llm-tox predict -k "$k" "$model" "$in")
+	t_ft=$(cpu fasttext predict-prob "$model" "$in" "$k")
+	t_llm=$(cpu llm-tox predict -k "$k" "$model" "$in")
 	n=$(wc -l <"$in") b=$(stat -c %s "$in")
 	echo "$name k=$k on $n lines ($(rate "$b" 1) MB): fasttext $(echo "$n $t_ft" | awk '{printf "%.0f", $1/$2}') lines/s," \
 		"llm-tox $(echo "$n $t_llm" | awk '{printf "%.0f", $1/$2}') lines/s" \
