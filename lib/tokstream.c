@@ -225,6 +225,7 @@ struct llm_tokreader {
 	size_t raw_cap;
 	int widen;                 /* fill tokens/inputs as uint32_t (width 2) */
 	int mapped;                /* mem is our mapping of the file */
+	size_t dropped;            /* mapped bytes before this were given back */
 	uint32_t *tok;             /* labels then inputs */
 	size_t tok_cap;
 };
@@ -373,10 +374,19 @@ int64_t llm_tokreader_size(const llm_tokreader *r)
 	return r->rd ? llm_reader_size(r->rd) : r->mapped ? (int64_t)r->mem_len : -1;
 }
 
+/* Mapped pages already read are given back every 8 MiB, so the resident size stays bounded
+ * (a mapping's pages count against the process until unmapped or dropped). */
+#define DROP_EVERY ((size_t)8 << 20)
+
 int llm_tokreader_next(llm_tokreader *r, llm_tok_rec *rec)
 {
 	if (r->failed)
 		return r->failed;
+	if (r->mapped && r->mem_pos - r->dropped >= DROP_EVERY) {
+		size_t page = (size_t)sysconf(_SC_PAGESIZE), end = r->mem_pos / page * page;
+		madvise((void *)(r->mem + r->dropped), end - r->dropped, MADV_DONTNEED);
+		r->dropped = end;
+	}
 	unsigned char pre[8];
 	const char *what = NULL;
 	int st = src_read(r, pre, 8);

@@ -14,7 +14,8 @@
  * In memory tokens are always uint32_t whatever the width on disk, so code that uses them
  * never depends on the width.
  *
- * Reader memory: one record (its metadata, and its tokens as uint32_t), capped by
+ * Reader memory: one record (its metadata, and its tokens as uint32_t; a mapped file keeps at
+ * most 8 MiB of pages already read resident), capped by
  * llm_tokreader_set_max_tokens (default LLM_TOK_MAX_TOKENS) and LLM_TOK_MAX_META, so a corrupt
  * count can never make the reader allocate gigabytes. The metadata bytes are handed over
  * unparsed; whoever needs fields parses them (json.h).

@@ -192,6 +192,23 @@ test_expect_success PYTHON 'exports match Megatron, llm.c and nanoGPT layouts' '
 	ls lc2/train_*.bin >l && test_line_count -gt 5 l
 '
 
+test_expect_success PYTHON 'memory does not grow with the input' '
+	$TS repeat corpus.tok 15 >x15.tok && $TS repeat corpus.tok 60 >x60.tok &&
+	python3 - <<-\EOF
+	import resource, subprocess
+	def peak(f):
+	    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+	    subprocess.run(["llm-shard", "-q", "-o", "mem-" + f, "--eos", "50256",
+	                    "--shard-size", "1M", "--truncate-quantile", "0.99", f], check=True)
+	    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before
+	small, _ = peak("x15.tok")     # 11 MB of input
+	large, _ = peak("x60.tok")     # 43 MB of input
+	# ru_maxrss of children is the largest child so far: the large run may not exceed the
+	# small one by more than a few MB of allocator noise
+	assert large < small + 4096, (small, large)
+	EOF
+'
+
 test_expect_success PYTHON 'a stream without records gives a manifest without shards' '
 	$TS gen --docs 0 >empty.tok &&
 	llm-shard -o e empty.tok &&

@@ -7,6 +7,7 @@
                                            a stream on stdout
   tokstream.py reverse IN                  the records of IN in reverse order, on stdout
   tokstream.py head IN K                   the header and the first K records, on stdout
+  tokstream.py repeat IN K                 the header and K copies of all records, on stdout
   tokstream.py json IN                     one JSON line per record: meta, tokens, inputs
   tokstream.py sketch IN ALPHA             DDSketch per domain as llm-tokenize --stats saves it
   tokstream.py megatron PREFIX             documents of PREFIX.bin/.idx (Megatron layout) as JSON lines
@@ -144,6 +145,9 @@ def main():
     elif cmd == 'reverse':
         hdr, recs = read(args[0])
         write(hdr, recs[::-1])
+    elif cmd == 'repeat':
+        data = open(args[0], 'rb').read()
+        sys.stdout.buffer.write(data[:32] + data[32:] * int(args[1]))
     elif cmd == 'head':
         hdr, recs = read(args[0])
         write(hdr, recs[:int(args[1])])
