@@ -248,7 +248,7 @@ typedef struct {
 	double last_loss;
 	/* per-step losses of this process's life, for --smoke's comparison */
 	double *hist;
-	int64_t hist_from, hist_n;
+	int64_t hist_n;
 } trainer;
 
 static double now(void)
@@ -590,11 +590,8 @@ static int train_step(trainer *t)
 	t->step = step1;
 	t->tokens += (int64_t)B * T * A * W;
 	t->last_loss = loss;
-	if (t->hist) {
-		if (!t->hist_n)
-			t->hist_from = t->step;
+	if (t->hist)
 		t->hist[t->hist_n++] = loss;
-	}
 	if (!t->log)
 		return 0;
 	double pnorm = sqrt(llm_sum_squares(llm_model_params(t->m), n));
