@@ -1,0 +1,874 @@
+/*
+ * llm-eval — evaluate a checkpoint (llmkit or Hugging Face Llama) on the CPU.
+ *
+ *   loss      shards, manifests (val split by default) or raw JSONL documents -> loss,
+ *             perplexity and bits per byte per domain
+ *   choice    multiple-choice task JSONL -> acc and acc_norm per domain
+ *   generate  a prompt -> sampled or greedy continuation (key-value cache)
+ *   compare   several checkpoints -> one row each (step, tokens, loss, ppl, bits/byte, acc)
+ * A table goes to stdout (generate: the text), --json FILE writes the same as JSON.
+ * Memory: the model, its activations for --batch x --seq-len and the logits (eval.h); shards
+ * are mapped, documents and task items read one at a time.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "bpe.h"
+#include "ckpt.h"
+#include "dataloader.h"
+#include "eval.h"
+#include "hfload.h"
+#include "io.h"
+#include "json.h"
+#include "model.h"
+#include "ops.h"
+#include "safetensors.h"
+#include "shard.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: llm-eval loss --ckpt DIR [options] [file ...]\n"
+	"       llm-eval choice --ckpt DIR -t TOKENIZER [options] [task.jsonl ...]\n"
+	"       llm-eval generate --ckpt DIR -t TOKENIZER --prompt TEXT [options]\n"
+	"       llm-eval compare --data MANIFEST [options] checkpoint ...\n"
+	"\n"
+	"Evaluate a checkpoint: loss, perplexity and bits per byte per domain on shards, a\n"
+	"manifest's split or JSONL documents; multiple-choice accuracy; generation; a table over\n"
+	"the checkpoints of a run. A file is a shard, a manifest.json (or its directory), or JSONL\n"
+	"documents (tokenized with -t); with no file, or -, documents come from standard input.\n"
+	"\n"
+	"      --ckpt DIR           llmkit checkpoint, checkpoint root or run directory, or a\n"
+	"                           Hugging Face Llama directory (config.json, model.safetensors)\n"
+	"  -t, --tokenizer FILE     tokenizer (documents, tasks, prompts; bits per byte on shards)\n"
+	"      --json FILE          write the results as JSON too\n"
+	"      --seq-len T          tokens per window (default: the checkpoint's training length,\n"
+	"                           else 1024, at most max_position_embeddings)\n"
+	"      --batch B            windows per forward pass (default 8)\n"
+	"loss:\n"
+	"      --split NAME         manifest split: val (default), train or all\n"
+	"      --sampled N          instead, the N validation micro-batches llm-train draws with\n"
+	"                           --eval-batches N (its seed, --batch and --seq-len by default)\n"
+	"      --seed N             seed of --sampled (default: the checkpoint's)\n"
+	"choice:\n"
+	"      --delimiter STR      between context and choice (default \" \")\n"
+	"generate:\n"
+	"      --prompt TEXT        the prompt\n"
+	"      --max-tokens N       new tokens at most (default 64); stops after end-of-text\n"
+	"      --temperature X      0 = greedy (default 1)\n"
+	"      --top-k K            sample from the K most likely tokens (default 0 = all)\n"
+	"      --top-p P            nucleus sampling (default 1 = off)\n"
+	"      --seed N             sampling seed (default 1)\n"
+	"      --no-cache           recompute the whole sequence per token (the reference)\n"
+	"      --ids                print token ids instead of text\n"
+	"compare:\n"
+	"      --data MANIFEST      shards to evaluate each checkpoint on (val split)\n"
+	"      --task FILE          also a multiple-choice task (needs -t)\n"
+	"\n"
+	"      --field KEY          text field of documents (default \"text\")\n"
+	"      --strict             a malformed document or task line is fatal\n"
+	"      --threads N          threads for matrix products (default: OpenBLAS's choice)\n"
+	"  -q, --quiet              no summary on stderr\n"
+	"  -v, --verbose            more messages\n"
+	"      --version            print the version and exit\n"
+	"  -h, --help               print this help and exit\n";
+
+enum {
+	OPT_CKPT = TOOL_OPT_FIRST_PRIVATE, OPT_TOKENIZER, OPT_JSON, OPT_SEQ, OPT_BATCH, OPT_SPLIT,
+	OPT_SAMPLED, OPT_SEED, OPT_DELIM, OPT_PROMPT, OPT_MAX_TOKENS, OPT_TEMP, OPT_TOP_K,
+	OPT_TOP_P, OPT_NO_CACHE, OPT_IDS, OPT_DATA, OPT_TASK
+};
+
+static const struct option longopts[] = {
+	TOOL_COMMON_OPTIONS,
+	{ "ckpt", required_argument, NULL, OPT_CKPT },
+	{ "tokenizer", required_argument, NULL, 't' },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "seq-len", required_argument, NULL, OPT_SEQ },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "split", required_argument, NULL, OPT_SPLIT },
+	{ "sampled", required_argument, NULL, OPT_SAMPLED },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "delimiter", required_argument, NULL, OPT_DELIM },
+	{ "prompt", required_argument, NULL, OPT_PROMPT },
+	{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
+	{ "temperature", required_argument, NULL, OPT_TEMP },
+	{ "top-k", required_argument, NULL, OPT_TOP_K },
+	{ "top-p", required_argument, NULL, OPT_TOP_P },
+	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
+	{ "ids", no_argument, NULL, OPT_IDS },
+	{ "data", required_argument, NULL, OPT_DATA },
+	{ "task", required_argument, NULL, OPT_TASK },
+	{ NULL, 0, NULL, 0 }
+};
+
+enum { SPLIT_VAL, SPLIT_TRAIN, SPLIT_ALL };
+
+typedef struct {
+	struct tool_common co;
+	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim;
+	int seq, batch, split, sampled, max_tokens, top_k, no_cache, ids, threads_given;
+	int64_t seed; /* -1: default */
+	double temperature, top_p;
+} opts;
+
+/* The trainer draws its fixed validation batches from a loader seeded with its --seed xor
+ * this constant (llm-train.c); --sampled must draw the same ones. */
+#define TRAIN_VAL_SEED(seed) ((uint64_t)(seed) ^ 0x76616cULL)
+
+/* A loaded checkpoint and what its state says. */
+typedef struct {
+	llm_model *m;
+	llm_hf_info info;
+	int64_t state_seed, state_batch, state_seq; /* -1 when unknown */
+} model_t;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void load_model(model_t *mt, const char *path)
+{
+	memset(mt, 0, sizeof *mt);
+	mt->state_seed = mt->state_batch = mt->state_seq = -1;
+	if (llm_hf_open(path, &mt->m, &mt->info) != LLM_OK)
+		die("%s", llm_last_error());
+	char *state;
+	size_t len;
+	if (mt->info.llmkit && llm_ckpt_read_state(mt->info.dir, &state, &len) == LLM_OK) {
+		llm_json_rec r;
+		llm_json_rec_init(&r);
+		if (llm_json_parse(&r, state, len) == LLM_OK) {
+			llm_json_get_i64(&r, "seed", &mt->state_seed);
+			llm_json_get_i64(&r, "batch", &mt->state_batch);
+			llm_json_get_i64(&r, "seq_len", &mt->state_seq);
+		}
+		llm_json_rec_release(&r);
+		free(state);
+	}
+	llm_info("%s: %d layers, width %d, vocab %d, %s weights%s", mt->info.dir,
+	         llm_model_get_config(mt->m)->num_hidden_layers,
+	         llm_model_get_config(mt->m)->hidden_size, llm_model_get_config(mt->m)->vocab_size,
+	         llm_st_dtype_name(mt->info.dtype), mt->info.llmkit ? "" : " (Hugging Face)");
+}
+
+static void free_model(model_t *mt)
+{
+	llm_model_free(mt->m);
+	llm_hf_info_release(&mt->info);
+}
+
+static int seq_len(const opts *o, const model_t *mt)
+{
+	int maxT = llm_model_get_config(mt->m)->max_position_embeddings;
+	int T = o->seq ? o->seq : mt->state_seq > 0 ? (int)mt->state_seq : 1024;
+	if (T > maxT) {
+		if (o->seq)
+			usage_error("--seq-len %d exceeds the model's max_position_embeddings %d", T, maxT);
+		T = maxT;
+	}
+	return T;
+}
+
+static llm_bpe *load_tokenizer(const char *path)
+{
+	llm_bpe *bpe;
+	if (llm_bpe_load(&bpe, path, NULL, NULL, NULL) != LLM_OK)
+		die("%s", llm_last_error());
+	return bpe;
+}
+
+/* BOS when the tokenizer has one, else end-of-text: what precedes a document. */
+static int64_t doc_prefix(const llm_bpe *bpe)
+{
+	int64_t b = llm_bpe_bos(bpe);
+	return b >= 0 ? b : llm_bpe_eos(bpe);
+}
+
+static void write_json(const char *path, llm_buf *b)
+{
+	llm_buf_addc(b, '\n');
+	if (path && llm_write_file(path, b->p, b->len) != LLM_OK)
+		die("%s", llm_last_error());
+}
+
+static void check_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die("write error: <stdout>: %s", strerror(errno));
+}
+
+/* ---- loss ---- */
+
+static int is_dir(const char *p)
+{
+	struct stat sb;
+	return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int has_magic(const char *p, const char *magic)
+{
+	FILE *f = fopen(p, "rb");
+	char b[8];
+	int yes = f && fread(b, 1, 8, f) == 8 && memcmp(b, magic, 8) == 0;
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Shards must be tokenized like the tokenizer that counts their bytes. */
+static void check_tokenizer(const char *name, uint64_t id, const llm_bpe *bpe, const model_t *mt)
+{
+	if (bpe && id && llm_bpe_file_id(bpe) != id)
+		die("%s: tokenizer id %016llx, but the tokenizer given is %016llx", name,
+		    (unsigned long long)id, (unsigned long long)llm_bpe_file_id(bpe));
+	if (mt->info.tokenizer_id && id && mt->info.tokenizer_id != id)
+		llm_warn("%s: tokenizer id %016llx, but the model was trained on %016llx", name,
+		         (unsigned long long)id, (unsigned long long)mt->info.tokenizer_id);
+}
+
+static void eval_shard(llm_evaluator *ev, const char *path, const llm_bpe *bpe,
+                       const model_t *mt)
+{
+	llm_shard *s;
+	if (llm_shard_open(&s, path, LLM_SHARD_VERIFY) != LLM_OK)
+		die("%s", llm_last_error());
+	const llm_shard_info *si = llm_shard_get_info(s);
+	check_tokenizer(path, si->tokenizer_id, bpe, mt);
+	uint32_t *tok = NULL;
+	size_t cap = 0;
+	for (uint64_t i = 0; i < si->docs; i++) {
+		llm_shard_doc d;
+		llm_shard_get_doc(s, i, &d);
+		if (d.len > cap) {
+			cap = d.len;
+			free(tok);
+			tok = llm_malloc(cap * sizeof *tok);
+		}
+		llm_shard_read_tokens(s, d.start, d.len, tok);
+		if (llm_eval_doc(ev, llm_shard_domain(s, d.domain), tok, d.len) != LLM_OK)
+			die("%s: document %llu: %s", path, (unsigned long long)i, llm_last_error());
+	}
+	free(tok);
+	llm_shard_free(s);
+}
+
+static void eval_manifest(llm_evaluator *ev, const char *path, int split, const llm_bpe *bpe,
+                          const model_t *mt)
+{
+	llm_manifest man;
+	llm_manifest_init(&man);
+	if (llm_manifest_load(&man, path) != LLM_OK)
+		die("%s", llm_last_error());
+	check_tokenizer(path, man.tokenizer_id, bpe, mt);
+	size_t n = 0;
+	for (size_t i = 0; i < man.nshards; i++)
+		if (split == SPLIT_ALL || man.shards[i].split == (split == SPLIT_VAL ? LLM_SPLIT_VAL
+		                                                                  : LLM_SPLIT_TRAIN)) {
+			eval_shard(ev, man.shards[i].path, bpe, mt);
+			n++;
+		}
+	if (!n)
+		die("%s: no shard in the %s split", path,
+		    split == SPLIT_VAL ? "val" : split == SPLIT_TRAIN ? "train" : "any");
+	llm_manifest_release(&man);
+}
+
+/* JSONL documents: text tokenized, end-of-text appended as llm-tokenize does. Returns the
+ * number of malformed lines (warned, skipped; fatal with --strict). */
+static uint64_t eval_docs(llm_evaluator *ev, const char *path, const opts *o,
+                          const llm_bpe *bpe, llm_bpe_enc *enc)
+{
+	if (!bpe)
+		usage_error("documents need a tokenizer (-t)");
+	llm_reader *r;
+	if (llm_reader_open(&r, path) != LLM_OK)
+		die("%s", llm_last_error());
+	llm_reader_set_max_line(r, o->co.max_line);
+	llm_json_rec rec;
+	llm_json_rec_init(&rec);
+	llm_buf text, dom;
+	llm_buf_init(&text);
+	llm_buf_init(&dom);
+	llm_ids ids;
+	llm_ids_init(&ids);
+	int64_t eos = llm_bpe_eos(bpe);
+	uint64_t bad = 0;
+	char *line;
+	size_t len;
+	int st;
+	while ((st = llm_reader_line(r, &line, &len)) == LLM_OK || st == LLM_ETOOLONG) {
+		const char *why = NULL;
+		llm_buf_reset(&text);
+		llm_buf_reset(&dom);
+		if (st == LLM_ETOOLONG)
+			why = "line over --max-line";
+		else if (llm_json_parse(&rec, line, len) != LLM_OK)
+			why = rec.err_msg;
+		else if (llm_json_get_str(&rec, o->co.field, &text) != LLM_OK)
+			why = "no text field";
+		if (why) {
+			if (o->co.strict)
+				die("%s:%llu: %s", llm_reader_name(r),
+				    (unsigned long long)llm_reader_lineno(r), why);
+			llm_warn_at(llm_reader_name(r), llm_reader_lineno(r), "%s: skipped", why);
+			bad++;
+			continue;
+		}
+		llm_json_get_str(&rec, "domain", &dom);
+		llm_buf_addc(&dom, 0);
+		ids.n = 0;
+		if (llm_bpe_encode(enc, text.p, text.len, LLM_BPE_SPECIAL_IGNORE, &ids) != LLM_OK)
+			die("%s:%llu: %s", llm_reader_name(r), (unsigned long long)llm_reader_lineno(r),
+			    llm_last_error());
+		if (eos >= 0)
+			llm_ids_push(&ids, (uint32_t)eos);
+		if (llm_eval_doc(ev, dom.p, ids.v, ids.n) != LLM_OK)
+			die("%s:%llu: %s", llm_reader_name(r), (unsigned long long)llm_reader_lineno(r),
+			    llm_last_error());
+	}
+	if (st != LLM_EOF)
+		die("%s", llm_last_error());
+	llm_ids_release(&ids);
+	llm_buf_release(&text);
+	llm_buf_release(&dom);
+	llm_json_rec_release(&rec);
+	llm_reader_free(r);
+	return bad;
+}
+
+/* --sampled: the trainer's validation micro-batches, one window per row. */
+static void eval_sampled(llm_evaluator *ev, const char *path, const opts *o, int B, int T,
+                         uint64_t seed)
+{
+	llm_loader *L;
+	if (llm_loader_open(&L, path, LLM_SPLIT_VAL, NULL, 0, TRAIN_VAL_SEED(seed)) != LLM_OK)
+		die("%s", llm_last_error());
+	int32_t *x = llm_malloc(2 * (size_t)B * T * sizeof *x), *y = x + (size_t)B * T;
+	for (int i = 0; i < o->sampled; i++) {
+		llm_loader_next(L, B, T, x, y);
+		for (int b = 0; b < B; b++)
+			if (llm_eval_window(ev, "sampled", x + (size_t)b * T, y + (size_t)b * T, T) != LLM_OK)
+				die("%s: %s", path, llm_last_error());
+	}
+	free(x);
+	llm_loader_free(L);
+}
+
+static void sums_json(llm_buf *b, const llm_eval_sums *s)
+{
+	llm_buf_addf(b, "{\"documents\": %llu, \"tokens\": %llu, \"loss\": ",
+	             (unsigned long long)s->docs, (unsigned long long)s->tokens);
+	llm_json_put_f64(b, llm_eval_loss(s));
+	llm_buf_adds(b, ", \"ppl\": ");
+	llm_json_put_f64(b, llm_eval_ppl(s));
+	llm_buf_addf(b, ", \"bytes\": %llu, \"bits_per_byte\": ", (unsigned long long)s->bytes);
+	llm_json_put_f64(b, llm_eval_bits_per_byte(s));
+	llm_buf_addc(b, '}');
+}
+
+static void print_row(const char *name, const llm_eval_sums *s)
+{
+	char bpb[32] = "-";
+	if (s->bytes)
+		snprintf(bpb, sizeof bpb, "%.4f", llm_eval_bits_per_byte(s));
+	printf("%-12s %8llu %10llu %9.4f %11.3f %9s\n", name, (unsigned long long)s->docs,
+	       (unsigned long long)s->tokens, llm_eval_loss(s), llm_eval_ppl(s), bpb);
+}
+
+/* Evaluate the loss of mt over files (or --sampled batches of the manifest). */
+static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, int nfiles,
+                               const llm_bpe *bpe, uint64_t *bad, double *secs)
+{
+	int T = o->sampled && !o->seq && mt->state_seq > 0 ? (int)mt->state_seq : seq_len(o, mt);
+	if (o->sampled && T > llm_model_get_config(mt->m)->max_position_embeddings)
+		T = seq_len(o, mt);
+	int B = o->sampled && !o->batch && mt->state_batch > 0 ? (int)mt->state_batch
+	                                                          : o->batch ? o->batch : 8;
+	/* What precedes each domain's stream: the end-of-text id, from the tokenizer or else from
+	 * the model's configuration (llm-train records the shards' there). */
+	int64_t start = bpe ? llm_bpe_eos(bpe) : llm_model_get_config(mt->m)->eos_token_id;
+	double t0 = now();
+	llm_evaluator *ev = llm_evaluator_new(mt->m, T, B, bpe, start);
+	*bad = 0;
+	if (o->sampled) {
+		if (nfiles != 1)
+			usage_error("--sampled takes one manifest");
+		int64_t seed = o->seed >= 0 ? o->seed : mt->state_seed;
+		if (seed < 0)
+			usage_error("--sampled needs --seed: %s has no training state", mt->info.dir);
+		eval_sampled(ev, files[0], o, B, T, (uint64_t)seed);
+	} else {
+		llm_bpe_enc *enc = bpe ? llm_bpe_enc_new(bpe) : NULL;
+		for (int i = 0; i < nfiles; i++) {
+			const char *f = files[i];
+			char p[4096];
+			if (strcmp(f, "-") != 0 && is_dir(f)) {
+				snprintf(p, sizeof p, "%s/manifest.json", f);
+				eval_manifest(ev, p, o->split, bpe, mt);
+			} else if (strcmp(f, "-") != 0 && has_magic(f, LLM_SHARD_MAGIC)) {
+				eval_shard(ev, f, bpe, mt);
+			} else if (ends_with(f, ".json")) {
+				eval_manifest(ev, f, o->split, bpe, mt);
+			} else {
+				*bad += eval_docs(ev, f, o, bpe, enc);
+			}
+		}
+		llm_bpe_enc_free(enc);
+	}
+	if (llm_eval_flush(ev) != LLM_OK)
+		die("%s", llm_last_error());
+	*secs = now() - t0;
+	return ev;
+}
+
+static int cmd_loss(const opts *o, char **files, int nfiles)
+{
+	static char *stdin_only[] = { "-" };
+	if (!o->ckpt)
+		usage_error("loss needs --ckpt");
+	if (!nfiles) {
+		files = stdin_only;
+		nfiles = 1;
+	}
+	model_t mt;
+	load_model(&mt, o->ckpt);
+	llm_bpe *bpe = o->tokenizer ? load_tokenizer(o->tokenizer) : NULL;
+	uint64_t bad;
+	double secs;
+	llm_evaluator *ev = run_loss(o, &mt, files, nfiles, bpe, &bad, &secs);
+	llm_eval_sums all;
+	llm_eval_total(ev, &all);
+	printf("%-12s %8s %10s %9s %11s %9s\n", "domain", "docs", "tokens", "loss", "ppl",
+	       "bits/byte");
+	for (size_t i = 0; i < llm_eval_ndomains(ev); i++)
+		print_row(llm_eval_domain_name(ev, i), llm_eval_domain_sums(ev, i));
+	print_row("all", &all);
+	check_stdout();
+	if (o->json) {
+		llm_buf b;
+		llm_buf_init(&b);
+		llm_buf_adds(&b, "{\"checkpoint\": ");
+		llm_json_put_str(&b, mt.info.dir, strlen(mt.info.dir));
+		llm_buf_addf(&b, ", \"step\": %lld, \"tokens_seen\": %lld, \"mode\": \"%s\", \"all\": ",
+		             (long long)mt.info.step, (long long)mt.info.tokens,
+		             o->sampled ? "sampled" : "documents");
+		sums_json(&b, &all);
+		llm_buf_adds(&b, ", \"domains\": {");
+		for (size_t i = 0; i < llm_eval_ndomains(ev); i++) {
+			const char *n = llm_eval_domain_name(ev, i);
+			llm_buf_adds(&b, i ? ", " : "");
+			llm_json_put_str(&b, n, strlen(n));
+			llm_buf_adds(&b, ": ");
+			sums_json(&b, llm_eval_domain_sums(ev, i));
+		}
+		llm_buf_addf(&b, "}, \"skipped\": %llu, \"seconds\": ", (unsigned long long)bad);
+		llm_json_put_f64(&b, secs);
+		llm_buf_addc(&b, '}');
+		write_json(o->json, &b);
+		llm_buf_release(&b);
+	}
+	llm_info("%llu tokens in %.2f s (%.0f tokens/s)%s", (unsigned long long)all.tokens, secs,
+		         all.tokens / (secs > 0 ? secs : 1e-9), bad ? "; malformed lines skipped" : "");
+	llm_evaluator_free(ev);
+	llm_bpe_free(bpe);
+	free_model(&mt);
+	return bad ? 1 : 0;
+}
+
+/* ---- choice ---- */
+
+typedef struct {
+	char *name;
+	uint64_t items, acc, acc_norm;
+} choice_dom;
+
+typedef struct {
+	choice_dom *d;
+	size_t n;
+	uint64_t bad;
+} choice_res;
+
+static choice_dom *choice_domain(choice_res *res, const char *name)
+{
+	for (size_t i = 0; i < res->n; i++)
+		if (strcmp(res->d[i].name, name) == 0)
+			return &res->d[i];
+	res->d = llm_realloc(res->d, (res->n + 1) * sizeof *res->d);
+	res->d[res->n] = (choice_dom){ .name = llm_strdup(name) };
+	return &res->d[res->n++];
+}
+
+static void choice_total(const choice_res *res, choice_dom *all)
+{
+	*all = (choice_dom){ .name = "all" };
+	for (size_t i = 0; i < res->n; i++) {
+		all->items += res->d[i].items;
+		all->acc += res->d[i].acc;
+		all->acc_norm += res->d[i].acc_norm;
+	}
+}
+
+static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, char **files,
+                       int nfiles, choice_res *res)
+{
+	llm_chooser *ch = llm_chooser_new(mt->m, bpe, doc_prefix(bpe), o->delim ? o->delim : " ");
+	double *ll = NULL;
+	size_t llcap = 0;
+	for (int f = 0; f < nfiles; f++) {
+		llm_reader *r;
+		if (llm_reader_open(&r, files[f]) != LLM_OK)
+			die("%s", llm_last_error());
+		llm_reader_set_max_line(r, o->co.max_line);
+		char *line;
+		size_t len;
+		int st;
+		while ((st = llm_reader_line(r, &line, &len)) == LLM_OK || st == LLM_ETOOLONG) {
+			llm_choice_item it;
+			int rc = st == LLM_ETOOLONG ? llm_fail(LLM_ETOOLONG, "line over --max-line")
+			                            : llm_choice_parse(&it, line, len);
+			if (rc == LLM_OK) {
+				if (it.nchoices > llcap) {
+					llcap = it.nchoices;
+					ll = llm_realloc(ll, llcap * sizeof *ll);
+				}
+				size_t pred, pred_norm;
+				rc = llm_chooser_score(ch, &it, ll, &pred, &pred_norm);
+				if (rc == LLM_OK) {
+					choice_dom *d = choice_domain(res, it.domain);
+					d->items++;
+					d->acc += pred == it.gold;
+					d->acc_norm += pred_norm == it.gold;
+				}
+			}
+			if (st == LLM_OK)
+				llm_choice_item_release(&it);
+			if (rc != LLM_OK) {
+				if (o->co.strict)
+					die("%s:%llu: %s", llm_reader_name(r),
+					    (unsigned long long)llm_reader_lineno(r), llm_last_error());
+				llm_warn_at(llm_reader_name(r), llm_reader_lineno(r), "%s: skipped",
+				            llm_last_error());
+				res->bad++;
+			}
+		}
+		if (st != LLM_EOF)
+			die("%s", llm_last_error());
+		llm_reader_free(r);
+	}
+	free(ll);
+	llm_chooser_free(ch);
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : NAN;
+}
+
+static void choice_free(choice_res *res)
+{
+	for (size_t i = 0; i < res->n; i++)
+		free(res->d[i].name);
+	free(res->d);
+}
+
+static void choice_json(llm_buf *b, const choice_dom *d)
+{
+	llm_buf_addf(b, "{\"items\": %llu, \"acc\": ", (unsigned long long)d->items);
+	llm_json_put_f64(b, ratio(d->acc, d->items));
+	llm_buf_adds(b, ", \"acc_norm\": ");
+	llm_json_put_f64(b, ratio(d->acc_norm, d->items));
+	llm_buf_addc(b, '}');
+}
+
+static int cmd_choice(const opts *o, char **files, int nfiles)
+{
+	static char *stdin_only[] = { "-" };
+	if (!o->ckpt || !o->tokenizer)
+		usage_error("choice needs --ckpt and -t");
+	if (!nfiles) {
+		files = stdin_only;
+		nfiles = 1;
+	}
+	model_t mt;
+	load_model(&mt, o->ckpt);
+	llm_bpe *bpe = load_tokenizer(o->tokenizer);
+	choice_res res = { 0 };
+	double t0 = now();
+	run_choice(o, &mt, bpe, files, nfiles, &res);
+	double secs = now() - t0;
+	choice_dom all;
+	choice_total(&res, &all);
+	printf("%-12s %8s %8s %8s\n", "domain", "items", "acc", "acc_norm");
+	for (size_t i = 0; i <= res.n; i++) {
+		const choice_dom *d = i < res.n ? &res.d[i] : &all;
+		printf("%-12s %8llu %8.4f %8.4f\n", d->name, (unsigned long long)d->items,
+		       ratio(d->acc, d->items), ratio(d->acc_norm, d->items));
+	}
+	check_stdout();
+	if (o->json) {
+		llm_buf b;
+		llm_buf_init(&b);
+		llm_buf_adds(&b, "{\"checkpoint\": ");
+		llm_json_put_str(&b, mt.info.dir, strlen(mt.info.dir));
+		llm_buf_addf(&b, ", \"step\": %lld, \"all\": ", (long long)mt.info.step);
+		choice_json(&b, &all);
+		llm_buf_adds(&b, ", \"domains\": {");
+		for (size_t i = 0; i < res.n; i++) {
+			llm_buf_adds(&b, i ? ", " : "");
+			llm_json_put_str(&b, res.d[i].name, strlen(res.d[i].name));
+			llm_buf_adds(&b, ": ");
+			choice_json(&b, &res.d[i]);
+		}
+		llm_buf_addf(&b, "}, \"skipped\": %llu}", (unsigned long long)res.bad);
+		write_json(o->json, &b);
+		llm_buf_release(&b);
+	}
+	llm_info("%llu items in %.2f s%s", (unsigned long long)all.items, secs,
+	         res.bad ? "; malformed items skipped" : "");
+	int bad = res.bad != 0;
+	choice_free(&res);
+	llm_bpe_free(bpe);
+	free_model(&mt);
+	return bad;
+}
+
+/* ---- generate ---- */
+
+typedef struct {
+	const llm_bpe *bpe;
+	int ids;
+	int64_t stop;
+	int n;
+} emit_ctx;
+
+static int emit(void *ctx, int32_t tok)
+{
+	emit_ctx *e = ctx;
+	if (e->ids) {
+		printf(e->n++ ? " %d" : "%d", tok);
+	} else if (tok != e->stop) {
+		size_t len;
+		const char *p = llm_bpe_token(e->bpe, (uint32_t)tok, &len);
+		if (p)
+			fwrite(p, 1, len, stdout);
+	}
+	return ferror(stdout) != 0;
+}
+
+static int cmd_generate(const opts *o, int nfiles)
+{
+	if (!o->ckpt || !o->tokenizer || !o->prompt)
+		usage_error("generate needs --ckpt, -t and --prompt");
+	if (nfiles)
+		usage_error("generate takes no file");
+	model_t mt;
+	load_model(&mt, o->ckpt);
+	llm_bpe *bpe = load_tokenizer(o->tokenizer);
+	const llm_model_config *cfg = llm_model_get_config(mt.m);
+	llm_ids ids;
+	llm_ids_init(&ids);
+	int64_t pre = doc_prefix(bpe);
+	if (pre >= 0)
+		llm_ids_push(&ids, (uint32_t)pre);
+	llm_bpe_enc *enc = llm_bpe_enc_new(bpe);
+	if (llm_bpe_encode(enc, o->prompt, strlen(o->prompt), LLM_BPE_SPECIAL_IGNORE, &ids) != LLM_OK)
+		die("--prompt: %s", llm_last_error());
+	llm_bpe_enc_free(enc);
+	if (!ids.n)
+		usage_error("--prompt is empty and the tokenizer has no start token");
+	int32_t *prompt = llm_malloc(ids.n * sizeof *prompt);
+	for (size_t i = 0; i < ids.n; i++) {
+		if (ids.v[i] >= (uint32_t)cfg->vocab_size)
+			die("--prompt: token %u is outside the model's vocabulary of %d", ids.v[i],
+			    cfg->vocab_size);
+		prompt[i] = (int32_t)ids.v[i];
+	}
+	llm_sampling sp = { o->temperature, o->top_k, o->top_p };
+	llm_sampler *s = llm_sampler_new(cfg->vocab_size, &sp, (uint64_t)(o->seed >= 0 ? o->seed : 1));
+	int32_t *out = llm_malloc((size_t)(o->max_tokens ? o->max_tokens : 1) * sizeof *out);
+	int64_t stop = llm_bpe_eos(bpe);
+	emit_ctx e = { bpe, o->ids, stop, 0 };
+	int nout;
+	double t0 = now();
+	if (llm_generate(mt.m, prompt, (int)ids.n, o->max_tokens, stop, s, !o->no_cache, emit, &e,
+	                 out, &nout) != LLM_OK)
+		die("%s", llm_last_error());
+	double secs = now() - t0;
+	putchar('\n');
+	check_stdout();
+	if (o->json) {
+		llm_buf b, text;
+		llm_buf_init(&b);
+		llm_buf_init(&text);
+		int n = nout && out[nout - 1] == stop ? nout - 1 : nout;
+		llm_bpe_decode(bpe, (const uint32_t *)out, (size_t)n, &text);
+		llm_buf_addf(&b, "{\"prompt_tokens\": %zu, \"tokens\": [", ids.n);
+		for (int i = 0; i < nout; i++)
+			llm_buf_addf(&b, i ? ", %d" : "%d", out[i]);
+		llm_buf_adds(&b, "], \"text\": ");
+		llm_json_put_str(&b, text.p, text.len);
+		llm_buf_addf(&b, ", \"stopped\": %s, \"seconds\": ",
+		             nout && out[nout - 1] == stop ? "true" : "false");
+		llm_json_put_f64(&b, secs);
+		llm_buf_addc(&b, '}');
+		write_json(o->json, &b);
+		llm_buf_release(&b);
+		llm_buf_release(&text);
+	}
+	llm_info("%zu prompt tokens, %d new in %.2f s (%.1f tokens/s%s)", ids.n, nout, secs,
+	         nout / (secs > 0 ? secs : 1e-9), o->no_cache ? ", no cache" : "");
+	free(out);
+	free(prompt);
+	llm_sampler_free(s);
+	llm_ids_release(&ids);
+	llm_bpe_free(bpe);
+	free_model(&mt);
+	return 0;
+}
+
+/* ---- compare ---- */
+
+static int cmd_compare(const opts *o, char **files, int nfiles)
+{
+	if (!o->data)
+		usage_error("compare needs --data");
+	if (!nfiles)
+		usage_error("compare needs checkpoints");
+	if (o->task && !o->tokenizer)
+		usage_error("--task needs -t");
+	llm_bpe *bpe = o->tokenizer ? load_tokenizer(o->tokenizer) : NULL;
+	char *data = (char *)o->data;
+	llm_buf b;
+	llm_buf_init(&b);
+	llm_buf_adds(&b, "[");
+	printf("%10s %12s %9s %11s %9s %8s %8s  %s\n", "step", "tokens", "val_loss", "ppl",
+	       "bits/byte", "acc", "acc_norm", "checkpoint");
+	int failed = 0;
+	for (int i = 0; i < nfiles; i++) {
+		model_t mt;
+		load_model(&mt, files[i]);
+		uint64_t bad;
+		double secs;
+		llm_evaluator *ev = run_loss(o, &mt, &data, 1, bpe, &bad, &secs);
+		llm_eval_sums all;
+		llm_eval_total(ev, &all);
+		choice_dom acc = { .name = "all" };
+		choice_res res = { 0 };
+		if (o->task) {
+			char *task = (char *)o->task;
+			run_choice(o, &mt, bpe, &task, 1, &res);
+			choice_total(&res, &acc);
+			failed |= res.bad != 0;
+		}
+		char bpb[32] = "-", a[32] = "-", an[32] = "-";
+		if (all.bytes)
+			snprintf(bpb, sizeof bpb, "%.4f", llm_eval_bits_per_byte(&all));
+		if (acc.items) {
+			snprintf(a, sizeof a, "%.4f", ratio(acc.acc, acc.items));
+			snprintf(an, sizeof an, "%.4f", ratio(acc.acc_norm, acc.items));
+		}
+		printf("%10lld %12lld %9.4f %11.3f %9s %8s %8s  %s\n", (long long)mt.info.step,
+		       (long long)mt.info.tokens, llm_eval_loss(&all), llm_eval_ppl(&all), bpb, a, an,
+		       mt.info.dir);
+		check_stdout();
+		llm_buf_adds(&b, i ? ",\n " : "");
+		llm_buf_adds(&b, "{\"checkpoint\": ");
+		llm_json_put_str(&b, mt.info.dir, strlen(mt.info.dir));
+		llm_buf_addf(&b, ", \"step\": %lld, \"tokens_seen\": %lld, \"val\": ",
+		             (long long)mt.info.step, (long long)mt.info.tokens);
+		sums_json(&b, &all);
+		if (o->task) {
+			llm_buf_adds(&b, ", \"choice\": ");
+			choice_json(&b, &acc);
+		}
+		llm_buf_addc(&b, '}');
+		choice_free(&res);
+		llm_evaluator_free(ev);
+		free_model(&mt);
+	}
+	llm_buf_adds(&b, "]");
+	if (o->json)
+		write_json(o->json, &b);
+	llm_buf_release(&b);
+	llm_bpe_free(bpe);
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	tool_init("llm-eval");
+	tool_save_cmdline(argc, argv);
+	opts o = { .batch = 0, .split = SPLIT_VAL, .max_tokens = 64, .seed = -1,
+	           .temperature = 1, .top_p = 1 };
+	tool_common_init(&o.co, usage);
+	if (argc < 2)
+		usage_error("a command is required: loss, choice, generate or compare");
+	const char *cmd = argv[1];
+	if (cmd[0] == '-') {
+		/* --help and --version before any command */
+		cmd = NULL;
+	} else {
+		argv++;
+		argc--;
+	}
+	int c;
+	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT "t:", longopts, NULL)) != -1) {
+		if (c == TOOL_OPT_THREADS)
+			o.threads_given = 1;
+		if (tool_common_option(&o.co, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_CKPT: o.ckpt = optarg; break;
+		case 't': o.tokenizer = optarg; break;
+		case OPT_JSON: o.json = optarg; break;
+		case OPT_SEQ: o.seq = (int)tool_int("--seq-len", optarg, 1, 1 << 20); break;
+		case OPT_BATCH: o.batch = (int)tool_int("--batch", optarg, 1, 1 << 16); break;
+		case OPT_SPLIT: o.split = tool_choice("--split", optarg, "val\0train\0all\0"); break;
+		case OPT_SAMPLED: o.sampled = (int)tool_int("--sampled", optarg, 1, 1 << 20); break;
+		case OPT_SEED: o.seed = tool_int("--seed", optarg, 0, INT64_MAX); break;
+		case OPT_DELIM: o.delim = optarg; break;
+		case OPT_PROMPT: o.prompt = optarg; break;
+		case OPT_MAX_TOKENS: o.max_tokens = (int)tool_int("--max-tokens", optarg, 0, 1 << 20); break;
+		case OPT_TEMP: o.temperature = tool_double("--temperature", optarg, 0, 1e6); break;
+		case OPT_TOP_K: o.top_k = (int)tool_int("--top-k", optarg, 0, INT32_MAX); break;
+		case OPT_TOP_P: o.top_p = tool_double("--top-p", optarg, 1e-9, 1); break;
+		case OPT_NO_CACHE: o.no_cache = 1; break;
+		case OPT_IDS: o.ids = 1; break;
+		case OPT_DATA: o.data = optarg; break;
+		case OPT_TASK: o.task = optarg; break;
+		default: tool_bad_option();
+		}
+	}
+	if (!cmd)
+		usage_error("a command is required: loss, choice, generate or compare");
+	if (o.threads_given)
+		llm_ops_set_threads(o.co.threads);
+	char **files = argv + optind;
+	int nfiles = argc - optind;
+	int rc;
+	if (strcmp(cmd, "loss") == 0)
+		rc = cmd_loss(&o, files, nfiles);
+	else if (strcmp(cmd, "choice") == 0)
+		rc = cmd_choice(&o, files, nfiles);
+	else if (strcmp(cmd, "generate") == 0)
+		rc = cmd_generate(&o, nfiles);
+	else if (strcmp(cmd, "compare") == 0)
+		rc = cmd_compare(&o, files, nfiles);
+	else
+		usage_error("unknown command '%s' (loss, choice, generate or compare)", cmd);
+	return rc;
+}
