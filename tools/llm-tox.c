@@ -10,10 +10,12 @@
  *   llm-tox predict M [FILE]     `fasttext predict-prob` on raw text lines, for comparison
  *   llm-tox normalize [FILE...]  the text the model sees, one line per document
  *
- * Memory: filter, predict and normalize hold one record at a time; eval holds four numbers
- * per labelled record; train holds the normalized training text and the model.
+ * Memory: filter holds a batch of records (at most 1024 or 16 MB plus one line); predict and
+ * normalize one record; eval four numbers per labelled record; train the normalized training
+ * text and the model.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +61,7 @@ static const char usage[] =
 	"      --strict          stop at the first malformed record (exit 1)\n"
 	"      --max-line SIZE   longest line accepted (default 64M)\n"
 	"      --field KEY       text field (default \"text\")\n"
-	"      --threads N       train: worker threads (default 1; 0 = all cores)\n"
+	"      --threads N       worker threads (default 1; 0 = all cores)\n"
 	"  -q, --quiet           no progress line or summary\n"
 	"  -v, --verbose         more messages\n"
 	"      --version         print the version and exit\n"
@@ -179,9 +181,10 @@ static void record_parse(record *r, const struct cfg *c)
 
 typedef int (*record_fn)(void *ctx, record *r);
 
-/* Call fn for every line of every input; returns 1 if an input failed (reported). */
-static int each_record(const struct cfg *c, char **files, int nfiles, record_fn fn, void *ctx,
-                       llm_run *run)
+/* Call fn for every line of every input, and file_end (when not NULL) after the last line of
+ * each input, while its name is still valid. Returns 1 if an input failed (reported). */
+static int each_record_ex(const struct cfg *c, char **files, int nfiles, record_fn fn,
+                          void (*file_end)(void *), void *ctx, llm_run *run)
 {
 	static char *stdin_only[] = { "-" };
 	if (nfiles == 0) {
@@ -218,6 +221,8 @@ static int each_record(const struct cfg *c, char **files, int nfiles, record_fn 
 			if (run)
 				llm_run_progress(run, llm_reader_raw_bytes(rd));
 		}
+		if (file_end)
+			file_end(ctx);
 		if (rc != LLM_EOF) {
 			llm_error("%s", llm_last_error());
 			failed = 1;
@@ -227,6 +232,12 @@ static int each_record(const struct cfg *c, char **files, int nfiles, record_fn 
 	llm_json_rec_release(&r.rec);
 	llm_buf_release(&r.text);
 	return failed;
+}
+
+static int each_record(const struct cfg *c, char **files, int nfiles, record_fn fn, void *ctx,
+                       llm_run *run)
+{
+	return each_record_ex(c, files, nfiles, fn, NULL, ctx, run);
 }
 
 /* A malformed record outside the filter (train, eval): warn, or die with --strict. */
@@ -324,14 +335,39 @@ static void lang_of(const record *r, const char **lang, size_t *len, llm_buf *tm
 
 /* ---- filter / annotate ---- */
 
+/*
+ * Records are scored in batches: the main thread copies lines into a batch, --threads workers
+ * score them (each with its own scratch), and the main thread then writes and accounts for
+ * them in input order. Memory: one batch (BATCH_DOCS records or BATCH_BYTES bytes).
+ */
+#define BATCH_DOCS 1024
+#define BATCH_BYTES ((size_t)16 << 20)
+
+typedef struct {
+	size_t off, len; /* the line in the batch arena (its first --max-line bytes if too long) */
+	size_t full_len;
+	const char *file;
+	uint64_t lineno;
+	int too_long;
+	llm_tox_result res;
+} item;
+
 struct filter {
 	const struct cfg *c;
 	const llm_tox *tox;
-	llm_tox_scratch *s;
+	llm_tox_scratch **s; /* one per thread */
 	llm_run *run;
 	llm_writer *out;
 	llm_json_edit ed;
-	llm_buf buf, lang, extra;
+	llm_buf buf, extra, arena;
+	item *items;
+	size_t n;
+	record r; /* the main thread's parse at output time */
+};
+
+struct worker {
+	struct filter *f;
+	int id;
 };
 
 static double round4(double x)
@@ -339,9 +375,45 @@ static double round4(double x)
 	return round(x * 1e4) / 1e4;
 }
 
-static int filter_one(void *ctx, record *r)
+static void *score_part(void *arg)
 {
-	struct filter *f = ctx;
+	struct worker *w = arg;
+	struct filter *f = w->f;
+	int nt = f->c->co.threads;
+	record r;
+	memset(&r, 0, sizeof r);
+	llm_json_rec_init(&r.rec);
+	llm_buf_init(&r.text);
+	llm_buf lang = LLM_BUF_INIT;
+	for (size_t i = f->n * (size_t)w->id / (size_t)nt; i < f->n * (size_t)(w->id + 1) / (size_t)nt; i++) {
+		item *it = &f->items[i];
+		r.line = f->arena.p + it->off;
+		r.len = it->full_len;
+		r.too_long = it->too_long;
+		record_parse(&r, f->c);
+		if (r.reason)
+			continue;
+		const char *l;
+		size_t ll;
+		lang_of(&r, &l, &ll, &lang);
+		llm_tox_score(f->tox, f->s[w->id], r.text.p, r.text.len, l, ll, &it->res);
+	}
+	llm_json_rec_release(&r.rec);
+	llm_buf_release(&r.text);
+	llm_buf_release(&lang);
+	return NULL;
+}
+
+/* Write or reject one scored record, in input order. */
+static void emit(struct filter *f, const item *it)
+{
+	record *r = &f->r;
+	r->file = it->file;
+	r->lineno = it->lineno;
+	r->line = f->arena.p + it->off;
+	r->len = it->full_len;
+	r->too_long = it->too_long;
+	record_parse(r, f->c);
 	if (r->reason) {
 		if (f->c->co.strict)
 			die("%s:%llu: %s", r->file, (unsigned long long)r->lineno, r->msg);
@@ -351,37 +423,33 @@ static int filter_one(void *ctx, record *r)
 		llm_buf_reset(&f->extra);
 		if (r->too_long)
 			llm_buf_addf(&f->extra, "\"length\": %zu", r->len);
-		size_t keep = r->too_long ? (r->len < 1024 ? r->len : 1024) : r->len;
+		size_t keep = r->too_long ? (it->len < 1024 ? it->len : 1024) : r->len;
 		if (llm_run_reject(f->run, dom, r->reason, r->line, keep, r->rec_ok ? &r->rec : NULL,
 		                   f->extra.len ? f->extra.p : NULL, r->file, r->lineno) != LLM_OK)
 			die("%s", llm_last_error());
-		return 0;
+		return;
 	}
+	const llm_tox_result *res = &it->res;
 	int dom = llm_run_in_rec(f->run, r->len + 1, &r->rec);
-	const char *lang;
-	size_t lang_len;
-	lang_of(r, &lang, &lang_len, &f->lang);
-	llm_tox_result res;
-	llm_tox_score(f->tox, f->s, r->text.p, r->text.len, lang, lang_len, &res);
-	int verdict = llm_tox_decide(&res, f->c->per_1k, f->c->threshold);
-	if (llm_tox_words_fire(&res, f->c->per_1k) && llm_tox_model_fires(&res, f->c->threshold))
+	int verdict = llm_tox_decide(res, f->c->per_1k, f->c->threshold);
+	if (llm_tox_words_fire(res, f->c->per_1k) && llm_tox_model_fires(res, f->c->threshold))
 		llm_run_count_domain(f->run, dom, "tox_words_and_model", 1);
 	llm_json_edit_reset(&f->ed);
-	if (res.score >= 0)
-		llm_json_edit_f64(&f->ed, "tox_score", round4(res.score));
+	if (res->score >= 0)
+		llm_json_edit_f64(&f->ed, "tox_score", round4(res->score));
 	if (llm_tox_has_words(f->tox))
-		llm_json_edit_i64(&f->ed, "tox_hits", (int64_t)res.hits);
+		llm_json_edit_i64(&f->ed, "tox_hits", (int64_t)res->hits);
 	if (verdict != LLM_TOX_KEEP && !f->c->annotate) {
 		llm_buf_reset(&f->extra);
-		if (res.score >= 0)
-			llm_buf_addf(&f->extra, "\"tox_score\": %.4f", round4(res.score));
+		if (res->score >= 0)
+			llm_buf_addf(&f->extra, "\"tox_score\": %.4f", round4(res->score));
 		if (llm_tox_has_words(f->tox))
-			llm_buf_addf(&f->extra, "%s\"tox_hits\": %zu", f->extra.len ? ", " : "", res.hits);
+			llm_buf_addf(&f->extra, "%s\"tox_hits\": %zu", f->extra.len ? ", " : "", res->hits);
 		if (llm_run_reject(f->run, dom, verdict == LLM_TOX_WORDS ? "tox_words" : "tox_model",
 		                   r->line, r->len, &r->rec, f->extra.len ? f->extra.p : NULL, r->file,
 		                   r->lineno) != LLM_OK)
 			die("%s", llm_last_error());
-		return 0;
+		return;
 	}
 	if (verdict != LLM_TOX_KEEP)
 		llm_run_count_domain(f->run, dom, verdict == LLM_TOX_WORDS ? "tox_words" : "tox_model", 1);
@@ -391,7 +459,55 @@ static int filter_one(void *ctx, record *r)
 	if (llm_writer_write(f->out, f->buf.p, f->buf.len) != LLM_OK)
 		die("%s", llm_last_error());
 	llm_run_out(f->run, dom, f->buf.len);
+}
+
+static void flush_batch(struct filter *f)
+{
+	int nt = f->c->co.threads;
+	struct worker w[nt];
+	pthread_t th[nt];
+	int started = 1;
+	for (int i = 0; i < nt; i++)
+		w[i] = (struct worker){ f, i };
+	for (int i = 1; i < nt; i++) {
+		if (pthread_create(&th[i], NULL, score_part, &w[i]) != 0)
+			die("cannot start a thread");
+		started++;
+	}
+	score_part(&w[0]);
+	for (int i = 1; i < started; i++)
+		pthread_join(th[i], NULL);
+	for (size_t i = 0; i < f->n; i++)
+		emit(f, &f->items[i]);
+	f->n = 0;
+	llm_buf_reset(&f->arena);
+}
+
+static int filter_one(void *ctx, record *r)
+{
+	struct filter *f = ctx;
+	item *it = &f->items[f->n++];
+	it->off = f->arena.len;
+	it->len = r->len;
+	it->file = r->file; /* the reader's name: valid until that reader is freed */
+	it->lineno = r->lineno;
+	it->too_long = r->too_long;
+	/* A line over --max-line arrives cut: keep what there is, its full length is r->len. */
+	llm_buf_add(&f->arena, r->line, r->too_long ? f->c->co.max_line : r->len);
+	if (r->too_long)
+		it->len = f->c->co.max_line;
+	it->full_len = r->len;
+	if (f->n == BATCH_DOCS || f->arena.len >= BATCH_BYTES)
+		flush_batch(f);
 	return 0;
+}
+
+/* Flush at the end of each input: the items name their file through its reader. */
+static void end_of_file(void *ctx)
+{
+	struct filter *f = ctx;
+	if (f->n)
+		flush_batch(f);
 }
 
 static int cmd_filter(const struct cfg *c, char **files, int nfiles)
@@ -400,22 +516,31 @@ static int cmd_filter(const struct cfg *c, char **files, int nfiles)
 	f.tox = make_tox(c);
 	if (!llm_tox_has_words(f.tox) && !llm_tox_has_model(f.tox))
 		usage_error("--no-words and --no-model leave nothing to do");
-	if (!(f.s = llm_tox_scratch_new(f.tox)))
-		die("out of memory for the word-list matcher");
+	f.s = llm_calloc((size_t)c->co.threads, sizeof *f.s);
+	for (int i = 0; i < c->co.threads; i++)
+		if (!(f.s[i] = llm_tox_scratch_new(f.tox)))
+			die("out of memory for the word-list matcher");
+	f.items = llm_malloc(BATCH_DOCS * sizeof *f.items);
+	llm_json_rec_init(&f.r.rec);
 	if (llm_writer_open(&f.out, c->co.output) != LLM_OK)
 		die("%s", llm_last_error());
 	f.run = tool_run_new(&c->co);
 	llm_json_edit_init(&f.ed);
-	int failed = each_record(c, files, nfiles, filter_one, &f, f.run);
+	int failed = each_record_ex(c, files, nfiles, filter_one, end_of_file, &f, f.run);
 	if (llm_writer_close(f.out) != LLM_OK) {
 		llm_error("%s", llm_last_error());
 		failed = 1;
 	}
 	llm_json_edit_release(&f.ed);
+	llm_json_rec_release(&f.r.rec);
+	llm_buf_release(&f.r.text);
 	llm_buf_release(&f.buf);
-	llm_buf_release(&f.lang);
 	llm_buf_release(&f.extra);
-	llm_tox_scratch_free(f.s);
+	llm_buf_release(&f.arena);
+	free(f.items);
+	for (int i = 0; i < c->co.threads; i++)
+		llm_tox_scratch_free(f.s[i]);
+	free(f.s);
 	llm_tox_free((llm_tox *)f.tox);
 	return tool_run_finish(f.run, failed);
 }

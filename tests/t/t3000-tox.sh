@@ -63,6 +63,22 @@ test_expect_success 'annotate keeps everything and the same scores as filter' '
 	jq -r "[.id, .tox_score] | @tsv" ann | sort >b && test_cmp a b
 '
 
+test_expect_success 'threads and batches: the same output, in input order' '
+	cat $SAMPLES/tox/eval.jsonl $D/rules_en.jsonl >in &&
+	llm-tox -q --rejects rej1 in >out1 &&
+	llm-tox -q --threads 3 --rejects rej3 in >out3 &&
+	test_cmp out1 out3 && test_cmp rej1 rej3 &&
+	test $(($(wc -l <out1) + $(wc -l <rej1))) = 2011
+'
+
+test_expect_success 'several inputs: messages name the right file and line' '
+	printf "{\"text\": \"fine\"}\n" >a.jsonl &&
+	printf "{\"text\": \"fine\"}\n{broken\n" >b.jsonl &&
+	llm-tox -q --rejects rej a.jsonl b.jsonl >out 2>err &&
+	grep "b.jsonl:2:" err && test_line_count = 2 out &&
+	jq -e ".source == \"b.jsonl\" and .line == 2" rej
+'
+
 test_expect_success 'empty input, no final newline, CRLF' '
 	: >empty && llm-tox -q empty >out && test_must_fail test -s out &&
 	printf "{\"text\": \"hello there\"}\r\n{\"text\": \"fine day\"}" >crlf &&
