@@ -49,7 +49,8 @@ int llm_fasttext_load_mem(llm_fasttext **m, const void *data, size_t len, const 
 void llm_fasttext_free(llm_fasttext *m);
 
 /* Write a model in fastText's .bin format (version 12), atomically (temporary name, rename).
- * Quantized models are written back quantized (.ftz layout). */
+ * A dense model loaded from a file is written back byte for byte; quantized models are
+ * written back quantized (.ftz layout; the pruning table may come out in another order). */
 int llm_fasttext_save(const llm_fasttext *m, const char *path);
 
 /* Model facts. */
@@ -116,8 +117,8 @@ void llm_fasttext_args_init(llm_fasttext_args *a);
  * or without a word are skipped, as fastText does. Memory: the data plus the model
  * ((nwords + bucket + nlabels) x dim floats). *m is NULL on failure (LLM_EINVAL for bad
  * arguments, LLM_EFORMAT when the data has no labelled example).
- * progress, when not NULL, is called from the training threads about every second's worth
- * of work with the fraction done and the current average loss; it must be thread safe.
+ * progress, when not NULL, is called by the first training thread after about every 1% of
+ * the work, with the fraction done and the average loss so far.
  */
 int llm_fasttext_train(llm_fasttext **m, const llm_fasttext_args *a, const char *data,
                        size_t len, void (*progress)(double done, double loss, void *ctx),

@@ -380,6 +380,41 @@ static void test_train_save_load_round_trip(void)
 	free(data);
 }
 
+static void test_save_loaded_models(void)
+{
+	/* A dense model comes back byte for byte. */
+	llm_fasttext *m;
+	CHECK_EQ_INT(llm_fasttext_load(&m, unit_path("tests/data/tox/ref_softmax.bin")), LLM_OK);
+	char path[] = "/tmp/test_fasttext_XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	CHECK_EQ_INT(llm_fasttext_save(m, path), LLM_OK);
+	llm_fasttext_free(m);
+	size_t l1, l2;
+	char *a = slurp(unit_path("tests/data/tox/ref_softmax.bin"), &l1), *b = slurp(path, &l2);
+	CHECK(a && b && l1 == l2 && memcmp(a, b, l1) == 0);
+	free(a);
+	free(b);
+	/* A quantized one predicts as before after the round trip. */
+	CHECK_EQ_INT(llm_fasttext_load(&m, unit_path("tests/data/tox/lid.176.ftz")), LLM_OK);
+	CHECK_EQ_INT(llm_fasttext_save(m, path), LLM_OK);
+	llm_fasttext *m2;
+	CHECK_EQ_INT(llm_fasttext_load(&m2, path), LLM_OK);
+	if (m && m2) {
+		llm_fasttext_scratch *s1 = llm_fasttext_scratch_new(m), *s2 = llm_fasttext_scratch_new(m2);
+		llm_fasttext_pred p1[5], p2[5];
+		const char *t = "Der schnelle braune Fuchs springt \xc3\xbc" "ber den faulen Hund.";
+		int c1 = llm_fasttext_predict(m, s1, t, strlen(t), 5, 0.0f, p1);
+		int c2 = llm_fasttext_predict(m2, s2, t, strlen(t), 5, 0.0f, p2);
+		CHECK(c1 == 5 && c1 == c2 && memcmp(p1, p2, sizeof p1) == 0);
+		llm_fasttext_scratch_free(s1);
+		llm_fasttext_scratch_free(s2);
+	}
+	llm_fasttext_free(m);
+	llm_fasttext_free(m2);
+	unlink(path);
+}
+
 static void test_corrupt_files(void)
 {
 	size_t len;
@@ -431,6 +466,7 @@ int main(void)
 	RUN(test_model_facts);
 	RUN(test_ngram_hash_sign_extension);
 	RUN(test_train_save_load_round_trip);
+	RUN(test_save_loaded_models);
 	RUN(test_corrupt_files);
 	return unit_done();
 }
