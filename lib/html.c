@@ -187,7 +187,7 @@ static const char *const block_tags[] = {
 	"address", "article", "aside", "blockquote", "body", "br", "caption", "dd", "details", "dialog",
 	"div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
 	"h4", "h5", "h6", "header", "hr", "html", "legend", "li", "main", "menu", "nav", "ol", "p",
-	"pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul", NULL
+	"pre", "section", "summary", "table", "tbody", "tfoot", "thead", "tr", "ul", NULL
 };
 static const char *const boiler_tags[] = { "nav", "header", "footer", "aside", "form", "menu",
 	                                   NULL };
@@ -494,12 +494,12 @@ void llm_html_to_text(llm_html *h, const char *s, size_t n, const llm_html_opts 
 		/* a short block stays when the nearest decided block on either side is good */
 		int prev = -1, next = -1;
 		for (size_t k = b; k-- > 0;)
-			if (cls[k] != 2) {
+			if (cls[k] < 2) {
 				prev = cls[k];
 				break;
 			}
 		for (size_t k = b + 1; k < nb; k++)
-			if (cls[k] != 2) {
+			if (cls[k] < 2) {
 				next = cls[k];
 				break;
 			}

@@ -7,7 +7,7 @@
  *     select, button and of elements with the "hidden" attribute, aria-hidden="true" or an
  *     inline style with display:none / visibility:hidden;
  *   - block elements (p, div, li, h1-h6, tr, br, section, ...) become line breaks; td/th cells
- *     are separated by a tab; <pre> keeps its lines and spaces;
+ *     are separated by a space; <pre> keeps its lines and spaces;
  *   - decodes every HTML5 named character reference (the 2231 names of the WHATWG list, table
  *     generated from Python's html.entities.html5 by scripts/gen-html-entities.py) and numeric
  *     references, with the WHATWG rules: legacy names without ';', the Windows-1252 mapping of

@@ -115,22 +115,33 @@ void llm_lid_detect(const char *s, size_t n, size_t max_bytes, llm_lid_result *r
 		}
 		i += k;
 	}
-	int best = -1;
+	/* One CJK character carries about as much text as a short Latin word, so CJK characters
+	 * weigh three letters (and Hangul syllables two) when scripts are compared: Chinese
+	 * technical pages full of Latin command names are still Chinese. */
+	size_t weight[S_NSCRIPTS];
 	for (int sc = 0; sc < S_NSCRIPTS; sc++)
-		if (best < 0 || count[sc] > count[best])
+		weight[sc] = count[sc];
+	weight[S_HAN] = 3 * (count[S_HAN] + count[S_KANA]);
+	weight[S_KANA] = 0;
+	weight[S_HANGUL] = 2 * count[S_HANGUL];
+	size_t wsum = 0;
+	int best = -1;
+	for (int sc = 0; sc < S_NSCRIPTS; sc++) {
+		wsum += weight[sc];
+		if (best < 0 || weight[sc] > weight[best])
 			best = sc;
-	if (!letters || !count[best]) {
+	}
+	if (!letters || !weight[best]) {
 		snprintf(r->lang, sizeof r->lang, "und");
 		r->score = 0;
 		return;
 	}
 	size_t cjk = count[S_HAN] + count[S_KANA];
-	if (best == S_HAN || best == S_KANA) {
-		/* Japanese mixes kanji and kana; Chinese has (almost) no kana */
-		best = count[S_KANA] * 10 >= cjk ? S_KANA : S_HAN;
-		r->score = (double)cjk / (double)letters;
-	} else {
-		r->score = (double)count[best] / (double)letters;
+	r->score = (double)weight[best] / (double)wsum;
+	if (best == S_HAN) {
+		/* Japanese mixes kanji and kana (kana are usually 40-60 %); Chinese has almost none,
+		 * except in quoted Japanese names */
+		best = count[S_KANA] * 5 >= cjk ? S_KANA : S_HAN;
 	}
 	const char *lang = script_lang[best];
 	if (best == S_CYRILLIC && ukr)

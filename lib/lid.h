@@ -3,14 +3,17 @@
  *
  * No model: letters are counted per script; the dominant script decides, and within a script
  * small cues separate languages:
- *   Han + Kana     ja when kana are >= 10 % of the CJK letters, else zh
+ *   Han + Kana     ja when kana are >= 20 % of the CJK characters, else zh
  *   Hangul         ko
  *   Latin          en when English function words are >= 8 % of the words, else the
  *                  Latin-script language whose function words are most frequent among de,
  *                  fr, es, pt, it, nl, id (falling back to "und")
  *   Cyrillic ru (uk when і/ї/є occur), Greek el, Arabic ar, Hebrew he, Devanagari hi,
  *   Thai th, Armenian hy, Georgian ka, Bengali bn, Tamil ta
- * The score is the share of letters in the deciding script, times the evidence of the cue
+ * Scripts are compared by letters, a CJK character weighing three and a Hangul syllable two
+ * (one such character carries about a short Latin word), so Chinese pages full of Latin
+ * command names stay Chinese.
+ * The score is the weighted share of the deciding script, times the evidence of the cue
  * for Latin languages; labels are ISO 639-1 codes as fastText's lid.176 uses them.
  * Good for separating zh/ja/ko/en and scripts; use a fastText model (llm-clean --lang-model)
  * for fine distinctions between languages of one script.

@@ -282,6 +282,7 @@ size_t llm_pii_mask(const char *s, size_t n, const llm_pii_opts *o, llm_buf *out
 		if (c == '@' && (k & LLM_PII_EMAIL) && email_at(s, n, i, lo, &a, &b)) {
 			kind = 0;
 		} else if (a >= copied && !word_before(s, i) &&
+		           !(i >= 2 && (s[i - 1] == '.' || s[i - 1] == ':' || s[i - 1] == '-') && alnum(s[i - 2])) &&
 		           (dig(c) || c == '+' || c == '(' || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') || c == ':')) {
 			if ((k & LLM_PII_IP) && ip_at(s, n, i, &b))
 				kind = 1;

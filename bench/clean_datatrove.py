@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Agreement and speed of llm-clean against datatrove's filters on the English samples.
+
+For each of Gopher quality, Gopher repetition, C4 and FineWeb, run datatrove's filter
+(GopherQualityFilter, GopherRepetitionFilter, C4QualityFilter, FineWebQualityFilter, default
+arguments) and `llm-clean --normalize none --filters F` on the same documents (every record
+with "lang": "en" in samples/corpus/*.jsonl) and report the keep/drop agreement and every
+disagreement with both reasons. Also times both on the same documents (one core).
+
+Usage: python3 bench/clean_datatrove.py [--golden FILE] [--bin bin/llm-clean]
+  --golden FILE  also write datatrove's decisions (id, then one reason or "keep" per filter,
+                 tab-separated) — the reference tests/unit/test_quality.c checks against.
+Needs `pip install datatrove spacy`; exits 0 with a note when they are missing.
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+FILTERS = ["gopher-quality", "gopher-rep", "c4", "fineweb"]
+
+
+def load_docs(top):
+    docs = []
+    for path in sorted(glob.glob(os.path.join(top, "samples/corpus/*.jsonl"))):
+        if "toxicity" in path:
+            continue
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                d = json.loads(line)
+                if d.get("lang") == "en":
+                    docs.append(d)
+    return docs
+
+
+def run_datatrove(docs):
+    from datatrove.data import Document
+    from datatrove.pipeline.filters import (C4QualityFilter, FineWebQualityFilter,
+                                            GopherQualityFilter, GopherRepetitionFilter)
+    filters = [GopherQualityFilter(), GopherRepetitionFilter(), C4QualityFilter(), FineWebQualityFilter()]
+    out, secs = [], [0.0] * 4
+    for d in docs:
+        row = []
+        for k, f in enumerate(filters):
+            t = time.process_time()
+            r = f.filter(Document(text=d["text"], id=d["id"]))
+            secs[k] += time.process_time() - t
+            row.append("keep" if r is True else r[1])
+        out.append(row)
+    return out, secs
+
+
+def run_ours(binary, docs, flt):
+    with tempfile.TemporaryDirectory() as tmp:
+        inp = os.path.join(tmp, "in.jsonl")
+        rej = os.path.join(tmp, "rejects.jsonl")
+        with open(inp, "w", encoding="utf-8") as f:
+            for d in docs:
+                f.write(json.dumps({"id": d["id"], "lang": "en", "text": d["text"]}, ensure_ascii=False) + "\n")
+        t = time.time()
+        res = subprocess.run([binary, "-q", "--normalize", "none", "--filters", flt, "--rejects", rej, inp],
+                             stdout=subprocess.PIPE, check=True)
+        wall = time.time() - t
+        kept = {json.loads(l)["id"] for l in res.stdout.decode().splitlines()}
+        reasons = {}
+        with open(rej, encoding="utf-8") as f:
+            for l in f:
+                r = json.loads(l)
+                reasons[r["id"]] = r["reject_reason"]
+    return [("keep" if d["id"] in kept else reasons.get(d["id"], "?")) for d in docs], wall
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--golden")
+    ap.add_argument("--bin", default="bin/llm-clean")
+    a = ap.parse_args()
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        import datatrove  # noqa: F401
+        import spacy  # noqa: F401
+    except ImportError:
+        print("clean_datatrove: datatrove or spacy not installed (pip install datatrove spacy); skipped")
+        return 0
+    docs = load_docs(top)
+    mb = sum(len(d["text"].encode()) for d in docs) / 1e6
+    print(f"{len(docs)} English documents, {mb:.2f} MB of text")
+    dt, dt_secs = run_datatrove(docs)
+    if a.golden:
+        with open(a.golden, "w", encoding="utf-8") as f:
+            f.write("# datatrove %s decisions on the English samples: id, gopher-quality, gopher-rep, c4, fineweb\n"
+                    % __import__("datatrove").__version__ if hasattr(__import__("datatrove"), "__version__") else "")
+            for d, row in zip(docs, dt):
+                f.write("\t".join([d["id"]] + row) + "\n")
+    total_ours = 0.0
+    for k, flt in enumerate(FILTERS):
+        ours, wall = run_ours(os.path.join(top, a.bin), docs, flt)
+        total_ours += wall
+        agree = sum((x == "keep") == (y[k] == "keep") for x, y in zip(ours, dt))
+        print(f"{flt:15s} agreement {agree}/{len(docs)} = {100 * agree / len(docs):.2f}%   "
+              f"datatrove {dt_secs[k]:.2f} s ({mb / dt_secs[k]:.3f} MB/s), llm-clean {wall:.2f} s wall")
+        for d, x, y in zip(docs, ours, dt):
+            if (x == "keep") != (y[k] == "keep"):
+                print(f"    {d['id']}: datatrove {y[k]}, llm-clean {x}")
+    print(f"all four filters: datatrove {sum(dt_secs):.1f} s CPU, llm-clean {total_ours:.2f} s wall "
+          f"(ratio {sum(dt_secs) / total_ours:.0f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
