@@ -112,7 +112,7 @@ test_expect_success PYTHON 'killed llm-shard leaves no shard or manifest under i
 		pid=$! && sleep 1 && kill -$sig $pid && { wait $pid; test $? -gt 128; } &&
 		wait &&
 		! ls k/train-00000.bin k/manifest.json 2>/dev/null &&
-		test -z "$(ls -A k)" || exit 1
+		test -z "$(ls k)" || exit 1
 	done
 '
 
