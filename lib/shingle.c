@@ -7,6 +7,7 @@
  */
 #include "shingle.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "err.h"
@@ -17,11 +18,8 @@
 enum { A_SPACE = 1, A_PUNCT = 2, A_DIGIT = 4, A_UPPER = 8 };
 static unsigned char ascii_class[128];
 
-static void ascii_init(void)
+static void ascii_fill(void)
 {
-	static int done;
-	if (done)
-		return;
 	for (int c = 0; c < 128; c++) {
 		unsigned cls = llm_uc_class((uint32_t)c), a = 0;
 		if (cls & (LLM_UC_SPACE | LLM_UC_CONTROL))
@@ -34,7 +32,12 @@ static void ascii_init(void)
 			a |= A_UPPER;
 		ascii_class[c] = (unsigned char)a;
 	}
-	done = 1; /* benign race: every thread writes the same bytes */
+}
+
+static void ascii_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, ascii_fill);
 }
 
 void llm_norm_text(const char *s, size_t n, llm_norm_level level, llm_buf *out)
