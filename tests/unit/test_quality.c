@@ -1,0 +1,288 @@
+/*
+ * test_quality.c — word splitting, Gopher/C4/FineWeb rules on English and Chinese cases, and
+ * agreement with datatrove's decisions on the English samples (tests/data/clean/
+ * datatrove-en.tsv, written by bench/clean_datatrove.py --golden from datatrove 0.10.1).
+ */
+#include "quality.h"
+
+#include <stdlib.h>
+
+#include "err.h"
+#include "io.h"
+#include "json.h"
+#include "unit.h"
+
+static llm_quality *q;
+
+/* Words of s joined by '|'. */
+static const char *words(const char *s)
+{
+	static llm_buf b;
+	llm_buf_reset(&b);
+	llm_quality_set_text(q, s, strlen(s));
+	for (size_t i = 0; i < llm_quality_nwords(q); i++) {
+		size_t n;
+		const char *w = llm_quality_word(q, i, &n);
+		if (i)
+			llm_buf_addc(&b, '|');
+		llm_buf_add(&b, w, n);
+	}
+	return b.p ? b.p : "";
+}
+
+/* Expected values: spaCy 3.8's blank English tokenizer (what datatrove counts with). */
+static void test_words(void)
+{
+	CHECK_STR(words("Hello, world! I don't know the U.S. well-known co-op (e.g. this)"),
+	          "Hello|,|world|!|I|do|n't|know|the|U.S.|well|-|known|co|-|op|(|e.g.|this|)");
+	CHECK_STR(words("\"quoted\"... end. 3.5kg $100 a/b Mr. Smith's car."),
+	          "\"|quoted|\"|...|end|.|3.5|kg|$|100|a|/|b|Mr.|Smith|'s|car|.");
+	CHECK_STR(words("see http://example.com/a?b=c or foo@bar.com :) f(x): ''"),
+	          "see|http://example.com/a?b=c|or|foo@bar.com|:)|f(x|):|''");
+	CHECK_STR(words("cannot gonna 45\xC2\xB0" "C"), "can|not|gon|na|45|\xC2\xB0|C");
+	/* Han and kana are one word per character; Hangul words are space separated */
+	CHECK_STR(words("\xE4\xBD\xA0\xE5\xA5\xBD\xEF\xBC\x8C\xE4\xB8\x96\xE7\x95\x8C abc"),
+	          "\xE4\xBD\xA0|\xE5\xA5\xBD|\xEF\xBC\x8C|\xE4\xB8\x96|\xE7\x95\x8C|abc");
+	CHECK_STR(words("\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4 \xEB\xAC\xB8\xEC\x9E\xA5"),
+	          "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4|\xEB\xAC\xB8\xEC\x9E\xA5");
+	CHECK_STR(words(""), "");
+	CHECK_STR(words(" \n\t "), "");
+}
+
+static const char *run(const char *text, const char *lang, int which)
+{
+	static llm_buf out;
+	llm_quality_params p;
+	llm_quality_defaults(&p, lang);
+	llm_quality_set_text(q, text, strlen(text));
+	llm_verdict v;
+	bool keep;
+	switch (which) {
+	case 0: keep = llm_gopher_quality(q, &p, &v); break;
+	case 1: keep = llm_gopher_repetition(q, &p, &v); break;
+	case 2: keep = llm_c4_filter(q, &p, &out, NULL, &v); break;
+	default: keep = llm_fineweb_quality(q, &p, &v); break;
+	}
+	return keep ? "keep" : v.reason;
+}
+
+static char *repeat(const char *fmt, int n, const char *sep)
+{
+	llm_buf b = LLM_BUF_INIT;
+	for (int i = 0; i < n; i++) {
+		if (i)
+			llm_buf_adds(&b, sep);
+		llm_buf_addf(&b, fmt, i);
+	}
+	return llm_buf_detach(&b, NULL);
+}
+
+/* English cases: the expected reasons are datatrove's on the same texts. */
+static void test_english(void)
+{
+	char *good = repeat("Sentence number %d tells of the river and that town with its people.", 10, " ");
+	CHECK_STR(run(good, "en", 0), "keep");
+	CHECK_STR(run(good, "en", 1), "gopher_rep_top_2_gram");
+	CHECK_STR(run(good, "en", 2), "keep");
+	CHECK_STR(run(good, "en", 3), "keep");
+	CHECK_STR(run("The cat sat with the dog.", "en", 0), "gopher_short_doc");
+	char *s = repeat("#tag%d the word and more", 30, " ");
+	CHECK_STR(run(s, "en", 0), "gopher_too_many_hashes");
+	CHECK_STR(run(s, "en", 3), "fineweb_line_punct_ratio");
+	free(s);
+	s = repeat("- item %d of the list with words and more words here", 20, "\n");
+	CHECK_STR(run(s, "en", 0), "gopher_too_many_bullets");
+	free(s);
+	s = repeat("Line %d of the text goes on and on with the words...", 20, "\n");
+	CHECK_STR(run(s, "en", 0), "gopher_too_many_end_ellipsis");
+	CHECK_STR(run(s, "en", 2), "c4_too_few_sentences");
+	CHECK_STR(run(s, "en", 3), "keep");
+	free(s);
+	s = repeat("Cats dogs birds fish mice%d horses cows", 20, " ");
+	CHECK_STR(run(s, "en", 0), "gopher_few_stop_words");
+	free(s);
+	s = repeat("the supercalifragilisticexpialidocious%d", 40, " ");
+	CHECK_STR(run(s, "en", 0), "gopher_long_words");
+	free(s);
+	llm_buf b = LLM_BUF_INIT;
+	for (int i = 0; i < 5; i++)
+		llm_buf_adds(&b, "The same line repeats here with the words.\n");
+	for (int i = 0; i < 5; i++)
+		llm_buf_addf(&b, "Another distinct line %d with the text.\n", i);
+	CHECK_STR(run(b.p, "en", 1), "gopher_rep_dup_line_frac");
+	CHECK_STR(run(b.p, "en", 3), "fineweb_char_dup_ratio");
+	llm_buf_release(&b);
+	/* C4 page rules and line rules */
+	char *c4 = repeat("This is sentence %d of a page. It has two sentences.", 4, "\n");
+	CHECK_STR(run(c4, "en", 2), "keep");
+	free(c4);
+	CHECK_STR(run("Lorem ipsum dolor sit amet, consectetur.\nThis is fine. And more. Yes it is.", "en", 2),
+	          "c4_lorem_ipsum");
+	CHECK_STR(run("One two three {x}.\nA b c.", "en", 2), "c4_curly_bracket");
+	llm_quality_params p;
+	llm_quality_defaults(&p, "en");
+	llm_buf out = LLM_BUF_INIT;
+	uint64_t st[5] = { 0 };
+	const char *page = "Menu\nPlease enable JavaScript to view this page.\n"
+	                   "We use cookies, see our privacy policy.\n"
+	                   "The river runs to the sea.[1] Fish swim in it. Birds fly over it.\n"
+	                   "Boats sail on the water. People fish from them.\n";
+	llm_quality_set_text(q, page, strlen(page));
+	llm_verdict v;
+	CHECK(llm_c4_filter(q, &p, &out, st, &v));
+	CHECK_STR(out.p, "The river runs to the sea. Fish swim in it. Birds fly over it.\n"
+	                 "Boats sail on the water. People fish from them.");
+	CHECK_EQ_INT(st[1], 1); /* "Menu": no terminal punctuation */
+	CHECK_EQ_INT(st[3], 1); /* javascript */
+	CHECK_EQ_INT(st[4], 1); /* policy */
+	llm_buf_release(&out);
+	free(good);
+}
+
+/* Chinese cases: words are characters, FineWeb-2 cmn_Hani thresholds and stop words. */
+static void test_chinese(void)
+{
+	/* "The river flows into the sea. ... people live by the river." with stop words 的 是 在 */
+	const char *good =
+		"\xE8\xBF\x99\xE6\x98\xAF\xE4\xB8\x80\xE6\x9D\xA1\xE5\xBE\x88\xE9\x95\xBF\xE7\x9A\x84"
+		"\xE6\xB2\xB3\xE6\xB5\x81\xEF\xBC\x8C\xE5\xAE\x83\xE6\xB5\x81\xE5\x90\x91\xE5\xA4\xA7"
+		"\xE6\xB5\xB7\xE3\x80\x82\n\xE4\xBA\xBA\xE4\xBB\xAC\xE5\x9C\xA8\xE6\xB2\xB3\xE8\xBE\xB9"
+		"\xE7\x94\x9F\xE6\xB4\xBB\xE4\xBA\x86\xE5\xBE\x88\xE5\xA4\x9A\xE5\xB9\xB4\xE3\x80\x82"
+		"\xE5\xA4\x8F\xE5\xA4\xA9\xE7\x9A\x84\xE6\xB2\xB3\xE6\xB0\xB4\xE5\xBE\x88\xE6\xB8\x85"
+		"\xE3\x80\x82\n\xE5\x86\xAC\xE5\xA4\xA9\xE6\xB2\xB3\xE9\x9D\xA2\xE4\xBC\x9A\xE7\xBB\x93"
+		"\xE5\x86\xB0\xE3\x80\x82\xE5\xAD\xA9\xE5\xAD\x90\xE4\xBB\xAC\xE5\x9C\xA8\xE5\x86\xB0"
+		"\xE4\xB8\x8A\xE7\x8E\xA9\xE8\x80\x8D\xE3\x80\x82\n";
+	llm_buf b = LLM_BUF_INIT;
+	for (int i = 0; i < 3; i++)
+		llm_buf_adds(&b, good);
+	/* The same three lines three times */
+	CHECK_STR(run(b.p, "zh", 1), "gopher_rep_dup_line_frac");
+	CHECK_STR(run(good, "zh", 1), "keep");
+	/* 49 characters: fewer than 50 words */
+	CHECK_STR(run(good, "zh", 0), "gopher_short_doc");
+	llm_buf_reset(&b);
+	llm_buf_adds(&b, good);
+	llm_buf_adds(&b, "\xE6\xB2\xB3\xE8\xBE\xB9\xE6\x9C\x89\xE4\xB8\x80\xE5\xBA\xA7\xE5\xB0\x8F"
+	                 "\xE6\x9D\x91\xE5\xBA\x84\xEF\xBC\x8C\xE6\x9D\x91\xE9\x87\x8C\xE7\x9A\x84"
+	                 "\xE4\xBA\xBA\xE9\x83\xBD\xE5\xBE\x88\xE5\x8F\x8B\xE5\x96\x84\xE3\x80\x82");
+	CHECK_STR(run(b.p, "zh", 0), "keep");
+	CHECK_STR(run(b.p, "zh", 2), "keep"); /* five sentences ending in 。 */
+	/* FineWeb's short-line rule counts code points: short Chinese lines fail it */
+	CHECK_STR(run(b.p, "zh", 3), "fineweb_short_line_ratio");
+	/* English thresholds would reject it: average word length 1 < 3 */
+	CHECK_STR(run(b.p, "en", 0), "gopher_short_words");
+	/* no stop word among 80 characters: 天地玄黄宇宙洪荒寒来暑往秋收冬藏 */
+	char *s = repeat("\xE5\xA4\xA9\xE5\x9C\xB0\xE7\x8E\x84\xE9\xBB\x84\xE5\xAE\x87\xE5\xAE\x99"
+	                 "\xE6\xB4\xAA\xE8\x8D\x92\xE5\xAF\x92\xE6\x9D\xA5\xE6\x9A\x91\xE5\xBE\x80"
+	                 "\xE7\xA7\x8B\xE6\x94\xB6\xE5\x86\xAC\xE8\x97\x8F%.0d", 5, "\xE3\x80\x82");
+	CHECK_STR(run(s, "zh", 0), "gopher_few_stop_words");
+	free(s);
+	/* lines without terminal punctuation: C4 drops them, FineWeb sees no punctuation */
+	s = repeat("\xE9\xA6\x96\xE9\xA1\xB5 \xE6\x96\xB0\xE9\x97\xBB \xE8\x81\x94\xE7\xB3\xBB\xE6\x88\x91\xE4\xBB\xAC %d", 8, "\n");
+	CHECK_STR(run(s, "zh", 2), "c4_too_few_sentences");
+	CHECK_STR(run(s, "zh", 3), "fineweb_line_punct_ratio");
+	free(s);
+	llm_buf_release(&b);
+}
+
+static void test_wordset(void)
+{
+	llm_wordset *ws = llm_wordset_new();
+	CHECK_EQ_INT(llm_wordset_load(ws, unit_path("samples/stopwords/zh.txt")), LLM_OK);
+	CHECK_EQ_INT(llm_wordset_size(ws), 22);
+	CHECK(llm_wordset_find(ws, "\xE7\x9A\x84", 3) >= 0);
+	CHECK(llm_wordset_find(ws, "#", 1) < 0);
+	for (int i = 0; i < 200; i++) {
+		char w[16];
+		snprintf(w, sizeof w, "w%d", i);
+		llm_wordset_add(ws, w, strlen(w));
+	}
+	CHECK_EQ_INT(llm_wordset_size(ws), 222);
+	CHECK(llm_wordset_find(ws, "w199", 4) >= 0);
+	CHECK_EQ_INT(llm_wordset_load(ws, "/nonexistent/stop.txt"), LLM_EIO);
+	llm_wordset_free(ws);
+}
+
+/* Our decisions against datatrove's on every English sample document. */
+static void test_datatrove_agreement(void)
+{
+	char *tsv;
+	size_t tlen;
+	if (llm_read_file(unit_path("tests/data/clean/datatrove-en.tsv"), &tsv, &tlen) != LLM_OK) {
+		CHECK(0);
+		return;
+	}
+	static const char *const files[] = { "books", "code", "legal", "news", "qa", "web", "wiki" };
+	llm_quality_params p;
+	llm_quality_defaults(&p, "en");
+	llm_json_rec rec;
+	llm_json_rec_init(&rec);
+	llm_buf text = LLM_BUF_INIT, id = LLM_BUF_INIT, out = LLM_BUF_INIT;
+	size_t docs = 0, agree[4] = { 0 };
+	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+		char path[64];
+		snprintf(path, sizeof path, "samples/corpus/%s.jsonl", files[f]);
+		llm_reader *r;
+		CHECK_EQ_INT(llm_reader_open(&r, unit_path(path)), LLM_OK);
+		char *line;
+		size_t len;
+		while (r && llm_reader_line(r, &line, &len) == LLM_OK) {
+			if (llm_json_parse(&rec, line, len) != LLM_OK)
+				continue;
+			const llm_json_val *lang = llm_json_get(&rec, "lang");
+			if (!lang || !llm_json_str_eq(lang, "en"))
+				continue;
+			/* the reference line (after the header): "\nid\tgq\tgr\tc4\tfw" */
+			llm_buf_reset(&id);
+			llm_buf_addc(&id, '\n');
+			llm_json_get_str(&rec, "id", &id);
+			llm_buf_addc(&id, '\t');
+			const char *ref = memmem(tsv, tlen, id.p, id.len);
+			if (!ref)
+				continue;
+			ref += id.len;
+			llm_buf_reset(&text);
+			llm_json_get_str(&rec, "text", &text);
+			llm_verdict v;
+			bool ours[4];
+			llm_quality_set_text(q, text.p, text.len);
+			ours[0] = llm_gopher_quality(q, &p, &v);
+			ours[1] = llm_gopher_repetition(q, &p, &v);
+			ours[2] = llm_c4_filter(q, &p, &out, NULL, &v);
+			ours[3] = llm_fineweb_quality(q, &p, &v);
+			for (int k = 0; k < 4; k++) {
+				bool theirs = strncmp(ref, "keep", 4) == 0 && (ref[4] == '\t' || ref[4] == '\n');
+				if (theirs == ours[k])
+					agree[k]++;
+				else
+					printf("#   %.*s filter %d: datatrove %.*s\n", (int)id.len - 2, id.p + 1, k,
+					       (int)strcspn(ref, "\t\n"), ref);
+				ref += strcspn(ref, "\t\n") + 1;
+			}
+			docs++;
+		}
+		llm_reader_free(r);
+	}
+	printf("#   %zu documents; agreement gopher-quality %zu, gopher-rep %zu, c4 %zu, fineweb %zu\n",
+	       docs, agree[0], agree[1], agree[2], agree[3]);
+	CHECK(docs > 1000);
+	for (int k = 0; k < 4; k++)
+		CHECK(agree[k] * 100 >= docs * 99);
+	free(tsv);
+	llm_json_rec_release(&rec);
+	llm_buf_release(&text);
+	llm_buf_release(&id);
+	llm_buf_release(&out);
+}
+
+int main(void)
+{
+	q = llm_quality_new();
+	RUN(test_words);
+	RUN(test_english);
+	RUN(test_chinese);
+	RUN(test_wordset);
+	RUN(test_datatrove_agreement);
+	llm_quality_free(q);
+	return unit_done();
+}
