@@ -1,3 +1,24 @@
-# Configuration of the demo run on samples/ (see pipelines/Makefile).
-RAW      := samples/corpus
-OUT      := demo
+# pipelines/demo.mk — the demo run on samples/ (make demo). Every option of every stage is
+# here; see pipelines/production.mk for a configuration sized for a real corpus.
+
+RAW     := samples/corpus
+OUT     := demo
+SEED    := 1
+
+CAT_OPTS       :=
+CLEAN_OPTS     := --freshness --ref-year 2026
+DEDUP_OPTS     := --minhash --threshold 0.8
+DEDUP_INDEX    :=
+TOX_OPTS       := --threshold 0.85
+# A domain tokenizer trained on the cleaned samples (TOKENIZER := file to use a given one).
+TOKENIZER      :=
+TOKENIZER_OPTS := --vocab-size 4096
+TOKENIZE_OPTS  := --eos
+NOISE_OPTS     := --docs 0.05 --swap 0.15 --mask 0
+SHARD_OPTS     := --val-fraction 0.02 --shard-size 64M
+TRAIN_OPTS     := --model tiny --steps 300 --batch 8 --seq-len 128 --lr 1e-3 --warmup 30 \
+                  --eval-every 50 --eval-batches 4 --ckpt-every 100 --keep 3
+EVAL_OPTS      :=
+EVAL_TASK      := samples/eval/next-sentence.jsonl
+EVAL_PROMPTS   := pipelines/demo-prompts.txt
+GENERATE_OPTS  := --max-tokens 48 --temperature 0.8 --top-k 40

@@ -1,0 +1,32 @@
+# pipelines/production.mk — an example configuration for a real corpus (copy and edit).
+#
+#   make -f pipelines/Makefile CONFIG=pipelines/production.mk -j 32
+#
+# RAW holds the crawl: *.jsonl[.zst|.gz] shards, html/*.html, warc/*.warc.gz. Each raw file
+# runs through cat, clean, dedup-sign, dedup-apply, tox, tokens and noise on its own, so -j N
+# (or GNU parallel, or a Slurm array: see pipelines/README.md) spreads them over cores and hosts.
+
+RAW     := /data/crawl/2026-11
+OUT     := /data/runs/2026-11
+SEED    := 20261130
+
+CAT_OPTS       := --max-line 256M
+CLEAN_OPTS     := --html --mask-pii --freshness --lang en,zh --lang-model /data/models/lid.176.ftz
+# The index remembers every earlier month: new data is deduplicated against all of it.
+DEDUP_OPTS     := --minhash --preset datatrove
+DEDUP_INDEX    := /data/runs/dedup-web.idx
+TOX_OPTS       := --threshold 0.85
+# Keep one tokenizer for every run of a model family (training a new one each month would
+# change the ids); set TOKENIZER and leave TOKENIZER_OPTS for the first run only.
+TOKENIZER      := /data/tokenizers/web-zh-en-64k.json
+TOKENIZER_OPTS := --vocab-size 65536
+TOKENIZE_OPTS  := --eos --threads 8
+NOISE_OPTS     := --docs 0.05 --mask 0.03 --mask-id 3 --swap 0.15
+SHARD_OPTS     := --val-fraction 0.005 --shard-size 1G --truncate-quantile 0.995
+TRAIN_OPTS     := --config /data/configs/llama-1b.json --steps 200000 --batch 16 --seq-len 2048 \
+                  --accum 8 --lr 3e-4 --warmup 2000 --eval-every 1000 --ckpt-every 1000 \
+                  --light-every 250 --keep 5 --on-spike rollback
+EVAL_OPTS      :=
+EVAL_TASK      := /data/eval/hellaswag-llmkit.jsonl
+EVAL_PROMPTS   := /data/eval/prompts.txt
+GENERATE_OPTS  := --max-tokens 128 --temperature 0.7 --top-p 0.9

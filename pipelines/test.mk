@@ -1,0 +1,22 @@
+# pipelines/test.mk — the reduced pipeline that `make check` runs (tests/t/t8000-pipeline.sh):
+# a few hundred documents of every kind, a small tokenizer, a few training steps.
+RAW     := $(TOP)/tests/data/pipeline
+OUT     := out
+SEED    := 1
+
+CAT_OPTS       :=
+CLEAN_OPTS     := --freshness --ref-year 2026
+DEDUP_OPTS     := --minhash --threshold 0.8
+DEDUP_INDEX    :=
+TOX_OPTS       := --threshold 0.85
+TOKENIZER      :=
+TOKENIZER_OPTS := --vocab-size 512
+TOKENIZE_OPTS  := --eos
+NOISE_OPTS     := --docs 0.1 --swap 0.15 --mask 0
+SHARD_OPTS     := --val-fraction 0.25 --shard-size 1M
+TRAIN_OPTS     := --model tiny --steps 6 --batch 2 --seq-len 32 --lr 1e-3 --warmup 2 \
+                  --eval-every 3 --eval-batches 2 --ckpt-every 3
+EVAL_OPTS      := --seq-len 32
+EVAL_TASK      := $(TOP)/tests/data/pipeline/eval/task.jsonl
+EVAL_PROMPTS   := $(TOP)/pipelines/demo-prompts.txt
+GENERATE_OPTS  := --max-tokens 8 --temperature 0

@@ -1,0 +1,58 @@
+#!/bin/sh
+test_description='pipelines/Makefile: a reduced run end to end, reruns, option changes, Slurm arrays'
+. "$(dirname "$0")/../lib.sh"
+
+# Private copies of the inputs and programs: the rerun tests look at dates.
+cp -r "$TESTDATA/pipeline" raw && mkdir bin && cp "$TOP"/bin/llm-* bin/ && ln -s "$TOP/samples" samples
+P="make -f $TOP/pipelines/Makefile CONFIG=$TOP/pipelines/test.mk RAW=$TRASH/raw BIN=$TRASH/bin"
+
+test_expect_success 'the reduced pipeline runs from raw files to a report' '
+	$P -j2 >log 2>&1 || { tail -n 40 log; false; } &&
+	test -s out/report.html && test -s out/shards/manifest.json &&
+	test -s out/eval/loss.json && test -s out/eval/choice.json &&
+	test -s out/eval/generate-1.txt && test -s out/loss.svg &&
+	test -L out/run/ckpt/latest -o -e out/run/ckpt/latest
+'
+
+test_expect_success 'every stage accounts for its records: in = out + rejected' '
+	for f in out/*/*.stats.json; do
+		jq -e ".records_in == .records_out + .records_rejected" $f >/dev/null ||
+		{ echo "bad accounting in $f"; exit 1; }
+	done
+'
+
+test_expect_success 'the report shows each stage, the loss curve and the validation' '
+	grep -q "Documents per stage" out/report.html &&
+	grep -q "<svg" out/report.html &&
+	grep -q "Validation" out/report.html &&
+	grep -q "Time per stage" out/report.html
+'
+
+test_expect_success 'a second run has nothing to do' '
+	$P -q
+'
+
+test_expect_success 'a touched raw file reruns its own chain and the global steps only' '
+	touch raw/news.jsonl &&
+	$P -n >plan 2>&1 &&
+	grep -q "out/cat/news.jsonl" plan &&
+	grep -q "dedup cluster" plan &&
+	test_must_fail grep -q "out/cat/books.jsonl" plan &&
+	test_must_fail grep -q "llm-clean.*books" plan
+'
+
+test_expect_success 'changing one stage option reruns that stage for every file' '
+	$P -n TOX_OPTS="--threshold 0.9" >plan 2>&1 &&
+	grep -q "llm-tox.*books" plan && grep -q "llm-tox.*news" plan &&
+	test_must_fail grep -q "llm-clean.*books" plan
+'
+
+test_expect_success 'a Slurm array task builds the file of its index' '
+	rm -f out/cat/code.jsonl &&
+	SLURM_ARRAY_TASK_ID=1 CONFIG=$TOP/pipelines/test.mk \
+		sh $TOP/pipelines/slurm-array.sh cat RAW=$TRASH/raw BIN=$TRASH/bin >log 2>&1 &&
+	test "$($P -s list-cat | sed -n 2p)" = out/cat/code.jsonl &&
+	test -s out/cat/code.jsonl
+'
+
+test_done
