@@ -10,13 +10,13 @@
  * Memory: the engine's (dedup.h, per document) plus one record; stated in llm-dedup(1).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dedup.h"
+#include "dedupdoc.h"
 #include "dedupfile.h"
 #include "io.h"
 #include "tool.h"
@@ -112,71 +112,18 @@ struct cfg {
 	int nfiles;
 };
 
-/* Everything about one input record, from either pass. */
-typedef struct {
-	const char *reason;  /* NULL: a document with text */
-	char msg[160];
-	llm_json_rec rec;
-	int rec_ok;          /* rec holds a parse */
-	llm_buf text, id, extra;
-	const char *line;
-	size_t len;
-	int raw, rc;         /* raw: each_record only sets line, len and rc (parallel signing) */
-} record;
-
-static void record_parse(record *r, const struct cfg *c, int rc, const char *line, size_t len,
-                         const char *file, uint64_t lineno)
-{
-	r->reason = NULL;
-	r->rec_ok = 0;
-	r->line = line;
-	r->len = len;
-	llm_buf_reset(&r->text);
-	llm_buf_reset(&r->id);
-	llm_buf_reset(&r->extra);
-	if (rc == LLM_ETOOLONG) {
-		r->reason = "too_long";
-		snprintf(r->msg, sizeof r->msg, "line of %zu bytes is longer than --max-line", len);
-		llm_buf_addf(&r->extra, "\"length\": %zu", len);
-		r->len = c->co.max_line < 1024 ? c->co.max_line : 1024;
-		return;
-	}
-	if (llm_json_parse(&r->rec, line, len) != LLM_OK) {
-		r->reason = "bad_json";
-		snprintf(r->msg, sizeof r->msg, "bad JSON: %s at byte %zu", r->rec.err_msg,
-		         r->rec.err_pos + 1);
-		return;
-	}
-	r->rec_ok = 1;
-	const llm_json_val *t = llm_json_get(&r->rec, c->co.field);
-	if (!t || t->type != LLM_JSON_STRING) {
-		r->reason = "no_text";
-		snprintf(r->msg, sizeof r->msg, t ? "field '%s' is not a string" : "missing field '%s'",
-		         c->co.field);
-		return;
-	}
-	llm_json_str(t, &r->text);
-	const llm_json_val *id = llm_json_get(&r->rec, "id");
-	if (id && id->type == LLM_JSON_STRING)
-		llm_json_str(id, &r->id);
-	else if (id)
-		llm_buf_add(&r->id, id->p, id->len);
-	else
-		llm_buf_addf(&r->id, "%s:%llu", file, (unsigned long long)lineno);
-}
-
 /* ---- reading inputs ---- */
 
-typedef int (*record_fn)(void *ctx, record *r, const char *file, uint64_t lineno);
+typedef int (*record_fn)(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno);
 
 /*
- * Call fn for every record of path. With spool, every line is also copied there (the first
- * pass over standard input); lines over --max-line are kept as their first bytes, padded
- * by one byte so that the second pass sees them as too long again. Returns 0, or 1 when the
- * input failed (reported).
+ * Call fn for every record of path (parsed into r), or with pool, queue every line there to
+ * be signed. With spool, every line is also copied there (the first pass over standard
+ * input); lines over --max-line are kept as their first bytes, padded by one byte so that the
+ * second pass sees them as too long again. Returns 0, or 1 when the input failed (reported).
  */
-static int each_record(const struct cfg *c, const char *path, int fd, record *r, record_fn fn,
-                       void *ctx, FILE *spool, llm_run *run)
+static int each_record(const struct cfg *c, const char *path, int fd, llm_dedup_doc *r,
+                       record_fn fn, void *ctx, FILE *spool, llm_run *run, llm_signpool *pool)
 {
 	llm_reader *rd;
 	int rc = fd >= 0 ? llm_reader_open_fd(&rd, fd, "<stdin>") : llm_reader_open(&rd, path);
@@ -199,13 +146,14 @@ static int each_record(const struct cfg *c, const char *path, int fd, record *r,
 				die("temporary spool file: %s", strerror(errno));
 		}
 		uint64_t lineno = llm_reader_lineno(rd);
-		if (r->raw)
-			r->line = line, r->len = len, r->rc = rc;
-		else
-			record_parse(r, c, rc, line, len, name, lineno);
-		if (fn(ctx, r, name, lineno)) {
-			failed = 1;
-			break;
+		if (pool) {
+			llm_signpool_add(pool, rc, line, len, name, lineno);
+		} else {
+			llm_dedup_doc_parse(r, c->co.field, c->co.max_line, rc, line, len, name, lineno);
+			if (fn(ctx, r, name, lineno)) {
+				failed = 1;
+				break;
+			}
 		}
 		if (run)
 			llm_run_progress(run, llm_reader_raw_bytes(rd));
@@ -234,7 +182,7 @@ typedef struct {
 
 /* Write or reject one record. kind: 0 no duplicates, LLM_RM_SURVIVOR, LLM_RM_DUPLICATE or
  * KIND_ALL_LINES; cid: the survivor's id; text: a replacement text or NULL. */
-static void emit(emitter *e, record *r, const char *file, uint64_t lineno, int kind,
+static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno, int kind,
                  const char *cid, size_t cidlen, const llm_buf *text)
 {
 	const struct cfg *c = e->c;
@@ -293,184 +241,36 @@ static void emit(emitter *e, record *r, const char *file, uint64_t lineno, int k
 
 typedef struct {
 	const struct cfg *c;
-	llm_signer *signer;
 	llm_dedup *d;
 	llm_sigw *sigw;      /* sign: the signature file */
 	emitter *em;         /* second pass */
 	uint64_t node, docs, bytes;
 } runctx;
 
-static int pass1_record(void *ctx, record *r, const char *file, uint64_t lineno)
+/* Pass 1: the signature of each record, in input order, to the engine or the file. */
+static void signed_doc(void *ctx, const llm_dedup_doc *doc, const llm_dedup_sig *sig)
 {
 	runctx *x = ctx;
-	llm_dedup_sig sig = { 0 };
-	if (!r->reason) {
-		llm_signer_sign(x->signer, r->text.p ? r->text.p : "", r->text.len, &sig);
+	if (sig) {
 		x->docs++;
-		x->bytes += r->text.len;
+		x->bytes += doc->text.len;
 	}
-	if (x->sigw) {
-		if (llm_sigw_add(x->sigw, r->reason ? NULL : &sig, r->id.p ? r->id.p : "", r->id.len))
-			die("%s", llm_last_error());
-	} else {
-		llm_dedup_add(x->d, r->reason ? NULL : &sig);
-	}
-	return 0;
+	if (!x->sigw)
+		llm_dedup_add(x->d, sig);
+	else if (llm_sigw_add(x->sigw, sig, doc->id.p ? doc->id.p : "", doc->id.len))
+		die("%s", llm_last_error());
 }
 
-/*
- * Parallel signing (--threads N): lines are collected in batches; N threads parse and sign
- * the slots of a batch (slot i goes to thread i mod N, each with its own signer), then the
- * main thread hands the signatures to the engine or the signature file in input order, so
- * the result does not depend on N.
- */
-enum { BATCH = 1024 };
-
-typedef struct {
-	record r;
-	llm_dedup_sig sig;
-	llm_buf data; /* the signature's arrays, copied out of the signer */
-	size_t off, len;
-	int rc;
-	uint64_t lineno;
-} slot;
-
-typedef struct {
-	runctx *x;
-	int nthreads;
-	llm_signer **signers;
-	slot *slots;
-	size_t n;
-	llm_buf lines;
-	char *file;
-} batcher;
-
-typedef struct {
-	batcher *b;
-	int t;
-} worker;
-
-static void *sign_slots(void *arg)
+static llm_signpool *new_pool(const struct cfg *c, runctx *x)
 {
-	worker *w = arg;
-	batcher *b = w->b;
-	for (size_t i = (size_t)w->t; i < b->n; i += (size_t)b->nthreads) {
-		slot *s = &b->slots[i];
-		record_parse(&s->r, b->x->c, s->rc, b->lines.p + s->off, s->len, b->file, s->lineno);
-		memset(&s->sig, 0, sizeof s->sig);
-		if (s->r.reason)
-			continue;
-		llm_signer_sign(b->signers[w->t], s->r.text.p ? s->r.text.p : "", s->r.text.len, &s->sig);
-		llm_buf_reset(&s->data);
-		llm_buf_add(&s->data, s->sig.keys, (size_t)s->sig.nkeys * 8);
-		size_t so = s->data.len;
-		llm_buf_add(&s->data, s->sig.set, (size_t)s->sig.nset * 4);
-		s->sig.keys = (const uint64_t *)(void *)s->data.p;
-		s->sig.set = (const uint32_t *)(void *)(s->data.p + so);
-	}
-	return NULL;
-}
-
-static void batch_flush(batcher *b)
-{
-	if (!b->n)
-		return;
-	pthread_t th[1024];
-	worker w[1024];
-	for (int t = 0; t < b->nthreads; t++) {
-		w[t] = (worker){ b, t };
-		int e = t ? pthread_create(&th[t], NULL, sign_slots, &w[t]) : 0;
-		if (e)
-			die("cannot start a thread: %s", strerror(e));
-	}
-	sign_slots(&w[0]);
-	for (int t = 1; t < b->nthreads; t++)
-		pthread_join(th[t], NULL);
-	runctx *x = b->x;
-	for (size_t i = 0; i < b->n; i++) {
-		slot *s = &b->slots[i];
-		if (!s->r.reason) {
-			x->docs++;
-			x->bytes += s->r.text.len;
-		}
-		const llm_dedup_sig *sig = s->r.reason ? NULL : &s->sig;
-		if (x->sigw) {
-			if (llm_sigw_add(x->sigw, sig, s->r.id.p ? s->r.id.p : "", s->r.id.len))
-				die("%s", llm_last_error());
-		} else {
-			llm_dedup_add(x->d, sig);
-		}
-	}
-	b->n = 0;
-	llm_buf_reset(&b->lines);
-}
-
-static int batch_record(void *ctx, record *r, const char *file, uint64_t lineno)
-{
-	batcher *b = ctx;
-	if (!b->file || strcmp(b->file, file)) {
-		batch_flush(b);
-		free(b->file);
-		b->file = llm_strdup(file);
-	}
-	slot *s = &b->slots[b->n++];
-	size_t keep = r->rc == LLM_ETOOLONG ? b->x->c->co.max_line : r->len;
-	s->off = b->lines.len;
-	s->len = r->len;
-	s->rc = r->rc;
-	s->lineno = lineno;
-	llm_buf_add(&b->lines, r->line, keep);
-	if (b->n == BATCH)
-		batch_flush(b);
-	return 0;
-}
-
-static void batch_init(batcher *b, runctx *x, const llm_dedup_params *p)
-{
-	memset(b, 0, sizeof *b);
-	b->x = x;
-	b->nthreads = x->c->co.threads > 1024 ? 1024 : x->c->co.threads;
-	b->signers = llm_calloc((size_t)b->nthreads, sizeof *b->signers);
-	for (int t = 0; t < b->nthreads; t++)
-		if (llm_signer_new(&b->signers[t], p))
-			die("%s", llm_last_error());
-	b->slots = llm_calloc(BATCH, sizeof *b->slots);
-	for (size_t i = 0; i < BATCH; i++)
-		llm_json_rec_init(&b->slots[i].r.rec);
-	llm_buf_init(&b->lines);
-}
-
-static void batch_release(batcher *b)
-{
-	for (int t = 0; t < b->nthreads; t++)
-		llm_signer_free(b->signers[t]);
-	free(b->signers);
-	for (size_t i = 0; i < BATCH; i++) {
-		slot *s = &b->slots[i];
-		llm_json_rec_release(&s->r.rec);
-		llm_buf_release(&s->r.text);
-		llm_buf_release(&s->r.id);
-		llm_buf_release(&s->r.extra);
-		llm_buf_release(&s->data);
-	}
-	free(b->slots);
-	llm_buf_release(&b->lines);
-	free(b->file);
-}
-
-/* Pass 1 over one input, on one thread or on --threads. */
-static int sign_input(runctx *x, batcher *b, const char *f, record *r, FILE *spool)
-{
-	if (x->c->co.threads <= 1)
-		return each_record(x->c, f, -1, r, pass1_record, x, spool, NULL);
-	record raw = { .raw = 1 };
-	int failed = each_record(x->c, f, -1, &raw, batch_record, b, spool, NULL);
-	batch_flush(b);
-	return failed;
+	llm_signpool *pool;
+	if (llm_signpool_new(&pool, &c->p, c->co.threads, c->co.field, c->co.max_line, signed_doc, x))
+		die("%s", llm_last_error());
+	return pool;
 }
 
 /* The decision for node v after clustering; names the survivors that later records need. */
-static int decide(llm_dedup *d, uint64_t v, const record *r, int want_all_ids,
+static int decide(llm_dedup *d, uint64_t v, const llm_dedup_doc *r, int want_all_ids,
                   const char **cid, size_t *cidlen)
 {
 	uint64_t root = llm_dedup_root(d, v);
@@ -489,7 +289,7 @@ static int decide(llm_dedup *d, uint64_t v, const record *r, int want_all_ids,
 	return LLM_RM_DUPLICATE;
 }
 
-static int pass2_record(void *ctx, record *r, const char *file, uint64_t lineno)
+static int pass2_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	runctx *x = ctx;
 	const char *cid = NULL;
@@ -523,7 +323,7 @@ static void stats_extra(llm_run *run, const struct cfg *c, llm_dedup *d, uint64_
 static int run_docs(const struct cfg *c)
 {
 	runctx x = { .c = c };
-	if (llm_signer_new(&x.signer, &c->p) || llm_dedup_new(&x.d, &c->p))
+	if (llm_dedup_new(&x.d, &c->p))
 		die("%s", llm_last_error());
 	if (c->index && access(c->index, F_OK) == 0 && llm_dedup_load_index(x.d, c->index))
 		die("%s", llm_last_error());
@@ -534,10 +334,9 @@ static int run_docs(const struct cfg *c)
 	if (llm_writer_open(&em.out, c->co.output))
 		die("%s", llm_last_error());
 	em.run = tool_run_new(&c->co);
-	record r = { 0 };
-	llm_json_rec_init(&r.rec);
-	batcher b;
-	batch_init(&b, &x, &c->p);
+	llm_dedup_doc r;
+	llm_dedup_doc_init(&r);
+	llm_signpool *pool = new_pool(c, &x);
 	FILE *spool = NULL;
 	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
 	for (int i = 0; i < nin; i++) {
@@ -548,9 +347,10 @@ static int run_docs(const struct cfg *c)
 			if (!(spool = tmpfile()))
 				die("cannot create a temporary file: %s", strerror(errno));
 		}
-		failed |= sign_input(&x, &b, f, &r, strcmp(f, "-") ? NULL : spool);
+		failed |= each_record(c, f, -1, NULL, NULL, NULL, strcmp(f, "-") ? NULL : spool, NULL,
+		                      pool);
 	}
-	batch_release(&b);
+	llm_signpool_free(pool);
 	if (failed) /* an unreadable input: the clusters are incomplete, write nothing */
 		die("no output written");
 	llm_dedup_finish(x.d);
@@ -569,7 +369,7 @@ static int run_docs(const struct cfg *c)
 				die("temporary spool file: %s", strerror(errno));
 			fd = fileno(spool);
 		}
-		failed |= each_record(c, f, fd, &r, pass2_record, &x, NULL, em.run);
+		failed |= each_record(c, f, fd, &r, pass2_record, &x, NULL, em.run, NULL);
 	}
 	if (spool)
 		fclose(spool);
@@ -584,11 +384,7 @@ static int run_docs(const struct cfg *c)
 	llm_run_count(em.run, "duplicates", em.dups);
 	llm_json_edit_release(&em.ed);
 	llm_buf_release(&em.line);
-	llm_json_rec_release(&r.rec);
-	llm_buf_release(&r.text);
-	llm_buf_release(&r.id);
-	llm_buf_release(&r.extra);
-	llm_signer_free(x.signer);
+	llm_dedup_doc_release(&r);
 	llm_dedup_free(x.d);
 	return tool_run_finish(em.run, failed);
 }
@@ -603,7 +399,7 @@ typedef struct {
 	uint64_t dropped;
 } linectx;
 
-static int lines_count(void *ctx, record *r, const char *file, uint64_t lineno)
+static int lines_count(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	linectx *x = ctx;
 	if (!r->reason)
@@ -611,7 +407,7 @@ static int lines_count(void *ctx, record *r, const char *file, uint64_t lineno)
 	return 0;
 }
 
-static int lines_filter(void *ctx, record *r, const char *file, uint64_t lineno)
+static int lines_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	linectx *x = ctx;
 	size_t dropped = 0;
@@ -642,8 +438,8 @@ static int run_lines(const struct cfg *c)
 	if (llm_writer_open(&em.out, c->co.output))
 		die("%s", llm_last_error());
 	em.run = tool_run_new(&c->co);
-	record r = { 0 };
-	llm_json_rec_init(&r.rec);
+	llm_dedup_doc r;
+	llm_dedup_doc_init(&r);
 	FILE *spool = NULL;
 	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
 	for (int i = 0; i < nin; i++) {
@@ -654,7 +450,8 @@ static int run_lines(const struct cfg *c)
 			if (!(spool = tmpfile()))
 				die("cannot create a temporary file: %s", strerror(errno));
 		}
-		failed |= each_record(c, f, -1, &r, lines_count, &x, strcmp(f, "-") ? NULL : spool, NULL);
+		failed |= each_record(c, f, -1, &r, lines_count, &x, strcmp(f, "-") ? NULL : spool, NULL,
+		                      NULL);
 	}
 	if (failed)
 		die("no output written");
@@ -667,7 +464,7 @@ static int run_lines(const struct cfg *c)
 				die("temporary spool file: %s", strerror(errno));
 			fd = fileno(spool);
 		}
-		failed |= each_record(c, f, fd, &r, lines_filter, &x, NULL, em.run);
+		failed |= each_record(c, f, fd, &r, lines_filter, &x, NULL, em.run, NULL);
 	}
 	if (spool)
 		fclose(spool);
@@ -685,10 +482,7 @@ static int run_lines(const struct cfg *c)
 	llm_buf_release(&x.text);
 	llm_json_edit_release(&em.ed);
 	llm_buf_release(&em.line);
-	llm_json_rec_release(&r.rec);
-	llm_buf_release(&r.text);
-	llm_buf_release(&r.id);
-	llm_buf_release(&r.extra);
+	llm_dedup_doc_release(&r);
 	return tool_run_finish(em.run, failed);
 }
 
@@ -699,16 +493,14 @@ static int run_sign(const struct cfg *c)
 	if (!c->co.output)
 		usage_error("sign needs -o SIGFILE");
 	runctx x = { .c = c };
-	if (llm_signer_new(&x.signer, &c->p) || llm_sigw_open(&x.sigw, c->co.output, &c->p))
+	if (llm_sigw_open(&x.sigw, c->co.output, &c->p))
 		die("%s", llm_last_error());
-	record r = { 0 };
-	llm_json_rec_init(&r.rec);
+	llm_signpool *pool = new_pool(c, &x);
 	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
-	batcher b;
-	batch_init(&b, &x, &c->p);
 	for (int i = 0; i < nin && !failed; i++)
-		failed |= sign_input(&x, &b, c->nfiles ? c->files[i] : "-", &r, NULL);
-	batch_release(&b);
+		failed |= each_record(c, c->nfiles ? c->files[i] : "-", -1, NULL, NULL, NULL, NULL, NULL,
+		                      pool);
+	llm_signpool_free(pool);
 	if (failed) {
 		llm_sigw_abort(x.sigw);
 	} else if (llm_sigw_close(x.sigw)) {
@@ -718,11 +510,6 @@ static int run_sign(const struct cfg *c)
 	if (!failed)
 		llm_info("%llu documents signed (%.1f MB of text)", (unsigned long long)x.docs,
 		         (double)x.bytes / 1e6);
-	llm_json_rec_release(&r.rec);
-	llm_buf_release(&r.text);
-	llm_buf_release(&r.id);
-	llm_buf_release(&r.extra);
-	llm_signer_free(x.signer);
 	return failed;
 }
 
@@ -800,7 +587,8 @@ static int run_cluster(const struct cfg *c)
 	llm_dedup_finish(d);
 	/* Pass 2: name the survivors and write each shard's removal list. */
 	uint64_t v = llm_dedup_base(d), dups = 0;
-	record r = { 0 };
+	llm_dedup_doc r;
+	llm_dedup_doc_init(&r);
 	for (int i = 0; i < c->nfiles; i++) {
 		llm_sigr *sr;
 		if (llm_sigr_open(&sr, c->files[i], &p))
@@ -833,7 +621,7 @@ static int run_cluster(const struct cfg *c)
 	llm_info("%llu documents in %d shards: %llu duplicates; %.0f bytes per document in memory",
 	         (unsigned long long)docs, c->nfiles, (unsigned long long)dups,
 	         docs ? (double)llm_dedup_memory(d) / (double)docs : 0.0);
-	llm_buf_release(&r.id);
+	llm_dedup_doc_release(&r);
 	free(sums);
 	llm_dedup_free(d);
 	return 0;
@@ -847,7 +635,7 @@ typedef struct {
 	uint64_t k;
 } applyctx;
 
-static int apply_record(void *ctx, record *r, const char *file, uint64_t lineno)
+static int apply_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	applyctx *x = ctx;
 	int kind = 0;
@@ -882,12 +670,12 @@ static int run_apply(const struct cfg *c)
 		die("%s", llm_last_error());
 	em.run = tool_run_new(&c->co);
 	x.em = &em;
-	record r = { 0 };
-	llm_json_rec_init(&r.rec);
+	llm_dedup_doc r;
+	llm_dedup_doc_init(&r);
 	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
 	for (int i = 0; i < nin && !failed; i++)
 		failed |= each_record(c, c->nfiles ? c->files[i] : "-", -1, &r, apply_record, &x, NULL,
-		                      em.run);
+		                      em.run, NULL);
 	if (!failed && x.k != x.l.nrecords) {
 		llm_error("%s: removal list is for %llu records, input has %llu", c->removals,
 		          (unsigned long long)x.l.nrecords, (unsigned long long)x.k);
@@ -903,10 +691,7 @@ static int run_apply(const struct cfg *c)
 	llm_rml_release(&x.l);
 	llm_json_edit_release(&em.ed);
 	llm_buf_release(&em.line);
-	llm_json_rec_release(&r.rec);
-	llm_buf_release(&r.text);
-	llm_buf_release(&r.id);
-	llm_buf_release(&r.extra);
+	llm_dedup_doc_release(&r);
 	return tool_run_finish(em.run, failed);
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "dedup.h"
+#include "dedupdoc.h"
 #include "dedupfile.h"
 #include "err.h"
 #include "io.h"
@@ -297,6 +298,53 @@ static void test_lines(void)
 	llm_linededup_free(ld);
 }
 
+typedef struct {
+	llm_buf log; /* one line per callback: reason or id and keys */
+} poolseen;
+
+static void pool_cb(void *ctx, const llm_dedup_doc *doc, const llm_dedup_sig *sig)
+{
+	poolseen *p = ctx;
+	if (!sig) {
+		llm_buf_addf(&p->log, "reject %s\n", doc->reason);
+		return;
+	}
+	llm_buf_addf(&p->log, "%s %d", doc->id.p, sig->has);
+	for (unsigned j = 0; j < sig->nkeys; j++)
+		llm_buf_addf(&p->log, " %llx", (unsigned long long)sig->keys[j]);
+	llm_buf_addc(&p->log, '\n');
+}
+
+/* The sign pool gives the same callbacks in the same order for any number of threads,
+ * across batch boundaries and file changes. */
+static void test_signpool(void)
+{
+	llm_dedup_params p;
+	llm_dedup_params_default(&p, LLM_DEDUP_MINHASH);
+	poolseen seen[2] = { { LLM_BUF_INIT }, { LLM_BUF_INIT } };
+	static const int threads[2] = { 1, 3 };
+	for (int k = 0; k < 2; k++) {
+		llm_signpool *sp;
+		CHECK_EQ_INT(llm_signpool_new(&sp, &p, threads[k], "text", 1 << 20, pool_cb, &seen[k]),
+		             LLM_OK);
+		char line[200];
+		for (int i = 0; i < 2500; i++) {
+			int n = i % 97 == 5 ? snprintf(line, sizeof line, "not json %d", i)
+			      : i % 89 == 3 ? snprintf(line, sizeof line, "{\"title\": %d}", i)
+			      : snprintf(line, sizeof line, "{\"text\": \"w%d x y z q r s t u v %d\"}", i % 50, i % 7);
+			llm_signpool_add(sp, LLM_OK, line, (size_t)n, i < 1500 ? "a.jsonl" : "b.jsonl",
+			                 (uint64_t)i + 1);
+		}
+		llm_signpool_free(sp);
+	}
+	CHECK(seen[0].log.len > 0);
+	CHECK(seen[0].log.len == seen[1].log.len && !memcmp(seen[0].log.p, seen[1].log.p, seen[0].log.len));
+	CHECK(strstr(seen[0].log.p, "reject bad_json\n") && strstr(seen[0].log.p, "reject no_text\n"));
+	CHECK(strstr(seen[0].log.p, "b.jsonl:2500 1"));
+	llm_buf_release(&seen[0].log);
+	llm_buf_release(&seen[1].log);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test_dedup.XXXXXX");
@@ -310,6 +358,7 @@ int main(void)
 	RUN(test_sigfile);
 	RUN(test_removal_list);
 	RUN(test_lines);
+	RUN(test_signpool);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	if (system(cmd) != 0)
