@@ -33,6 +33,7 @@ void llm_cuda_options_init(llm_cuda_options *o)
 #include <cuda_runtime_api.h>
 
 #ifdef LLM_HAVE_NCCL
+#include <dlfcn.h>
 #include <nccl.h>
 #endif
 
@@ -98,6 +99,43 @@ struct llm_cudamodel {
 		if (rc_)                                \
 			return llm_cuda_fail(rc_);      \
 	} while (0)
+
+#ifdef LLM_HAVE_NCCL
+/* NCCL is opened at run time, and only by a multi-process run: a single-GPU trainer must start
+ * on a machine that has the CUDA driver and cuBLAS but no NCCL. */
+static struct {
+	ncclResult_t (*GetUniqueId)(ncclUniqueId *);
+	ncclResult_t (*CommInitRank)(ncclComm_t *, int, ncclUniqueId, int);
+	ncclResult_t (*CommDestroy)(ncclComm_t);
+	ncclResult_t (*AllReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
+	                          ncclComm_t, cudaStream_t);
+	ncclResult_t (*ReduceScatter)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t,
+	                              ncclComm_t, cudaStream_t);
+	ncclResult_t (*AllGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t,
+	                          cudaStream_t);
+	const char *(*GetErrorString)(ncclResult_t);
+} nccl;
+
+static int nccl_load(void)
+{
+	static int loaded;
+	if (loaded)
+		return LLM_OK;
+	void *h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		h = dlopen("libnccl.so", RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return llm_fail(LLM_EUNSUPPORTED, "several GPU processes need NCCL: %s", dlerror());
+#define SYM(f)                                                                                   \
+	if (!(*(void **)&nccl.f = dlsym(h, "nccl" #f)))                                          \
+		return llm_fail(LLM_EUNSUPPORTED, "libnccl lacks nccl%s: %s", #f, dlerror());
+	SYM(GetUniqueId) SYM(CommInitRank) SYM(CommDestroy) SYM(AllReduce) SYM(ReduceScatter)
+	SYM(AllGather) SYM(GetErrorString)
+#undef SYM
+	loaded = 1;
+	return LLM_OK;
+}
+#endif
 
 /* ---- tensors --------------------------------------------------------------------------- */
 
@@ -258,7 +296,7 @@ void llm_cudamodel_free(llm_cudamodel *g)
 	llm_cuda_free(g->gshard);
 #ifdef LLM_HAVE_NCCL
 	if (g->world > 1) {
-		ncclCommDestroy(g->comm);
+		nccl.CommDestroy(g->comm);
 		cudaEventDestroy(g->ev_compute);
 		cudaEventDestroy(g->ev_comm);
 		cudaStreamDestroy(g->cs);
@@ -379,9 +417,12 @@ int llm_cuda_nccl_id(void *id)
 {
 #ifdef LLM_HAVE_NCCL
 	ncclUniqueId u;
-	ncclResult_t r = ncclGetUniqueId(&u);
+	int rc = nccl_load();
+	if (rc)
+		return rc;
+	ncclResult_t r = nccl.GetUniqueId(&u);
 	if (r != ncclSuccess)
-		return llm_fail(LLM_EINTERNAL, "ncclGetUniqueId: %s", ncclGetErrorString(r));
+		return llm_fail(LLM_EINTERNAL, "ncclGetUniqueId: %s", nccl.GetErrorString(r));
 	memcpy(id, &u, sizeof u < LLM_NCCL_ID_BYTES ? sizeof u : LLM_NCCL_ID_BYTES);
 	return LLM_OK;
 #else
@@ -395,7 +436,7 @@ int llm_cuda_nccl_id(void *id)
 	do {                                                                                    \
 		ncclResult_t r_ = (call);                                                       \
 		if (r_ != ncclSuccess)                                                          \
-			return llm_fail(LLM_EINTERNAL, "%s: %s", #call, ncclGetErrorString(r_)); \
+			return llm_fail(LLM_EINTERNAL, "%s: %s", #call, nccl.GetErrorString(r_)); \
 	} while (0)
 #define CUDA_RT(call)                                                                           \
 	do {                                                                                    \
@@ -425,7 +466,10 @@ int llm_cudamodel_dp(llm_cudamodel *g, int rank, int world, const void *id)
 #ifdef LLM_HAVE_NCCL
 	ncclUniqueId u;
 	memcpy(&u, id, sizeof u);
-	NCCL_TRY(ncclCommInitRank(&g->comm, world, u, rank));
+	int rc0 = nccl_load();
+	if (rc0)
+		return rc0;
+	NCCL_TRY(nccl.CommInitRank(&g->comm, world, u, rank));
 	CUDA_RT(cudaStreamCreateWithFlags(&g->cs, cudaStreamNonBlocking));
 	CUDA_RT(cudaEventCreateWithFlags(&g->ev_compute, cudaEventDisableTiming));
 	CUDA_RT(cudaEventCreateWithFlags(&g->ev_comm, cudaEventDisableTiming));
@@ -495,7 +539,7 @@ static int dp_point(llm_cudamodel *g, int point)
 			CUDA_RT(cudaStreamWaitEvent(g->cs, g->ev_compute, 0));
 			any = 1;
 		}
-		NCCL_TRY(ncclAllReduce(g->g32 + b->start, g->g32 + b->start, b->len, ncclFloat, ncclSum,
+		NCCL_TRY(nccl.AllReduce(g->g32 + b->start, g->g32 + b->start, b->len, ncclFloat, ncclSum,
 		                       g->comm, g->cs));
 		g->comm_pending = 1;
 	}
@@ -555,7 +599,7 @@ int llm_cudamodel_get_optim(llm_cudamodel *g, float *m, float *v)
 	/* Gather the shards through the gradient buffer (free between steps). */
 	float *src[2] = { g->m, g->v }, *dst[2] = { m, v };
 	for (int i = 0; i < 2; i++) {
-		NCCL_TRY(ncclAllGather(src[i], g->g32, g->shard.per_rank, ncclFloat, g->comm,
+		NCCL_TRY(nccl.AllGather(src[i], g->g32, g->shard.per_rank, ncclFloat, g->comm,
 		                       (cudaStream_t)llm_cuda_stream()));
 		TRY(llm_cuda_to_host(dst[i], g->g32, g->n * sizeof(float)));
 	}
@@ -763,7 +807,7 @@ static int finish_grads(llm_cudamodel *g, float **grad, size_t *base, size_t *le
 		return LLM_OK;
 #ifdef LLM_HAVE_NCCL
 	if (!g->scattered) {
-		NCCL_TRY(ncclReduceScatter(g->g32, g->gshard, g->shard.per_rank, ncclFloat, ncclSum,
+		NCCL_TRY(nccl.ReduceScatter(g->g32, g->gshard, g->shard.per_rank, ncclFloat, ncclSum,
 		                           g->comm, (cudaStream_t)llm_cuda_stream()));
 		g->scattered = 1;
 	}
@@ -779,7 +823,7 @@ static int fetch_sums(llm_cudamodel *g, double *host, size_t k)
 {
 #ifdef LLM_HAVE_NCCL
 	if (g->o.zero1 && g->world > 1)
-		NCCL_TRY(ncclAllReduce(g->d_norm, g->d_norm, k, ncclDouble, ncclSum, g->comm,
+		NCCL_TRY(nccl.AllReduce(g->d_norm, g->d_norm, k, ncclDouble, ncclSum, g->comm,
 		                       (cudaStream_t)llm_cuda_stream()));
 #endif
 	TRY(llm_cuda_to_host(host, g->d_norm, k * sizeof *host));
@@ -869,9 +913,9 @@ int llm_cudamodel_apply(llm_cudamodel *g, const llm_optim_config *c, double lr, 
 #ifdef LLM_HAVE_NCCL
 	cudaStream_t s = (cudaStream_t)llm_cuda_stream();
 	size_t pr = g->shard.per_rank;
-	NCCL_TRY(ncclAllGather(g->p32 + g->shard.start, g->p32, pr, ncclFloat, g->comm, s));
+	NCCL_TRY(nccl.AllGather(g->p32 + g->shard.start, g->p32, pr, ncclFloat, g->comm, s));
 	if (g->plow)
-		NCCL_TRY(ncclAllGather(g->plow + g->shard.start, g->plow, pr * 2, ncclChar, g->comm, s));
+		NCCL_TRY(nccl.AllGather(g->plow + g->shard.start, g->plow, pr * 2, ncclChar, g->comm, s));
 #endif
 	return LLM_OK;
 }

@@ -63,17 +63,17 @@ case $CUDA in
 			echo "NVCCFLAGS := -O2 -std=c++17 -arch=sm_90 -DLLM_HAVE_CUDA=1"
 			# -isystem: the toolkit's headers (nccl.h) are not warning-free under -Wstrict-prototypes.
 			echo "PROBE_CPPFLAGS += -DLLM_HAVE_CUDA=1 -isystem $cudadir/include"
-			nccl=
-			# NCCL (multi-GPU data parallel) ships with the toolkit or as libnccl-dev.
+			# NCCL (multi-GPU data parallel): only its header at build time; lib/cudamodel.c
+			# opens libnccl at run time, so single-GPU binaries start without it.
 			if try_cc '#include <nccl.h>
-int main(void){int v;return ncclGetVersion(&v)!=ncclSuccess;}' -isystem "$cudadir/include" -L"$cudadir/lib64" -lnccl -lcudart; then
-				say "NCCL: found (multi-GPU data parallel)"
+int main(void){ncclUniqueId u;(void)u;return ncclSuccess;}' -isystem "$cudadir/include"; then
+				say "NCCL: header found (multi-GPU data parallel, libnccl opened at run time)"
 				echo "PROBE_CPPFLAGS += -DLLM_HAVE_NCCL=1"
-				nccl=-lnccl
 			else
 				say "NCCL: not found, one GPU per run"
 			fi
-			echo "PROBE_CUDA_LDLIBS := -L$cudadir/lib64 $nccl -lcublasLt -lcublas -lcudart -lstdc++"
+			# The runtime linked statically: a GPU machine needs the driver and cuBLASLt only.
+			echo "PROBE_CUDA_LDLIBS := -L$cudadir/lib64 -lcublasLt -lcudart_static -lrt -ldl -lpthread -lstdc++"
 		else
 			fail "nvcc at $NVCC cannot compile a trivial kernel"
 		fi
