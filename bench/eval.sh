@@ -47,9 +47,11 @@ for preset in $PRESETS; do
 	ours=$(echo "$s" | awk -v n=$((NB * B * T)) '{ printf "%.0f", n / $1 }')
 	peer=- ratio=-
 	if [ -n "$PY" ]; then
-		peer=$("$PY" "$TOP/bench/eval_torch.py" "$run/ckpt/latest" --batch $B --seq-len $T \
-			--batches $NB --threads "$THREADS" | field tokens_per_s | awk '{ printf "%.0f", $1 }')
-		ratio=$(echo "$ours $peer" | awk '{ printf "%.2fx", $1 / $2 }')
+		if "$PY" "$TOP/bench/eval_torch.py" "$run/ckpt/latest" --batch $B --seq-len $T \
+			--batches $NB --threads "$THREADS" >"$W/torch-$preset.json"; then
+			peer=$(field tokens_per_s <"$W/torch-$preset.json" | awk '{ printf "%.0f", $1 }')
+			ratio=$(echo "$ours $peer" | awk '{ printf "%.2fx", $1 / $2 }')
+		fi
 	fi
 	gen=
 	for cache in "" --no-cache; do

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""PyTorch peer of `llm-eval loss` for bench/eval.sh: the same checkpoint, the same windows.
+"""PyTorch peer of `llm-eval loss` for bench/eval.sh: the same checkpoint and window shape.
 
 Loads an llmkit checkpoint (config.json + model.safetensors, read with the standard library and
 torch only) into a LLaMA forward written with torch ops (RMSNorm, RoPE rotate_half,
 grouped-query causal attention, SwiGLU), runs `--batches` forwards of B x T tokens under
-torch.inference_mode, and prints one JSON line: tokens/s and the mean loss over the tokens, so
-the numbers of both tools can be checked against each other.
+torch.inference_mode, and prints one JSON line: tokens/s and the mean loss over those
+(random) tokens.
 """
 import argparse
 import json
@@ -52,6 +52,7 @@ def forward(W, c, tokens):
     ang = torch.outer(torch.arange(T, dtype=torch.float32), inv)
     emb = torch.cat((ang, ang), dim=-1)
     cos, sin = emb.cos(), emb.sin()
+    mask = torch.ones(T, T, dtype=torch.bool).triu(1)
     x = W["model.embed_tokens.weight"][tokens]
     for i in range(c["num_hidden_layers"]):
         p = f"model.layers.{i}."
@@ -63,7 +64,11 @@ def forward(W, c, tokens):
         k = k * cos + rotate_half(k) * sin
         k = k.repeat_interleave(H // KVH, dim=1)
         v = v.repeat_interleave(H // KVH, dim=1)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        # written out rather than F.scaled_dot_product_attention, which torch < 2.0 lacks
+        # (Debian's python3-torch is 1.13)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(D)
+        att = att.masked_fill(mask, float("-inf")).softmax(-1)
+        a = att @ v
         x = x + a.transpose(1, 2).reshape(B, T, C) @ W[p + "self_attn.o_proj.weight"].T
         n = rms(x, W[p + "post_attention_layernorm.weight"], eps)
         g = F.silu(n @ W[p + "mlp.gate_proj.weight"].T) * (n @ W[p + "mlp.up_proj.weight"].T)

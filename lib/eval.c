@@ -40,7 +40,8 @@ double llm_eval_bits_per_byte(const llm_eval_sums *s)
 	return s->bytes ? s->text_nats / M_LN2 / (double)s->bytes : NAN;
 }
 
-/* -ln softmax(row)[t], in double. */
+/* -ln softmax(row)[t]: the terms in fp32 (expf; each is in (0, 1] after the shift by the
+ * max), their sum and the logarithm in double. */
 static double nll(const float *row, int V, int t)
 {
 	float mx = row[0];
@@ -48,7 +49,7 @@ static double nll(const float *row, int V, int t)
 		mx = row[i] > mx ? row[i] : mx;
 	double s = 0;
 	for (int i = 0; i < V; i++)
-		s += exp((double)row[i] - mx);
+		s += expf(row[i] - mx);
 	return (double)mx + log(s) - (double)row[t];
 }
 

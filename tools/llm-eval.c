@@ -56,6 +56,8 @@ static const char usage[] =
 	"      --seed N             seed of --sampled (default: the checkpoint's)\n"
 	"choice:\n"
 	"      --delimiter STR      between context and choice (default \" \")\n"
+	"      --no-prefix          no beginning-of-text (else end-of-text) token before contexts\n"
+	"                           and prompts (lm-evaluation-harness's default for most models)\n"
 	"generate:\n"
 	"      --prompt TEXT        the prompt\n"
 	"      --max-tokens N       new tokens at most (default 64); stops after end-of-text\n"
@@ -80,7 +82,7 @@ static const char usage[] =
 enum {
 	OPT_CKPT = TOOL_OPT_FIRST_PRIVATE, OPT_TOKENIZER, OPT_JSON, OPT_SEQ, OPT_BATCH, OPT_SPLIT,
 	OPT_SAMPLED, OPT_SEED, OPT_DELIM, OPT_PROMPT, OPT_MAX_TOKENS, OPT_TEMP, OPT_TOP_K,
-	OPT_TOP_P, OPT_NO_CACHE, OPT_IDS, OPT_DATA, OPT_TASK
+	OPT_TOP_P, OPT_NO_CACHE, OPT_IDS, OPT_DATA, OPT_TASK, OPT_NO_PREFIX
 };
 
 static const struct option longopts[] = {
@@ -103,6 +105,7 @@ static const struct option longopts[] = {
 	{ "ids", no_argument, NULL, OPT_IDS },
 	{ "data", required_argument, NULL, OPT_DATA },
 	{ "task", required_argument, NULL, OPT_TASK },
+	{ "no-prefix", no_argument, NULL, OPT_NO_PREFIX },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -111,7 +114,7 @@ enum { SPLIT_VAL, SPLIT_TRAIN, SPLIT_ALL };
 typedef struct {
 	struct tool_common co;
 	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim;
-	int seq, batch, split, sampled, max_tokens, top_k, no_cache, ids, threads_given;
+	int seq, batch, split, sampled, max_tokens, top_k, no_cache, ids, no_prefix, threads_given;
 	int64_t seed; /* -1: default */
 	double temperature, top_p;
 } opts;
@@ -185,9 +188,11 @@ static llm_bpe *load_tokenizer(const char *path)
 	return bpe;
 }
 
-/* BOS when the tokenizer has one, else end-of-text: what precedes a document. */
-static int64_t doc_prefix(const llm_bpe *bpe)
+/* BOS when the tokenizer has one, else end-of-text: what precedes a document in training. */
+static int64_t doc_prefix(const opts *o, const llm_bpe *bpe)
 {
+	if (o->no_prefix)
+		return -1;
 	int64_t b = llm_bpe_bos(bpe);
 	return b >= 0 ? b : llm_bpe_eos(bpe);
 }
@@ -393,9 +398,9 @@ static void print_row(const char *name, const llm_eval_sums *s)
 static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, int nfiles,
                                const llm_bpe *bpe, uint64_t *bad, double *secs)
 {
+	/* --sampled draws the trainer's windows: its length unless given (the trainer checked it
+	 * against the model). */
 	int T = o->sampled && !o->seq && mt->state_seq > 0 ? (int)mt->state_seq : seq_len(o, mt);
-	if (o->sampled && T > llm_model_get_config(mt->m)->max_position_embeddings)
-		T = seq_len(o, mt);
 	int B = o->sampled && !o->batch && mt->state_batch > 0 ? (int)mt->state_batch
 	                                                          : o->batch ? o->batch : 8;
 	/* What precedes each domain's stream: the end-of-text id, from the tokenizer or else from
@@ -525,7 +530,7 @@ static void choice_total(const choice_res *res, choice_dom *all)
 static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, char **files,
                        int nfiles, choice_res *res)
 {
-	llm_chooser *ch = llm_chooser_new(mt->m, bpe, doc_prefix(bpe), o->delim ? o->delim : " ");
+	llm_chooser *ch = llm_chooser_new(mt->m, bpe, doc_prefix(o, bpe), o->delim ? o->delim : " ");
 	double *ll = NULL;
 	size_t llcap = 0;
 	for (int f = 0; f < nfiles; f++) {
@@ -681,7 +686,7 @@ static int cmd_generate(const opts *o, int nfiles)
 	const llm_model_config *cfg = llm_model_get_config(mt.m);
 	llm_ids ids;
 	llm_ids_init(&ids);
-	int64_t pre = doc_prefix(bpe);
+	int64_t pre = doc_prefix(o, bpe);
 	if (pre >= 0)
 		llm_ids_push(&ids, (uint32_t)pre);
 	llm_bpe_enc *enc = llm_bpe_enc_new(bpe);
@@ -822,6 +827,7 @@ int main(int argc, char **argv)
 		/* --help and --version before any command */
 		cmd = NULL;
 	} else {
+		argv[1] = argv[0]; /* getopt's messages name the program, not the command */
 		argv++;
 		argc--;
 	}
@@ -850,6 +856,7 @@ int main(int argc, char **argv)
 		case OPT_IDS: o.ids = 1; break;
 		case OPT_DATA: o.data = optarg; break;
 		case OPT_TASK: o.task = optarg; break;
+		case OPT_NO_PREFIX: o.no_prefix = 1; break;
 		default: tool_bad_option();
 		}
 	}
