@@ -192,7 +192,7 @@ test_expect_success PYTHON 'exports match Megatron, llm.c and nanoGPT layouts' '
 	ls lc2/train_*.bin >l && test_line_count -gt 5 l
 '
 
-test_expect_success PYTHON,NO_SAN 'memory does not grow with the input (ASan's quarantine would)' '
+test_expect_success PYTHON,NO_SAN 'memory does not grow with the input (ASan quarantine would)' '
 	$TS repeat corpus.tok 15 >x15.tok && $TS repeat corpus.tok 60 >x60.tok &&
 	python3 - <<-\EOF
 	import resource, subprocess
