@@ -35,6 +35,7 @@ struct llm_tox {
 	llm_fasttext *model;
 	int label;
 	size_t cjk_min;
+	long all, free; /* indexes in lists: every file; the language-free files (-1: none) */
 };
 
 struct llm_tox_scratch {
@@ -149,13 +150,15 @@ static int same_lang(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-static int build_list(llm_tox *t, const char *lang)
+/* The list of lang's files plus the language-free ones; lang NULL: every file, or with
+ * only_free, the language-free files alone. */
+static int build_list(llm_tox *t, const char *lang, int only_free)
 {
 	llm_wordlist *w = llm_wordlist_new();
 	llm_wordlist_set_cjk_min(w, t->cjk_min);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const char *fl = t->files[i].lang;
-		if (lang && fl && strcmp(fl, lang) != 0)
+		if (fl && ((lang && strcmp(fl, lang) != 0) || only_free))
 			continue;
 		int rc = llm_wordlist_load(w, t->files[i].path);
 		if (rc) {
@@ -187,12 +190,27 @@ int llm_tox_ready(llm_tox *t)
 		for (size_t j = 0; j < t->nlists; j++)
 			seen |= same_lang(t->lists[j].lang, l);
 		if (!seen) {
-			int rc = build_list(t, l);
+			int rc = build_list(t, l, 0);
 			if (rc)
 				return rc;
 		}
 	}
-	return build_list(t, NULL);
+	int rc = build_list(t, NULL, 0);
+	if (rc)
+		return rc;
+	t->all = (long)t->nlists - 1;
+	t->free = -1;
+	size_t nfree = 0;
+	for (size_t i = 0; i < t->nfiles; i++)
+		nfree += t->files[i].lang == NULL;
+	if (nfree == t->nfiles) {
+		t->free = t->all;
+	} else if (nfree > 0) {
+		if ((rc = build_list(t, NULL, 1)))
+			return rc;
+		t->free = (long)t->nlists - 1;
+	}
+	return LLM_OK;
 }
 
 int llm_tox_has_words(const llm_tox *t) { return t->nlists > 0; }
@@ -228,21 +246,21 @@ void llm_tox_scratch_free(llm_tox_scratch *s)
 	free(s);
 }
 
-/* The list for a document's language: its primary subtag's list, else the list of all. */
-static size_t pick_list(const llm_tox *t, const char *lang, size_t lang_len)
+/* The list for a document: its primary language subtag's list; for a language no list
+ * names, the language-free lists (-1: none); without a language, every list. */
+static long pick_list(const llm_tox *t, const char *lang, size_t lang_len)
 {
-	size_t all = t->nlists - 1; /* built last */
-	if (!lang)
-		return all;
+	if (!lang || lang_len == 0)
+		return t->all;
 	size_t n = 0;
 	while (n < lang_len && lang[n] != '-' && lang[n] != '_')
 		n++;
-	for (size_t i = 0; i < all; i++) {
+	for (size_t i = 0; i < t->nlists; i++) {
 		const char *l = t->lists[i].lang;
-		if (strlen(l) == n && strncasecmp(l, lang, n) == 0)
-			return i;
+		if (l && strlen(l) == n && strncasecmp(l, lang, n) == 0)
+			return (long)i;
 	}
-	return all;
+	return t->free;
 }
 
 void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_t len,
@@ -251,10 +269,9 @@ void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_
 	r->hits = 0;
 	r->chars = llm_utf8_count(text, len);
 	r->score = -1;
-	if (t->nlists) {
-		size_t i = pick_list(t, lang, lang_len);
-		r->hits = llm_wordlist_scan(t->lists[i].w, s->ws[i], text, len, NULL, 0);
-	}
+	long li = t->nlists ? pick_list(t, lang, lang_len) : -1;
+	if (li >= 0)
+		r->hits = llm_wordlist_scan(t->lists[li].w, s->ws[li], text, len, NULL, 0);
 	r->per_1k = r->chars ? (double)r->hits * 1000.0 / (double)r->chars : 0.0;
 	if (t->model) {
 		llm_buf_reset(&s->norm);

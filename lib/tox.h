@@ -3,9 +3,10 @@
  *
  * Two stages, both optional, combined by one documented rule (llm_tox_decide):
  *  1. Rules: word lists (wordlist.h) bound to languages. A document with a "lang" field is
- *     matched against the lists of its primary language subtag ("zh-Hant" uses "zh"), plus
- *     the lists bound to no language; a document without "lang", or in a language no list
- *     names, is matched against every list, since its language is unknown. The rule fires
+ *     matched against the lists of its primary language subtag ("zh-Hant" uses "zh") plus
+ *     the lists bound to no language; in a language no list names, against the lists bound
+ *     to no language only (French "con" is no insult in Italian); a document without "lang"
+ *     against every list, since its language is unknown. The rule fires
  *     when there is at least one hit and hits per 1,000 characters (code points) reach
  *     words_per_1k; density rather than "any hit" keeps a long page that mentions one word
  *     once, while a short comment built around it goes.

@@ -31,6 +31,15 @@ test_expect_success 'density: one hit in a long page stays unless --words-per-1k
 	llm-tox -q --no-model --words-per-1k 0 long >out0 && test_line_count = 0 out0
 '
 
+test_expect_success 'a language without a list gets only the lists bound to no language' '
+	printf "{\"lang\": \"it\", \"text\": \"pro e con\"}\n" >it.jsonl &&
+	llm-tox -q --no-model --mode annotate it.jsonl | jq -r .tox_hits >got &&
+	echo 0 >expect && test_cmp expect got &&
+	echo con >mine.txt &&
+	llm-tox -q --no-model --mode annotate --words fr:$SAMPLES/wordlists/fr --words mine.txt it.jsonl |
+		jq -r .tox_hits >got && echo 1 >expect && test_cmp expect got
+'
+
 test_expect_success 'the 2016 C4 English list loads and is used alone with --words' '
 	llm-tox -q --no-model --mode annotate --words $SAMPLES/wordlists/en_c4_25e679f $D/rules_en.jsonl >out &&
 	jq -r "select(.id == \"en7\") | .tox_hits" out >got && echo 0 >expect && test_cmp expect got
