@@ -8,8 +8,9 @@
 #                                  GPU_JOBS (default: all cores)
 #
 # Logs and a summary go to $OUT (the device tool's result folder) when set, else build/gpu-run.
-# Where the machine has no nvcc, carry build/rel from a machine that has one: the script then
-# runs the carried test binaries. MFU is against the GPU's dense bf16 tensor-core peak.
+# Where the machine cannot build (no nvcc, or no -dev packages), run tests/gpu/build-portable.sh
+# on one that can and carry build/gpu (5 MB); the script then runs those programs. MFU is
+# against the GPU's dense bf16 tensor-core peak.
 #
 # A note on expectations: attention here is a scalar fp32 FlashAttention-style kernel (no
 # tensor cores); its share of a 124M step at T = 1024 bounds MFU well below PyTorch's
@@ -44,12 +45,20 @@ print(":".join(d for d in dirs if os.path.isdir(d)))' 2>/dev/null)
 fi
 
 say "build"
-if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
-	timeout 600 make -j"$JOBS" all "$B/unit/test_cuda_ops" "$B/unit/test_cuda_model" \
-		>"$LOG/build.log" 2>&1 || { tail -n 40 "$LOG/build.log"; say "build failed"; exit 1; }
+have_nvcc=0
+{ command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; } && have_nvcc=1
+if [ $have_nvcc = 1 ] &&
+   timeout 600 make -j"$JOBS" "$B/unit/test_cuda_ops" "$B/unit/test_cuda_model" >"$LOG/build.log" 2>&1; then
 	tail -n 3 "$LOG/build.log"
+elif [ -x build/gpu/unit/test_cuda_ops ]; then
+	[ $have_nvcc = 1 ] && { tail -n 20 "$LOG/build.log"; say "build failed here"; }
+	say "using the carried programs of tests/gpu/build-portable.sh (build/gpu)"
+	B=build/gpu
 else
-	say "no nvcc here: using the carried $B test binaries"
+	[ -f "$LOG/build.log" ] && tail -n 40 "$LOG/build.log"
+	say "cannot build here and nothing carried: run tests/gpu/build-portable.sh on a machine"
+	say "with nvcc and carry build/gpu"
+	exit 1
 fi
 for t in "$B/unit/test_cuda_ops" "$B/unit/test_cuda_model"; do
 	[ -x "$t" ] || { say "$t missing: nothing to run"; exit 1; }
