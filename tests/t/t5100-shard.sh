@@ -107,9 +107,9 @@ test_expect_success PYTHON 'killed llm-shard leaves no shard or manifest under i
 	$TS head corpus.tok 1500 >part.tok &&
 	for sig in KILL TERM INT; do
 		rm -rf k fifo && mkdir k && mkfifo fifo &&
-		{ (cat part.tok; sleep 2) >fifo & } &&
+		{ (cat part.tok; sleep 1) >fifo & } &&
 		{ llm-shard -o k --val-fraction 0 --eos 50256 fifo 2>/dev/null & } &&
-		pid=$! && sleep 1 && kill -$sig $pid && { wait $pid; test $? -gt 128; } &&
+		pid=$! && sleep 0.5 && kill -$sig $pid && { wait $pid; test $? -gt 128; } &&
 		wait &&
 		! ls k/train-00000.bin k/manifest.json 2>/dev/null &&
 		test -z "$(ls k)" || exit 1
@@ -199,7 +199,7 @@ test_expect_success PYTHON,NO_SAN 'memory does not grow with the input (ASan qua
 	def peak(f):
 	    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 	    subprocess.run(["llm-shard", "-q", "-o", "mem-" + f, "--eos", "50256",
-	                    "--shard-size", "1M", "--truncate-quantile", "0.99", f], check=True)
+	                    "--shard-size", "4M", "--truncate-quantile", "0.99", f], check=True)
 	    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before
 	small, _ = peak("x15.tok")     # 11 MB of input
 	large, _ = peak("x60.tok")     # 43 MB of input
