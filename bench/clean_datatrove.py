@@ -10,8 +10,13 @@ with "lang": "en" in samples/corpus/*.jsonl) and report the keep/drop agreement 
 disagreement with both reasons. Also times both on the same documents (one core).
 
 Usage: python3 bench/clean_datatrove.py [--golden FILE] [--bin bin/llm-clean]
+       python3 bench/clean_datatrove.py --pipeline FILE [--mb N]
   --golden FILE  also write datatrove's decisions (id, then one reason or "keep" per filter,
                  tab-separated) — the reference tests/unit/test_quality.c checks against.
+  --pipeline F   write the first N MB (default 2) of English documents to F and time
+                 datatrove's FineWeb-order pipeline on them (GopherRepetition, GopherQuality,
+                 C4Quality, FineWebQuality; C4 edits the text as in datatrove); prints
+                 "text_bytes B docs D kept K cpu_seconds S" for bench/clean.sh.
 Needs `pip install datatrove spacy`; exits 0 with a note when they are missing.
 """
 import argparse
@@ -78,10 +83,37 @@ def run_ours(binary, docs, flt):
     return [("keep" if d["id"] in kept else reasons.get(d["id"], "?")) for d in docs], cpu
 
 
+def pipeline(docs, path, mb):
+    from datatrove.data import Document
+    from datatrove.pipeline.filters import (C4QualityFilter, FineWebQualityFilter,
+                                            GopherQualityFilter, GopherRepetitionFilter)
+    sub, size = [], 0
+    for d in docs:
+        if size >= mb * 1e6:
+            break
+        sub.append(d)
+        size += len(d["text"].encode())
+    with open(path, "w", encoding="utf-8") as f:
+        for d in sub:
+            f.write(json.dumps({"id": d["id"], "lang": "en", "text": d["text"]}, ensure_ascii=False) + "\n")
+    filters = [GopherRepetitionFilter(), GopherQualityFilter(), C4QualityFilter(), FineWebQualityFilter()]
+    kept = 0
+    t = time.process_time()
+    for d in sub:
+        doc = Document(text=d["text"], id=d["id"])
+        if all(f.filter(doc) is True for f in filters):
+            kept += 1
+    cpu = time.process_time() - t
+    print(f"text_bytes {size} docs {len(sub)} kept {kept} cpu_seconds {cpu:.3f}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--golden")
     ap.add_argument("--bin", default="bin/llm-clean")
+    ap.add_argument("--pipeline")
+    ap.add_argument("--mb", type=float, default=2.0)
     a = ap.parse_args()
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
@@ -91,6 +123,8 @@ def main():
         print("clean_datatrove: datatrove or spacy not installed (pip install datatrove spacy); skipped")
         return 0
     docs = load_docs(top)
+    if a.pipeline:
+        return pipeline(docs, a.pipeline, a.mb)
     mb = sum(len(d["text"].encode()) for d in docs) / 1e6
     print(f"{len(docs)} English documents, {mb:.2f} MB of text")
     dt, dt_secs = run_datatrove(docs)

@@ -372,7 +372,10 @@ void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec
 			return;
 		}
 	}
-	llm_quality_set_text(c->q, c->text.p, c->text.len);
+	/* words are needed only by the word-based rules */
+	bool words = (cfg->filters & ~LLM_FILTER_LENGTH) || ((cfg->filters & LLM_FILTER_LENGTH) && cfg->min_words);
+	if (words)
+		llm_quality_set_text(c->q, c->text.p, c->text.len);
 	if ((cfg->filters & LLM_FILTER_LENGTH) && cfg->min_words &&
 	    llm_quality_nwords(c->q) < cfg->min_words) {
 		drop(r, "too_few_words");

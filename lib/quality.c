@@ -542,6 +542,8 @@ static bool ascii_ieq(const llm_quality *q, size_t a, size_t b, const char *lit)
 #define EXC_SLOTS 4096
 static int16_t exc_table[EXC_SLOTS];
 static uint8_t exc_len[LLM_EN_EXC_COUNT];
+/* first and last byte of the special cases, per length: most chunks fail this cheap test */
+static uint32_t exc_first[25][8], exc_last[25][8];
 static pthread_once_t exc_once = PTHREAD_ONCE_INIT;
 
 static void exc_init(void)
@@ -550,6 +552,11 @@ static void exc_init(void)
 	for (int i = 0; i < LLM_EN_EXC_COUNT; i++) {
 		const char *k = en_exceptions[i].key;
 		exc_len[i] = (uint8_t)strlen(k);
+		unsigned char f = (unsigned char)k[0], l = (unsigned char)k[exc_len[i] - 1];
+		if (exc_len[i] < 25) {
+			exc_first[exc_len[i]][f >> 5] |= 1u << (f & 31);
+			exc_last[exc_len[i]][l >> 5] |= 1u << (l & 31);
+		}
 		size_t j = llm_hash64(k, strlen(k), 0) & (EXC_SLOTS - 1);
 		while (exc_table[j] >= 0)
 			j = (j + 1) & (EXC_SLOTS - 1);
@@ -560,9 +567,12 @@ static void exc_init(void)
 /* The special case that k[0..len) is, or -1. */
 static int exception_bytes(const char *k, size_t len)
 {
-	if (len > 24)
+	if (len > 24 || len == 0)
 		return -1;
 	pthread_once(&exc_once, exc_init);
+	unsigned char f = (unsigned char)k[0], l = (unsigned char)k[len - 1];
+	if (!(exc_first[len][f >> 5] >> (f & 31) & 1) || !(exc_last[len][l >> 5] >> (l & 31) & 1))
+		return -1;
 	for (size_t j = llm_hash64(k, len, 0) & (EXC_SLOTS - 1); exc_table[j] >= 0;
 	     j = (j + 1) & (EXC_SLOTS - 1)) {
 		const char *e = en_exceptions[exc_table[j]].key;
@@ -870,6 +880,43 @@ static void split_chunk(splitter *sp, size_t a, size_t b)
 		merge_specials(sp, first);
 }
 
+static bool space_at(const char *t, size_t j, size_t end)
+{
+	uint32_t cp;
+	llm_utf8_decode(t + j, end - j, &cp);
+	return py_space(cp);
+}
+
+/* Whether letters k[0..len) could be a special case (see exception()). */
+static bool alpha_special(const char *k, size_t len)
+{
+	if (len > 24)
+		return false;
+	pthread_once(&exc_alpha_once, exc_alpha_init);
+	if (!(exc_alpha[len] >> ((k[0] | 0x20) - 'a') & 1))
+		return false;
+	return exception_bytes(k, len) >= 0;
+}
+
+/* make_word for a word of ASCII letters. */
+static qword make_word_letters(const char *s, size_t off, size_t len)
+{
+	qword w = { 0 };
+	w.off = (uint32_t)off;
+	w.len = (uint32_t)len;
+	w.nchars = (uint32_t)len;
+	w.flags = W_ALPHA;
+	uint64_t h = 0, pw = 1;
+	const unsigned char *p = (const unsigned char *)s + off;
+	for (size_t i = 0; i < len; i++) {
+		h = addmod(mulmod(h, HBASE), p[i] + 1u);
+		pw = mulmod(pw, HBASE);
+	}
+	w.h = h;
+	w.pw = pw;
+	return w;
+}
+
 /* Split s[0..n) into words appended to out; offsets relative to base text t. */
 static void split_words(llm_quality *q, qwords *out, const char *t, size_t start, size_t end)
 {
@@ -894,8 +941,22 @@ static void split_words(llm_quality *q, qwords *out, const char *t, size_t start
 		}
 		if (i >= end)
 			break;
+		/* Fast path: a chunk of ASCII letters only (most words) splits into itself unless
+		 * it is a special case such as "cannot". */
+		size_t j = i;
+		while (j < end && (((unsigned char)t[j] | 0x20) >= 'a' && ((unsigned char)t[j] | 0x20) <= 'z'))
+			j++;
+		if (j > i && (j == end || py_space((unsigned char)t[j]) ||
+		              ((unsigned char)t[j] >= 0x80 && space_at(t, j, end))) &&
+		    !alpha_special(t + i, j - i)) {
+			qword w = make_word_letters(t, i, j - i);
+			qwords_push(out, &w);
+			i = j;
+			continue;
+		}
 		/* a chunk up to the next white space, decoded */
-		size_t n = 0, j = i;
+		size_t n = 0;
+		j = i;
 		while (j < end) {
 			unsigned char c = (unsigned char)t[j];
 			if (c < 0x80) {
@@ -1537,21 +1598,6 @@ static void remove_citations(const char *s, size_t a, size_t b, llm_buf *out)
 	}
 }
 
-/* ASCII case-insensitive substring search (the phrases are ASCII; Python's lower() maps no
- * non-ASCII character to ASCII letters except U+0130 and K/Å signs, which we ignore). */
-static bool icontains(const char *s, size_t n, const char *lit)
-{
-	size_t m = strlen(lit);
-	for (size_t i = 0; i + m <= n; i++) {
-		size_t k = 0;
-		while (k < m && (char)((s[i + k] >= 'A' && s[i + k] <= 'Z') ? s[i + k] + 32 : s[i + k]) == lit[k])
-			k++;
-		if (k == m)
-			return true;
-	}
-	return false;
-}
-
 /* Sentences in a line as spaCy's sentencizer counts them over our words. */
 static size_t count_sentences(llm_quality *q, const char *s, size_t a, size_t b)
 {
@@ -1593,7 +1639,7 @@ bool llm_c4_filter(llm_quality *q, const llm_quality_params *p, llm_buf *out, ui
 {
 	const char *s = q->s;
 	size_t n = q->n, sentences = 0;
-	llm_buf cit = LLM_BUF_INIT;
+	llm_buf cit = LLM_BUF_INIT, low = LLM_BUF_INIT;
 	llm_buf_reset(out);
 	bool keep = true;
 	for (size_t i = 0, next; i < n; i = next) {
@@ -1646,11 +1692,19 @@ bool llm_c4_filter(llm_quality *q, const llm_quality_params *p, llm_buf *out, ui
 				stats[2]++;
 			continue;
 		}
-		if (p->c4_lorem_ipsum && icontains(l, ln, "lorem ipsum")) {
+		/* ASCII lower-case copy for the phrase rules (the phrases are ASCII; Python's
+		 * lower() maps no other character to an ASCII letter except U+0130 and the Kelvin
+		 * and Angstrom signs, which no phrase contains in a way that matters) */
+		llm_buf_reset(&low);
+		llm_buf_grow(&low, ln);
+		for (size_t k = 0; k < ln; k++)
+			low.p[k] = (char)((l[k] >= 'A' && l[k] <= 'Z') ? l[k] + 32 : l[k]);
+		low.len = ln;
+		if (p->c4_lorem_ipsum && memmem(low.p, ln, "lorem ipsum", 11)) {
 			keep = fail(v, "c4_lorem_ipsum", 1, 0);
 			break;
 		}
-		if (p->c4_javascript && icontains(l, ln, "javascript")) {
+		if (p->c4_javascript && memmem(low.p, ln, "javascript", 10)) {
 			if (stats)
 				stats[3]++;
 			continue;
@@ -1662,7 +1716,7 @@ bool llm_c4_filter(llm_quality *q, const llm_quality_params *p, llm_buf *out, ui
 		if (p->c4_policy) {
 			bool pol = false;
 			for (size_t k = 0; k < sizeof policy_phrases / sizeof *policy_phrases && !pol; k++)
-				pol = icontains(l, ln, policy_phrases[k]);
+				pol = memmem(low.p, ln, policy_phrases[k], strlen(policy_phrases[k])) != NULL;
 			if (pol) {
 				if (stats)
 					stats[4]++;
@@ -1676,6 +1730,7 @@ bool llm_c4_filter(llm_quality *q, const llm_quality_params *p, llm_buf *out, ui
 		llm_buf_add(out, l, ln);
 	}
 	llm_buf_release(&cit);
+	llm_buf_release(&low);
 	if (keep && p->c4_min_sentences > 0 && sentences < (size_t)p->c4_min_sentences)
 		keep = fail(v, "c4_too_few_sentences", (double)sentences, p->c4_min_sentences);
 	if (keep) {

@@ -1,0 +1,78 @@
+#!/bin/sh
+# llm-clean: MB/s of text per core (CPU seconds of one process) for the default filter set and
+# other step sets on samples/corpus, --threads wall-clock scaling with the output order checked,
+# and datatrove's FineWeb-order filter pipeline beside llm-clean on the same English documents
+# (bench/clean_datatrove.py; pip install datatrove spacy), with the ratio.
+. "$(dirname "$0")/lib.sh"
+
+in=$W/clean-all.jsonl
+cat "$TOP"/samples/corpus/*.jsonl >"$in"
+textbytes() {
+	python3 -c 'import json,sys; print(sum(len(json.loads(l).get("text","").encode()) for l in open(sys.argv[1])))' "$1" 2>/dev/null ||
+		stat -c %s "$1"
+}
+tb=$(textbytes "$in")
+docs=$(wc -l <"$in")
+echo "input: $docs documents, $(rate "$tb" 1) MB of text (samples/corpus)"
+
+# cpu CMD...: best user+system seconds of $REPEAT runs into $W/cpu
+cpu() {
+	best=
+	for _ in $(seq "${REPEAT:-3}"); do
+		/usr/bin/time -f "%U %S" -o "$W/time" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
+		read -r u s <"$W/time"
+		best=$(echo "$u $s ${best:-1e9}" | awk '{d=$1+$2; if (d < 0.001) d = 0.001; print (d<$3)?d:$3}')
+	done
+	echo "$best" >"$W/cpu"
+}
+rate1() { echo "$1 $2" | awk '{printf "%.1f", $1/1e6/$2}'; }
+
+printf '%-44s %10s %10s\n' "steps" "MB/s/core" "docs/s"
+while read -r name args; do
+	# shellcheck disable=SC2086
+	cpu llm-clean -q $args "$in" && read -r t <"$W/cpu"
+	printf '%-44s %10s %10s\n' "$name" "$(rate1 "$tb" "$t")" "$(echo "$docs $t" | awk '{printf "%.0f", $1/$2}')"
+done <<'LIST'
+parse+write --filters none --normalize none
+normalise --filters none
+default(length,gopher-rep,gopher-quality,c4,fineweb) --filters default
+default+pii+time --mask-pii --mask-time
+default+builtin-lid --detect-lang
+LIST
+
+# threads: wall clock, and the output must not change
+llm-clean -q "$in" >"$W/clean-t1.jsonl"
+for n in 1 2 4; do
+	t=$(seconds llm-clean -q --threads $n "$in")
+	llm-clean -q --threads $n "$in" >"$W/clean-tn.jsonl"
+	same=$(cmp -s "$W/clean-t1.jsonl" "$W/clean-tn.jsonl" && echo "same output" || echo "OUTPUT DIFFERS")
+	echo "--threads $n: $(rate1 "$tb" "$t") MB/s wall ($same, $(nproc) cores)"
+done
+
+# HTML to text on the sample pages
+html=$W/clean-html.jsonl
+for f in "$TOP"/samples/corpus/html/*.html; do
+	python3 -c 'import json,sys; print(json.dumps({"id": sys.argv[1], "format": "html", "text": open(sys.argv[1], encoding="utf-8").read()}))' "$f"
+done >"$html" 2>/dev/null
+if [ -s "$html" ]; then
+	hb=$(stat -c %s "$html")
+	big=$W/clean-html-x50.jsonl
+	for _ in $(seq 50); do cat "$html"; done >"$big"
+	cpu llm-clean -q --filters none "$big" && read -r t <"$W/cpu"
+	echo "HTML to text: $(rate1 $((hb * 50)) "$t") MB/s of HTML per core"
+fi
+
+# datatrove beside, on the same English documents
+sub=$W/clean-en-sub.jsonl
+out=$(python3 "$TOP/bench/clean_datatrove.py" --pipeline "$sub" --mb 2 2>/dev/null | tail -n 1)
+case $out in
+text_bytes*)
+	set -- $out
+	sb=$2 dt=$8
+	cpu llm-clean -q --normalize none "$sub" && read -r t <"$W/cpu"
+	echo "datatrove GopherRep+GopherQuality+C4+FineWeb: $(rate1 "$sb" "$dt") MB/s per core;" \
+		"llm-clean same filters $(rate1 "$sb" "$t") MB/s per core:" \
+		"$(echo "$dt $t" | awk '{printf "%.0f", $1/$2}')x faster"
+	;;
+*) echo "datatrove: not installed (pip install datatrove spacy); skipped" ;;
+esac
