@@ -1019,6 +1019,76 @@ const char *llm_shard_domain(const llm_shard *s, size_t id)
 	return id < s->ndomains ? s->domains[id] : "unknown";
 }
 
+/* ---- descriptions (llm-shard --info) ---- */
+
+void llm_shard_describe(const llm_shard *s, llm_buf *out)
+{
+	const llm_shard_info *in = llm_shard_get_info(s);
+	llm_buf_addf(out, "%s: shard version %u, %u-byte tokens, vocab %u, tokenizer %016llx, eos ",
+	             llm_shard_path(s), in->version, in->width, in->vocab_size,
+	             (unsigned long long)in->tokenizer_id);
+	if (in->eos_id == LLM_SHARD_NO_EOS)
+		llm_buf_adds(out, "none\n");
+	else
+		llm_buf_addf(out, "%u\n", in->eos_id);
+	llm_buf_addf(out, "  documents %llu, tokens %llu, noised inputs %s\n", (unsigned long long)in->docs,
+	             (unsigned long long)in->tokens, (in->flags & LLM_SHARD_NOISED) ? "yes" : "no");
+	size_t nd = llm_shard_ndomains(s);
+	uint64_t *docs = llm_calloc(nd + 1, 8), *toks = llm_calloc(nd + 1, 8), trunc = 0;
+	for (uint64_t i = 0; i < in->docs; i++) {
+		llm_shard_doc d;
+		llm_shard_get_doc(s, i, &d);
+		docs[d.domain]++;
+		toks[d.domain] += d.len;
+		trunc += !!(d.flags & LLM_SHARD_DOC_TRUNCATED);
+	}
+	for (size_t i = 0; i < nd; i++)
+		llm_buf_addf(out, "  domain %s: %llu documents, %llu tokens\n", llm_shard_domain(s, i),
+		             (unsigned long long)docs[i], (unsigned long long)toks[i]);
+	if (trunc)
+		llm_buf_addf(out, "  truncated documents %llu\n", (unsigned long long)trunc);
+	for (int k = 1; k <= LLM_SHARD_NSECTIONS; k++)
+		llm_buf_addf(out, "  section %-12s offset %10llu length %12llu xxh3 %016llx\n",
+		             llm_shard_section_name(k), (unsigned long long)in->sec[k].offset,
+		             (unsigned long long)in->sec[k].length, (unsigned long long)in->sec[k].checksum);
+	free(docs);
+	free(toks);
+}
+
+void llm_manifest_describe(const llm_manifest *m, const char *path, llm_buf *out)
+{
+	llm_buf_addf(out, "%s: %zu shards, vocab %u, %u-byte tokens, tokenizer %016llx, noised inputs %s\n",
+	             path, m->nshards, m->vocab_size, m->width, (unsigned long long)m->tokenizer_id,
+	             m->noised ? "yes" : "no");
+	for (int sp = 0; sp < LLM_NSPLITS; sp++) {
+		uint64_t n = 0, d = 0, t = 0;
+		for (size_t i = 0; i < m->nshards; i++)
+			if (m->shards[i].split == sp) {
+				n++;
+				d += m->shards[i].docs;
+				t += m->shards[i].tokens;
+			}
+		llm_buf_addf(out, "  %s: %llu shards, %llu documents, %llu tokens\n", llm_split_name(sp),
+		             (unsigned long long)n, (unsigned long long)d, (unsigned long long)t);
+	}
+	for (size_t i = 0; i < m->ndomains; i++) {
+		const llm_manifest_domain *d = &m->domains[i];
+		llm_buf_addf(out, "  domain %s: train %llu documents %llu tokens, val %llu documents %llu tokens",
+		             d->name, (unsigned long long)d->docs[0], (unsigned long long)d->tokens[0],
+		             (unsigned long long)d->docs[1], (unsigned long long)d->tokens[1]);
+		if (d->truncate_at)
+			llm_buf_addf(out, ", cut at %llu tokens: %llu documents, %llu tokens removed",
+			             (unsigned long long)d->truncate_at, (unsigned long long)d->truncated_docs,
+			             (unsigned long long)d->truncated_tokens);
+		llm_buf_addc(out, '\n');
+	}
+	for (size_t i = 0; i < m->nshards; i++)
+		llm_buf_addf(out, "  %s %s: %llu documents, %llu tokens, %llu bytes\n",
+		             llm_split_name(m->shards[i].split), m->shards[i].file,
+		             (unsigned long long)m->shards[i].docs, (unsigned long long)m->shards[i].tokens,
+		             (unsigned long long)m->shards[i].bytes);
+}
+
 /* ---- manifest ---- */
 
 void llm_manifest_init(llm_manifest *m)

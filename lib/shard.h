@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
+
 #define LLM_SHARD_MAGIC "LLMSHRD1"
 #define LLM_SHARD_VERSION 1
 #define LLM_SHARD_HEADER_SIZE 4096
@@ -97,6 +99,8 @@ void llm_shard_free(llm_shard *s);
 /* Every section checksum, then every token and input below vocab size. The first problem
  * found is the detail: "PATH: section 'tokens': checksum mismatch". */
 int llm_shard_verify(const llm_shard *s);
+/* Append a human-readable summary (llm-shard --info): header, counts per domain, sections. */
+void llm_shard_describe(const llm_shard *s, llm_buf *out);
 
 const llm_shard_info *llm_shard_get_info(const llm_shard *s);
 const char *llm_shard_path(const llm_shard *s);
@@ -245,5 +249,7 @@ llm_manifest_domain *llm_manifest_domain_get(llm_manifest *m, const char *name);
 int llm_manifest_write(const llm_manifest *m, const char *path);
 /* Read a manifest (path to manifest.json); LLM_EFORMAT naming the file on anything missing. */
 int llm_manifest_load(llm_manifest *m, const char *path);
+/* Append a human-readable summary (llm-shard --info): splits, domains, truncation, shards. */
+void llm_manifest_describe(const llm_manifest *m, const char *path, llm_buf *out);
 
 #endif

@@ -453,74 +453,6 @@ static int is_shard_file(const char *path)
 	return n == 8 && memcmp(magic, LLM_SHARD_MAGIC, 8) == 0;
 }
 
-static void print_shard(const llm_shard *s)
-{
-	const llm_shard_info *in = llm_shard_get_info(s);
-	printf("%s: shard version %u, %u-byte tokens, vocab %u, tokenizer %016llx, eos ",
-	       llm_shard_path(s), in->version, in->width, in->vocab_size,
-	       (unsigned long long)in->tokenizer_id);
-	if (in->eos_id == LLM_SHARD_NO_EOS)
-		printf("none\n");
-	else
-		printf("%u\n", in->eos_id);
-	printf("  documents %llu, tokens %llu, noised inputs %s\n", (unsigned long long)in->docs,
-	       (unsigned long long)in->tokens, (in->flags & LLM_SHARD_NOISED) ? "yes" : "no");
-	size_t nd = llm_shard_ndomains(s);
-	uint64_t *docs = llm_calloc(nd + 1, 8), *toks = llm_calloc(nd + 1, 8), trunc = 0;
-	for (uint64_t i = 0; i < in->docs; i++) {
-		llm_shard_doc d;
-		llm_shard_get_doc(s, i, &d);
-		docs[d.domain]++;
-		toks[d.domain] += d.len;
-		trunc += !!(d.flags & LLM_SHARD_DOC_TRUNCATED);
-	}
-	for (size_t i = 0; i < nd; i++)
-		printf("  domain %s: %llu documents, %llu tokens\n", llm_shard_domain(s, i),
-		       (unsigned long long)docs[i], (unsigned long long)toks[i]);
-	if (trunc)
-		printf("  truncated documents %llu\n", (unsigned long long)trunc);
-	for (int k = 1; k <= LLM_SHARD_NSECTIONS; k++)
-		printf("  section %-12s offset %10llu length %12llu xxh3 %016llx\n",
-		       llm_shard_section_name(k), (unsigned long long)in->sec[k].offset,
-		       (unsigned long long)in->sec[k].length, (unsigned long long)in->sec[k].checksum);
-	free(docs);
-	free(toks);
-}
-
-static void print_manifest(const char *path, const llm_manifest *m)
-{
-	printf("%s: %zu shards, vocab %u, %u-byte tokens, tokenizer %016llx, noised inputs %s\n",
-	       path, m->nshards, m->vocab_size, m->width, (unsigned long long)m->tokenizer_id,
-	       m->noised ? "yes" : "no");
-	for (int sp = 0; sp < LLM_NSPLITS; sp++) {
-		uint64_t n = 0, d = 0, t = 0;
-		for (size_t i = 0; i < m->nshards; i++)
-			if (m->shards[i].split == sp) {
-				n++;
-				d += m->shards[i].docs;
-				t += m->shards[i].tokens;
-			}
-		printf("  %s: %llu shards, %llu documents, %llu tokens\n", llm_split_name(sp),
-		       (unsigned long long)n, (unsigned long long)d, (unsigned long long)t);
-	}
-	for (size_t i = 0; i < m->ndomains; i++) {
-		const llm_manifest_domain *d = &m->domains[i];
-		printf("  domain %s: train %llu documents %llu tokens, val %llu documents %llu tokens",
-		       d->name, (unsigned long long)d->docs[0], (unsigned long long)d->tokens[0],
-		       (unsigned long long)d->docs[1], (unsigned long long)d->tokens[1]);
-		if (d->truncate_at)
-			printf(", cut at %llu tokens: %llu documents, %llu tokens removed",
-			       (unsigned long long)d->truncate_at, (unsigned long long)d->truncated_docs,
-			       (unsigned long long)d->truncated_tokens);
-		printf("\n");
-	}
-	for (size_t i = 0; i < m->nshards; i++)
-		printf("  %s %s: %llu documents, %llu tokens, %llu bytes\n",
-		       llm_split_name(m->shards[i].split), m->shards[i].file,
-		       (unsigned long long)m->shards[i].docs, (unsigned long long)m->shards[i].tokens,
-		       (unsigned long long)m->shards[i].bytes);
-}
-
 /* A shard listed in a manifest must be the very file the manifest describes. */
 static int matches_manifest(const llm_shard *s, const llm_manifest_shard *ms)
 {
@@ -617,6 +549,13 @@ static int dump_shard(struct dumper *dp, const llm_shard *s)
 	return 0;
 }
 
+/* --info: hand a description over to standard output. */
+static void put_stdout(llm_buf *b)
+{
+	fwrite(b->p, 1, b->len, stdout);
+	llm_buf_release(b);
+}
+
 /* Apply a mode to one shard file or manifest. */
 static int inspect(int mode, const char *path, struct dumper *dp)
 {
@@ -628,9 +567,11 @@ static int inspect(int mode, const char *path, struct dumper *dp)
 			return 1;
 		}
 		int failed = 0;
-		if (mode == MODE_INFO)
-			print_shard(s);
-		else if (mode == MODE_VERIFY)
+		if (mode == MODE_INFO) {
+			llm_buf b = LLM_BUF_INIT;
+			llm_shard_describe(s, &b);
+			put_stdout(&b);
+		} else if (mode == MODE_VERIFY)
 			printf("%s: ok\n", path);
 		else
 			failed = dump_shard(dp, s);
@@ -643,8 +584,11 @@ static int inspect(int mode, const char *path, struct dumper *dp)
 		return 1;
 	}
 	int failed = 0;
-	if (mode == MODE_INFO)
-		print_manifest(path, &m);
+	if (mode == MODE_INFO) {
+		llm_buf b = LLM_BUF_INIT;
+		llm_manifest_describe(&m, path, &b);
+		put_stdout(&b);
+	}
 	for (size_t i = 0; mode != MODE_INFO && i < m.nshards; i++) {
 		if (llm_shard_open(&s, m.shards[i].path, flags) != LLM_OK) {
 			llm_error("%s", llm_last_error());

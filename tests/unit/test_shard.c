@@ -135,6 +135,12 @@ static void check_shard(const char *path, uint32_t width, uint32_t vocab, int no
 	CHECK_EQ_U64(total, in->tokens);
 	CHECK_EQ_U64(llm_shard_doc_offsets(s)[NDOC], total);
 	CHECK((llm_shard_inputs_raw(s) != NULL) == noised);
+	llm_buf desc = LLM_BUF_INIT;
+	llm_shard_describe(s, &desc);
+	CHECK(strstr(desc.p, "documents 300, tokens ") != NULL);
+	CHECK(strstr(desc.p, "  domain unknown: 75 documents") != NULL);
+	CHECK(strstr(desc.p, "  section meta_offsets ") != NULL);
+	llm_buf_release(&desc);
 	llm_shard_free(s);
 }
 
@@ -271,6 +277,11 @@ static void test_manifest(void)
 			CHECK_EQ_U64(r.shards[0].info.sec[k].checksum, info.sec[k].checksum);
 		CHECK_EQ_U64(r.shards[0].info.header_checksum, info.header_checksum);
 	}
+	llm_buf desc = LLM_BUF_INIT;
+	llm_manifest_describe(&r, "m.json", &desc);
+	CHECK(strstr(desc.p, "m.json: 2 shards, vocab 1000, 2-byte tokens") != NULL);
+	CHECK(strstr(desc.p, "cut at 77 tokens") != NULL);
+	llm_buf_release(&desc);
 	CHECK_EQ_INT(r.ndomains, 1);
 	if (r.ndomains == 1) {
 		CHECK_STR(r.domains[0].name, "we\"b");
