@@ -191,9 +191,12 @@ static const char *const block_tags[] = {
 };
 static const char *const boiler_tags[] = { "nav", "header", "footer", "aside", "form", "menu",
 	                                   NULL };
-static const char *const boiler_words[] = { "nav", "menu", "footer", "header", "sidebar",
-	                                    "breadcrumb", "cookie", "banner", "share", "social",
-	                                    "related", "toc", "pagination", NULL };
+static const char *const boiler_words[] = { "nav", "navbar", "navigation", "menu", "footer",
+	                                    "header", "sidebar", "breadcrumb", "breadcrumbs",
+	                                    "cookie", "cookies", "banner", "share", "social",
+	                                    "related", "toc", "pagination", "masthead", NULL };
+/* Containers of the whole page: their class names describe the page, not a block. */
+static const char *const page_tags[] = { "html", "body", "main", "article", NULL };
 
 /* ------------------------------------------------------------------------------------------ */
 /* Blocks */
@@ -286,17 +289,22 @@ static const char *attr(const char *a, size_t n, const char *name, size_t *vlen)
 	return NULL;
 }
 
+/* Whether an attribute value has one of words as a whole token (tokens split at anything
+ * but letters and digits), case-insensitively: "region-navigation" has "navigation", but
+ * "no-sidebars" has no "sidebar". */
 static bool has_word(const char *v, size_t n, const char *const *words)
 {
-	char buf[256];
-	if (n >= sizeof buf)
-		n = sizeof buf - 1;
-	for (size_t i = 0; i < n; i++)
-		buf[i] = (char)tolower((unsigned char)v[i]);
-	buf[n] = 0;
-	for (int i = 0; words[i]; i++)
-		if (strstr(buf, words[i]))
-			return true;
+	for (size_t i = 0; i < n;) {
+		while (i < n && !isalnum((unsigned char)v[i]))
+			i++;
+		size_t j = i;
+		while (j < n && isalnum((unsigned char)v[j]))
+			j++;
+		for (int k = 0; words[k] && j > i; k++)
+			if (strlen(words[k]) == j - i && strncasecmp(words[k], v + i, j - i) == 0)
+				return true;
+		i = j;
+	}
 	return false;
 }
 
@@ -327,6 +335,8 @@ static unsigned open_flags(const char *name, const char *a, size_t an)
 		if (strstr(buf, "display:none") || strstr(buf, "visibility:hidden"))
 			f |= F_SKIP;
 	}
+	if (in_list(name, page_tags))
+		return f;
 	if (((v = attr(a, an, "class", &vl)) && has_word(v, vl, boiler_words)) ||
 	    ((v = attr(a, an, "id", &vl)) && has_word(v, vl, boiler_words)) ||
 	    ((v = attr(a, an, "role", &vl)) && has_word(v, vl, (const char *const[]){ "navigation", "banner", "contentinfo", NULL })))

@@ -15,7 +15,9 @@
  *   - keeps <title> aside (llm_html_title);
  *   - boilerplate removal (when opts.boilerplate): each block is scored by its text length, its
  *     link density (characters inside <a> / all characters) and its tag path; blocks inside
- *     nav, header, footer, aside, form and menus, or with link density > max_link_density, or
+ *     nav, header, footer, aside, form and menus or elements whose class, id or role has a
+ *     token such as nav, menu, sidebar, footer, breadcrumb, cookie, banner, share (not on
+ *     html, body, main, article), or with link density > max_link_density, or
  *     short (< 30 characters) blocks between such, are dropped — the block-level heuristics of
  *     jusText and boilerpipe, reduced to what needs no language model.
  *
