@@ -147,12 +147,6 @@ extern "C" int llm_cuda_to_host(void *dst, const void *src, size_t bytes)
 	return LLM_OK;
 }
 
-extern "C" int llm_cuda_copy(void *dst, const void *src, size_t bytes)
-{
-	CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, g_stream));
-	return LLM_OK;
-}
-
 extern "C" int llm_cuda_scratch(void **p, size_t bytes)
 {
 	if (bytes > g_scratch_size) {

@@ -90,7 +90,6 @@ void llm_cuda_free(void *p);
 int llm_cuda_memset(void *p, int byte, size_t bytes);
 int llm_cuda_to_device(void *dst, const void *src, size_t bytes);   /* synchronous */
 int llm_cuda_to_host(void *dst, const void *src, size_t bytes);     /* synchronous */
-int llm_cuda_copy(void *dst, const void *src, size_t bytes);        /* device to device, async */
 /* A device buffer of at least `bytes` shared by launchers that need temporary space (grows;
  * valid until the next call). */
 int llm_cuda_scratch(void **p, size_t bytes);

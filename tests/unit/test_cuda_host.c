@@ -72,11 +72,6 @@ int llm_cuda_to_host(void *dst, const void *src, size_t bytes)
 	memcpy(dst, src, bytes);
 	return LLM_OK;
 }
-int llm_cuda_copy(void *dst, const void *src, size_t bytes)
-{
-	memmove(dst, src, bytes);
-	return LLM_OK;
-}
 int llm_cuda_scratch(void **p, size_t bytes)
 {
 	static void *s;
