@@ -196,6 +196,7 @@ static int sketch_pass(struct shard_run *r, const char *path)
 		llm_error("%s", llm_last_error());
 		return 1;
 	}
+	llm_tokreader_set_widen(tr, 0); /* only lengths are needed */
 	llm_tok_rec t;
 	meta_fields f;
 	int st;
