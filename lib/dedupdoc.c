@@ -1,9 +1,9 @@
 /*
  * dedupdoc.c — record classification and the parallel sign pool (see dedupdoc.h).
  *
- * Threads are started per batch and joined before the callback runs: a batch of 1024
- * documents is milliseconds of work, so the cost of starting threads is small beside it, and
- * there is no shared state to lock — each thread writes only its own slots and signer.
+ * Threads are started per batch and joined before the callback runs: 64 documents per thread
+ * are about a millisecond of work, so starting threads costs little beside it, and there is
+ * no shared state to lock — each thread writes only its own slots and signer.
  */
 #include "dedupdoc.h"
 
@@ -71,7 +71,9 @@ void llm_dedup_doc_parse(llm_dedup_doc *d, const char *field, size_t max_line, i
 		llm_buf_addf(&d->id, "%s:%llu", file, (unsigned long long)lineno);
 }
 
-enum { BATCH = 1024, MAX_THREADS = 256 };
+/* A batch is 64 records per thread (at most 1024): enough to keep every thread busy for a
+ * while, and no more records held than that, since each slot keeps its buffers. */
+enum { BATCH_PER_THREAD = 64, BATCH = 1024, MAX_THREADS = 256 };
 
 typedef struct {
 	llm_dedup_doc doc;
@@ -90,7 +92,7 @@ struct llm_signpool {
 	llm_signpool_fn fn;
 	void *ctx;
 	slot *slots;
-	size_t n;
+	size_t n, batch;
 	llm_buf lines;
 	char *file;
 };
@@ -137,8 +139,11 @@ int llm_signpool_new(llm_signpool **out, const llm_dedup_params *p, int threads,
 	sp->max_line = max_line;
 	sp->fn = fn;
 	sp->ctx = ctx;
-	sp->slots = llm_calloc(BATCH, sizeof *sp->slots);
-	for (size_t i = 0; i < BATCH; i++)
+	sp->batch = (size_t)sp->threads * BATCH_PER_THREAD;
+	if (sp->batch > BATCH)
+		sp->batch = BATCH;
+	sp->slots = llm_calloc(sp->batch, sizeof *sp->slots);
+	for (size_t i = 0; i < sp->batch; i++)
 		llm_dedup_doc_init(&sp->slots[i].doc);
 	llm_buf_init(&sp->lines);
 	*out = sp;
@@ -187,7 +192,7 @@ void llm_signpool_add(llm_signpool *sp, int status, const char *line, size_t len
 	s->status = status;
 	s->lineno = lineno;
 	llm_buf_add(&sp->lines, line, keep);
-	if (sp->n == BATCH)
+	if (sp->n == sp->batch)
 		llm_signpool_flush(sp);
 }
 
@@ -198,7 +203,7 @@ void llm_signpool_free(llm_signpool *sp)
 	llm_signpool_flush(sp);
 	for (int t = 0; t < sp->threads; t++)
 		llm_signer_free(sp->signers[t]);
-	for (size_t i = 0; i < BATCH; i++) {
+	for (size_t i = 0; i < sp->batch; i++) {
 		llm_dedup_doc_release(&sp->slots[i].doc);
 		llm_buf_release(&sp->slots[i].data);
 	}

@@ -8,10 +8,10 @@
  * reject's extra members. The doc points into the caller's line (which must outlive it).
  *
  * The sign pool turns lines into signatures in input order: lines are copied into a batch of
- * up to 1024; a full batch (or llm_signpool_flush) is parsed and signed by `threads` threads
+ * 64 per thread (at most 1024); a full batch (or llm_signpool_flush) is parsed and signed by `threads` threads
  * (line i by thread i mod threads, each with its own signer), then the callback receives every
  * record in input order on the calling thread. The result does not depend on the number of
- * threads. Memory: one batch of lines plus each record's signature arrays. A pool is used by
+ * threads. Memory: one batch of lines, parsed records and signature arrays. A pool is used by
  * one thread at a time; when a thread cannot be started its share runs on the caller.
  */
 #ifndef LLM_DEDUPDOC_H
