@@ -524,7 +524,7 @@ static int same_params(const llm_dedup_params *a, const llm_dedup_params *b)
 	return same;
 }
 
-/* NAME.sig -> [DIR/]NAME.rm */
+/* NAME.sig or NAME.sig.zst -> [DIR/]NAME.rm */
 static char *rm_name(const char *sig, const char *outdir)
 {
 	llm_buf b = LLM_BUF_INIT;
@@ -533,6 +533,8 @@ static char *rm_name(const char *sig, const char *outdir)
 		llm_buf_addf(&b, "%s/%s", outdir, base ? base + 1 : sig);
 	else
 		llm_buf_adds(&b, sig);
+	if (b.len > 4 && !strcmp(b.p + b.len - 4, ".zst"))
+		llm_buf_truncate(&b, b.len - 4);
 	if (b.len > 4 && !strcmp(b.p + b.len - 4, ".sig"))
 		llm_buf_truncate(&b, b.len - 4);
 	llm_buf_adds(&b, ".rm");

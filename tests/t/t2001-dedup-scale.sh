@@ -54,6 +54,13 @@ test_expect_success 'verification also works through the stages' '
 	test_cmp o1 o2
 '
 
+test_expect_success 'compressed signature files work and name NAME.rm' '
+	llm-dedup -q --rejects r1 A >o1 &&
+	llm-dedup sign -q -o A.sig.zst A && llm-dedup cluster -q A.sig.zst && test -s A.rm &&
+	llm-dedup apply -q --removals A.rm --rejects r2 A >o2 &&
+	test_cmp o1 o2 && test_cmp r1 r2
+'
+
 test_expect_success 'a removal list refuses the wrong shard' '
 	last=$(tail -n 1 shards) &&
 	test_must_fail llm-dedup apply -q --removals shard.0.rm $last >out 2>err &&
