@@ -303,18 +303,14 @@ static void stats_extra(llm_run *run, const struct cfg *c, llm_dedup *d, uint64_
 {
 	llm_buf b = LLM_BUF_INIT, desc = LLM_BUF_INIT;
 	llm_dedup_params_describe(&c->p, &desc);
-	size_t mem = d ? llm_dedup_memory(d) : 0;
+	size_t mem = llm_dedup_memory(d);
 	llm_buf_adds(&b, "\"dedup\": {\"method\": ");
 	llm_json_put_str(&b, desc.p, desc.len);
-	if (d) {
-		llm_buf_addf(&b, ", \"candidates\": %llu, \"joins\": %llu, \"index_clusters\": %llu",
-		             (unsigned long long)llm_dedup_candidates(d),
-		             (unsigned long long)llm_dedup_joins(d),
-		             (unsigned long long)llm_dedup_base(d));
-		llm_buf_addf(&b, ", \"memory_bytes\": %zu, \"memory_bytes_per_document\": %.1f", mem,
-		             docs ? (double)mem / (double)docs : 0.0);
-	}
-	llm_buf_addc(&b, '}');
+	llm_buf_addf(&b, ", \"candidates\": %llu, \"joins\": %llu, \"index_clusters\": %llu",
+	             (unsigned long long)llm_dedup_candidates(d), (unsigned long long)llm_dedup_joins(d),
+	             (unsigned long long)llm_dedup_base(d));
+	llm_buf_addf(&b, ", \"memory_bytes\": %zu, \"memory_bytes_per_document\": %.1f}", mem,
+	             docs ? (double)mem / (double)docs : 0.0);
 	llm_run_stats_extra(run, b.p);
 	llm_buf_release(&b);
 	llm_buf_release(&desc);
