@@ -363,10 +363,15 @@ typedef struct {
 	size_t n, cap;
 } qwords;
 
-/* Open-addressing map from a 61-bit hash to a count and first position. */
+/* Open-addressing map from a 61-bit hash to a count and first position; key, count and
+ * position share one 16-byte slot so that a probe touches one cache line. */
 typedef struct {
-	uint64_t *key; /* hash + 1, 0 = empty */
-	uint32_t *count, *first;
+	uint64_t key; /* hash + 1, 0 = empty */
+	uint32_t count, first;
+} hslot;
+
+typedef struct {
+	hslot *slot;
 	size_t cap, n;
 } hmap;
 
@@ -403,33 +408,30 @@ static void hmap_reset(hmap *m, size_t want)
 	while (cap < 2 * want)
 		cap *= 2;
 	if (cap > m->cap) {
-		free(m->key);
-		free(m->count);
-		free(m->first);
-		m->key = llm_malloc(cap * sizeof *m->key);
-		m->count = llm_malloc(cap * sizeof *m->count);
-		m->first = llm_malloc(cap * sizeof *m->first);
+		free(m->slot);
+		m->slot = llm_malloc(cap * sizeof *m->slot);
 		m->cap = cap;
 	}
 	/* Use only the power of two the document needs, so small documents clear little. */
 	m->n = cap;
-	memset(m->key, 0, cap * sizeof *m->key);
+	memset(m->slot, 0, cap * sizeof *m->slot);
 }
 
 /* Slot of key (inserted with count 0 and first = pos when new). */
-static size_t hmap_slot(hmap *m, uint64_t h, uint32_t pos)
+static inline hslot *hmap_slot(hmap *m, uint64_t h, uint32_t pos)
 {
 	uint64_t k = h + 1;
 	size_t mask = m->n - 1;
 	size_t i = (size_t)(k * 0x9E3779B97F4A7C15ULL >> 20) & mask;
 	for (;; i = (i + 1) & mask) {
-		if (m->key[i] == k)
-			return i;
-		if (!m->key[i]) {
-			m->key[i] = k;
-			m->count[i] = 0;
-			m->first[i] = pos;
-			return i;
+		hslot *e = &m->slot[i];
+		if (e->key == k)
+			return e;
+		if (!e->key) {
+			e->key = k;
+			e->count = 0;
+			e->first = pos;
+			return e;
 		}
 	}
 }
@@ -447,9 +449,7 @@ void llm_quality_free(llm_quality *q)
 	free(q->scratch.w);
 	free(q->cps);
 	free(q->cofs);
-	free(q->map.key);
-	free(q->map.count);
-	free(q->map.first);
+	free(q->map.slot);
 	free(q->ph);
 	free(q->phs);
 	free(q->pow);
@@ -1296,8 +1296,8 @@ static void find_duplicates(llm_quality *q, const size_t *ab, size_t nspans, siz
 	*dups = *dupchars = 0;
 	for (size_t i = 0; i < nspans; i++) {
 		size_t a = ab[2 * i], b = ab[2 * i + 1];
-		size_t slot = hmap_slot(&q->map, span_hash(q->s, a, b), (uint32_t)i);
-		if (q->map.count[slot]++) {
+		hslot *e = hmap_slot(&q->map, span_hash(q->s, a, b), (uint32_t)i);
+		if (e->count++) {
 			(*dups)++;
 			*dupchars += llm_utf8_count(q->s + a, b - a);
 		}
@@ -1452,9 +1452,9 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 		hmap_reset(&q->map, nw);
 		uint32_t best = 0, best_first = 0;
 		for (size_t i = 0; i + gn <= nw; i++) {
-			size_t slot = hmap_slot(&q->map, ngram_hash(q, i, gn, true), (uint32_t)i);
-			uint32_t c = ++q->map.count[slot];
-			uint32_t first = q->map.first[slot];
+			hslot *e = hmap_slot(&q->map, ngram_hash(q, i, gn, true), (uint32_t)i);
+			uint32_t c = ++e->count;
+			uint32_t first = e->first;
 			if (c > best || (c == best && first < best_first)) {
 				best = c;
 				best_first = first;
@@ -1478,8 +1478,8 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 		hmap_reset(&q->map, nw);
 		size_t covered = 0, upto = 0;
 		for (size_t i = 0; i + 5 <= nw; i++) {
-			size_t slot = hmap_slot(&q->map, ngram_hash(q, i, 5, false), (uint32_t)i);
-			if (q->map.count[slot]++ == 0)
+			hslot *e = hmap_slot(&q->map, ngram_hash(q, i, 5, false), (uint32_t)i);
+			if (e->count++ == 0)
 				continue;
 			for (size_t k = i > upto ? i : upto; k < i + 5; k++)
 				covered += w[k].nchars;
@@ -1495,13 +1495,13 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 		hmap_reset(&q->map, nw);
 		size_t rep = 0;
 		for (size_t i = 0; i + gn <= nw;) {
-			size_t slot = hmap_slot(&q->map, ngram_hash(q, i, gn, false), (uint32_t)i);
-			if (q->map.count[slot]) {
+			hslot *e = hmap_slot(&q->map, ngram_hash(q, i, gn, false), (uint32_t)i);
+			if (e->count) {
 				for (size_t k = 0; k < gn; k++)
 					rep += w[i + k].nchars;
 				i += gn;
 			} else {
-				q->map.count[slot] = 1;
+				e->count = 1;
 				i++;
 			}
 		}
