@@ -174,20 +174,25 @@ typedef struct {
 	llm_buf data;
 	item *items;
 	size_t n, cap;
+	size_t next; /* next item to clean, taken atomically by the workers */
 } batch;
 
 typedef struct {
 	batch *b;
 	llm_cleaner *cl;
-	size_t first, step;
 	pthread_t th;
 } worker;
 
+/* Workers take records one at a time from a shared counter: documents differ in size by
+ * orders of magnitude (a whole book next to a news blurb), so a fixed split would idle. */
 static void *work(void *arg)
 {
 	worker *w = arg;
 	batch *b = w->b;
-	for (size_t i = w->first; i < b->n; i += w->step) {
+	for (;;) {
+		size_t i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
+		if (i >= b->n)
+			break;
 		item *it = &b->items[i];
 		if (it->toolong)
 			continue;
@@ -223,6 +228,7 @@ static void extra_value(llm_buf *x, const llm_clean_result *r)
 static int flush_batch(struct ctx *c)
 {
 	batch *b = &c->b;
+	b->next = 0;
 	if (c->nthreads == 1) {
 		work(&c->workers[0]);
 	} else {
@@ -466,8 +472,6 @@ int main(int argc, char **argv)
 	for (int t = 0; t < x.nthreads; t++) {
 		x.workers[t].b = &x.b;
 		x.workers[t].cl = llm_cleaner_new(&cfg);
-		x.workers[t].first = (size_t)t;
-		x.workers[t].step = (size_t)x.nthreads;
 	}
 	if (llm_writer_open(&x.out, co.output) != LLM_OK)
 		die("%s", llm_last_error());
