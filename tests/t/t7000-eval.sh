@@ -81,7 +81,12 @@ test_expect_success 'documents from stdin; malformed lines warn, count and fail'
 	printf "{\"text\": \"no newline\"}" | llm-eval loss -q --ckpt run -t tok.json >nl.out &&
 	grep "^unknown  *1 " nl.out &&
 	printf "{\"text\": \"crlf\"}\r\n" | llm-eval loss -q --ckpt run -t tok.json >cr.out &&
-	grep "^unknown  *1 " cr.out
+	grep "^unknown  *1 " cr.out &&
+	printf "{\"text\": \"\377\376\"}\n{\"text\": \"%0300d\"}\n{\"text\": \"ok\"}\n" 0 >odd.jsonl &&
+	test_must_fail llm-eval loss --ckpt run -t tok.json --max-line 200 --json odd.json odd.jsonl \
+		>odd.out 2>err &&
+	test_grep "odd.jsonl:1: " err && test_grep "odd.jsonl:2: line over --max-line" err &&
+	test "$(jq -r .skipped odd.json)" = 2 && grep "^unknown  *1 " odd.out
 '
 
 test_expect_success 'a Hugging Face directory evaluates like the checkpoint it came from' '
@@ -117,6 +122,15 @@ test_expect_success JQ 'choice: accuracy counts the gold index; malformed items'
 	test_must_fail llm-eval choice --strict --ckpt run -t tok.json t21.jsonl 2>err
 '
 
+test_expect_success JQ 'choice --no-prefix: no start token; an empty context then fails' '
+	llm-eval choice -q --ckpt run -t tok.json --no-prefix --json np.json t20.jsonl &&
+	test "$(jq -r .all.items np.json)" = 20 &&
+	printf "%s\n" "{\"context\": \"\", \"choices\": [\"b\", \"c\"], \"gold\": 0}" >empty.jsonl &&
+	llm-eval choice -q --ckpt run -t tok.json empty.jsonl &&
+	test_must_fail llm-eval choice --ckpt run -t tok.json --no-prefix empty.jsonl 2>err &&
+	test_grep "empty context needs a prefix token" err
+'
+
 gen() { llm-eval generate -q --ckpt run -t tok.json --prompt "The King said" --max-tokens 24 "$@"; }
 
 test_expect_success 'generation: a seed fixes it, greedy is temperature 0, the cache changes nothing' '
@@ -147,6 +161,15 @@ test_expect_success JQ 'compare: one row per checkpoint, as text and JSON' '
 	test "$(jq -r ".[1].val.loss" cmp.json)" = "$(jq -r .all.loss v.json)" &&
 	test "$(jq -r ".[1].choice.acc" cmp.json)" = "$(jq -r .all.acc a.json)" &&
 	jq -e ".[0].val.loss > .[1].val.loss" cmp.json
+'
+
+test_expect_success 'the EXAMPLES of the man page run' '
+	ln -s "$SAMPLES" samples &&
+	sed -n "/^\.Sh EXAMPLES/,/^\.Sh SEE/p" "$TOP/man/man1/llm-eval.1" | grep "^llm-eval " >examples &&
+	test_line_count = 6 examples &&
+	while read -r cmd; do
+		eval "$cmd -q" >/dev/null || { echo "failed: $cmd"; exit 1; }
+	done <examples
 '
 
 test_expect_success 'usage errors exit 2' '
