@@ -1,5 +1,5 @@
 /*
- * wordlist.h — word lists (bad words, block lists) compiled into one PCRE2 JIT pattern.
+ * wordlist.h — word lists (bad words, block lists) compiled into PCRE2 JIT patterns.
  *
  * Entries come from files (one per line; blank lines and lines starting with "#" are skipped,
  * surrounding whitespace and a final "\r" are trimmed) or from memory. Matching is
@@ -13,9 +13,10 @@
  *    without spaces ("他是个bitch");
  *  - a space inside an entry matches any run of white space ("2 girls 1 cup").
  * Matches are counted left to right without overlap; at one position the longest entry wins.
- * The entries are merged into a prefix tree before compiling, so the pattern's size and speed
- * grow with the distinct prefixes, not with the number of entries.
- * Text need not be valid UTF-8 (PCRE2_MATCH_INVALID_UTF): no match spans an invalid byte.
+ * The entries are merged into prefix trees before compiling, so the patterns' size and speed
+ * grow with the distinct prefixes, not with the number of entries. CJK entries are matched
+ * byte by byte, so their case folding is ASCII only ("SB逼" matches "sb逼").
+ * Text need not be valid UTF-8: no match spans an invalid byte sequence.
  *
  * A compiled list is immutable and may be used from many threads at once, each with its own
  * llm_wordlist_scratch. Errors: LLM_EIO for unreadable files (detail names the file),
@@ -46,8 +47,10 @@ size_t llm_wordlist_size(const llm_wordlist *w);
 
 /* Build and JIT-compile the pattern; no more entries may be added after. */
 int llm_wordlist_compile(llm_wordlist *w);
-/* The PCRE2 pattern (after compile), for messages and tests. */
+/* The PCRE2 patterns (after compile), for messages and tests: the whole-word entries' (UTF
+ * mode) and the CJK substring entries' (byte mode); "" when there is no such entry. */
 const char *llm_wordlist_pattern(const llm_wordlist *w);
+const char *llm_wordlist_sub_pattern(const llm_wordlist *w);
 
 /* Per-thread match state of a compiled list; NULL only when PCRE2 cannot allocate it. */
 typedef struct llm_wordlist_scratch llm_wordlist_scratch;

@@ -78,6 +78,22 @@ static void test_unicode_case_and_scripts(void)
 	CHECK_EQ_INT(hits(w, "\xe5\x8f\xaf\xe8\x83\xbd\xe6\x80\xa7"), 1); /* 可能性 */
 	CHECK_EQ_INT(hits(w, "a\xf0\x9f\x96\x95" "b"), 1);               /* symbols need no boundary */
 	llm_wordlist_free(w);
+	/* Word and substring matches merge left to right; CJK entries fold ASCII case. */
+	static const char *const mixed[] = { "ass", "\xe5\x82\xbb\xe9\x80\xbc", "sb\xe9\x80\xbc" };
+	w = make(mixed, 3, 1);
+	{
+		const char *t = "ASS\xe5\x82\xbb\xe9\x80\xbc" "SB\xe9\x80\xbc" "ass";
+		llm_wordlist_scratch *s = llm_wordlist_scratch_new(w);
+		llm_wordlist_hit h[4];
+		CHECK_EQ_INT(llm_wordlist_scan(w, s, t, strlen(t), h, 4), 4);
+		CHECK_EQ_INT(h[0].off, 0);
+		CHECK_EQ_INT(h[1].off, 3);
+		CHECK_EQ_INT(h[2].off, 9);
+		CHECK_EQ_INT(h[2].len, 5);
+		CHECK_EQ_INT(h[3].off, 14);
+		llm_wordlist_scratch_free(s);
+	}
+	llm_wordlist_free(w);
 	/* With cjk_min 2 the single character is not loaded. */
 	w = make(words, 4, 2);
 	CHECK_EQ_INT(llm_wordlist_size(w), 3);
