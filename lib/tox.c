@@ -57,6 +57,28 @@ void llm_tox_normalize(const char *text, size_t len, llm_buf *out)
 	size_t start = out->len;
 	int in_word = 0; /* the last thing written was part of a multi-character token */
 	for (size_t i = 0; i < len;) {
+		unsigned char b = (unsigned char)text[i];
+		if (b < 0x80) {
+			/* ASCII, most of the bytes of most text, without decoding or table lookups:
+			 * the same classes as below (letters and digits, controls and space, the rest
+			 * punctuation or symbols). */
+			i++;
+			unsigned char lc = (unsigned char)(b | 0x20);
+			if ((lc >= 'a' && lc <= 'z') || (b >= '0' && b <= '9')) {
+				if (!in_word && out->len > start)
+					llm_buf_addc(out, ' ');
+				llm_buf_addc(out, (char)(lc >= 'a' && lc <= 'z' ? lc : b));
+				in_word = 1;
+			} else if (b <= ' ' || b == 0x7f) {
+				in_word = 0;
+			} else {
+				if (out->len > start)
+					llm_buf_addc(out, ' ');
+				llm_buf_addc(out, (char)b);
+				in_word = 0;
+			}
+			continue;
+		}
 		uint32_t cp;
 		i += llm_utf8_decode(text + i, len - i, &cp);
 		cp = llm_uc_fold_width(cp);
