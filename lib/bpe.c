@@ -111,13 +111,18 @@ typedef struct {
 
 struct llm_bpe {
 	uint32_t ntok;          /* largest id + 1 */
+	size_t idcap;           /* allocated length of off, len, is_special */
 	uint32_t *off, *len;    /* bytes of id i: arena[off[i] .. + len[i]]; len NO_TOKEN = hole */
 	unsigned char *is_special;
 	llm_buf arena;
 	bslot *bmap;            /* bytes -> id, ordinary tokens only */
 	size_t bmask;
-	pslot *pmap;            /* pair -> (rank, result) */
+	pslot *pmap;            /* pair -> (rank, result), while loading */
 	size_t pmask, npairs;
+	/* The pairs for encoding, grouped by left token (CSR): the pairs of l are at
+	 * [poff[l], poff[l + 1]), sorted by right token. A token's partners lie together, so the
+	 * lists of frequent tokens stay in cache, where a hash table spreads them over memory. */
+	uint32_t *poff, *pkey, *prank, *pres;
 	uint32_t byte_id[256];
 	special *sp;            /* sorted longest first, so the first match is the longest */
 	size_t nsp;
@@ -157,6 +162,10 @@ void llm_bpe_free(llm_bpe *b)
 	llm_buf_release(&b->arena);
 	free(b->bmap);
 	free(b->pmap);
+	free(b->poff);
+	free(b->pkey);
+	free(b->prank);
+	free(b->pres);
 	for (size_t i = 0; i < b->nsp; i++)
 		free(b->sp[i].text);
 	free(b->sp);
@@ -165,7 +174,8 @@ void llm_bpe_free(llm_bpe *b)
 	free(b);
 }
 
-/* Make ids [0, n) addressable, new ones as holes. */
+/* Make ids [0, n) addressable, new ones as holes. Capacity grows geometrically: loaders
+ * add ids one by one. */
 static int grow_ids(llm_bpe *b, uint64_t n, size_t ntokens)
 {
 	if (n <= b->ntok)
@@ -173,9 +183,15 @@ static int grow_ids(llm_bpe *b, uint64_t n, size_t ntokens)
 	if (n > (uint64_t)ntokens + MAX_HOLES || n >= NO_TOKEN)
 		return llm_fail(LLM_EFORMAT, "%s: id %llu is far beyond the %zu tokens", b->name,
 		                (unsigned long long)(n - 1), ntokens);
-	b->off = llm_realloc(b->off, n * sizeof *b->off);
-	b->len = llm_realloc(b->len, n * sizeof *b->len);
-	b->is_special = llm_realloc(b->is_special, n);
+	if (n > b->idcap) {
+		size_t cap = b->idcap ? b->idcap * 2 : 1024;
+		while (cap < n)
+			cap *= 2;
+		b->off = llm_realloc(b->off, cap * sizeof *b->off);
+		b->len = llm_realloc(b->len, cap * sizeof *b->len);
+		b->is_special = llm_realloc(b->is_special, cap);
+		b->idcap = cap;
+	}
 	for (uint64_t i = b->ntok; i < n; i++) {
 		b->off[i] = 0;
 		b->len[i] = NO_TOKEN;
@@ -269,17 +285,6 @@ static void pmap_init(llm_bpe *b, size_t expected)
 	b->pmask = cap - 1;
 }
 
-static inline const pslot *pair_find(const llm_bpe *b, uint32_t l, uint32_t r)
-{
-	uint64_t key = ((uint64_t)l + 1) << 32 | r;
-	for (size_t i = mix64(key) & b->pmask;; i = (i + 1) & b->pmask) {
-		const pslot *p = &b->pmap[i];
-		if (p->key == key)
-			return p;
-		if (!p->key)
-			return NULL;
-	}
-}
 
 /* Add (l, r) -> (rank, id); a pair already present keeps its lower rank (a merges list may
  * repeat a pair; the first occurrence is the one that applies). */
@@ -306,6 +311,52 @@ static void pair_add(llm_bpe *b, uint32_t l, uint32_t r, uint32_t rank, uint32_t
 			return;
 	b->pmap[i] = (pslot){ key, rank, id };
 	b->npairs++;
+}
+
+typedef struct {
+	uint32_t r, rank, res;
+} pentry;
+
+static int cmp_pentry(const void *x, const void *y)
+{
+	const pentry *a = x, *b = y;
+	return a->r < b->r ? -1 : a->r > b->r;
+}
+
+/* Turn the pair hash table into the CSR lists that encoding searches. */
+static void build_csr(llm_bpe *b)
+{
+	b->poff = llm_calloc((size_t)b->ntok + 2, sizeof *b->poff);
+	for (size_t i = 0; i <= b->pmask; i++)
+		if (b->pmap[i].key)
+			b->poff[(b->pmap[i].key >> 32) - 1 + 2]++;
+	for (size_t l = 2; l < (size_t)b->ntok + 2; l++)
+		b->poff[l] += b->poff[l - 1];
+	/* poff[l + 1] is now the start of l's list; filling advances it to the end. */
+	pentry *pe = llm_malloc((b->npairs ? b->npairs : 1) * sizeof *pe);
+	for (size_t i = 0; i <= b->pmask; i++) {
+		const pslot *p = &b->pmap[i];
+		if (!p->key)
+			continue;
+		uint32_t l = (uint32_t)(p->key >> 32) - 1;
+		pe[b->poff[l + 1]++] = (pentry){ (uint32_t)p->key, p->rank, p->id };
+	}
+	b->pkey = llm_malloc((b->npairs ? b->npairs : 1) * sizeof *b->pkey);
+	b->prank = llm_malloc((b->npairs ? b->npairs : 1) * sizeof *b->prank);
+	b->pres = llm_malloc((b->npairs ? b->npairs : 1) * sizeof *b->pres);
+	for (uint32_t l = 0; l < b->ntok; l++) {
+		uint32_t lo = b->poff[l], hi = b->poff[l + 1];
+		if (hi - lo > 1)
+			qsort(pe + lo, hi - lo, sizeof *pe, cmp_pentry);
+		for (uint32_t i = lo; i < hi; i++) {
+			b->pkey[i] = pe[i].r;
+			b->prank[i] = pe[i].rank;
+			b->pres[i] = pe[i].res;
+		}
+	}
+	free(pe);
+	free(b->pmap);
+	b->pmap = NULL;
 }
 
 /* tiktoken: every split of a token into two tokens is a pair whose rank is the token's id. */
@@ -361,7 +412,8 @@ static int finish(llm_bpe *b, const char *pattern, bool keep_gaps)
 	int rc = build_bmap(b);
 	if (rc)
 		return rc;
-	qsort(b->sp, b->nsp, sizeof *b->sp, cmp_special);
+	if (b->nsp)
+		qsort(b->sp, b->nsp, sizeof *b->sp, cmp_special);
 	for (size_t i = 0; i < sizeof eos_names / sizeof *eos_names && b->eos < 0; i++)
 		b->eos = llm_bpe_special_id(b, eos_names[i]);
 	for (size_t i = 0; i < sizeof bos_names / sizeof *bos_names && b->bos < 0; i++)
@@ -571,8 +623,10 @@ int llm_bpe_from_tiktoken(llm_bpe **out, const char *data, size_t len, const cha
 		rc = add_encoding_specials(b, enc, lines + 1024);
 	if (!rc)
 		rc = finish(b, pattern ? pattern : llm_pretok_named(enc->pattern), false);
-	if (!rc)
+	if (!rc) {
 		build_pairs_from_ranks(b);
+		build_csr(b);
+	}
 	if (rc) {
 		llm_bpe_free(b);
 		return rc;
@@ -890,6 +944,8 @@ int llm_bpe_from_hf_json(llm_bpe **out, const char *data, size_t len, const char
 	free(b->bmap); /* finish() indexes again, with the specials settled */
 	b->bmap = NULL;
 	rc = finish(b, pattern ? pattern : have ? pat.p : NULL, true);
+	if (!rc)
+		build_csr(b);
 done:
 	llm_buf_release(&pat);
 	llm_buf_release(&tmp);
@@ -958,6 +1014,8 @@ int llm_bpe_from_gpt2(llm_bpe **out, const char *vocab, size_t vlen, const char 
 	if (eot >= 0 && (rc = add_special(b, "<|endoftext|>", 13, (uint32_t)eot, b->ntok)))
 		goto done;
 	rc = finish(b, pattern ? pattern : llm_pretok_named("gpt2"), true);
+	if (!rc)
+		build_csr(b);
 done:
 	if (rc) {
 		llm_bpe_free(b);
@@ -1066,6 +1124,15 @@ typedef struct {
 	uint32_t vl, vr;
 } hentry;
 
+/* Recently looked-up pairs (including pairs that do not merge): the same few thousand pairs
+ * recur in every text, and this table stays in L1/L2 where the vocabulary's do not. */
+#define PCACHE_BITS 12
+
+typedef struct {
+	uint64_t key; /* (l + 1) << 32 | r; 0 = empty */
+	uint32_t rank, res;
+} pcache_slot;
+
 struct llm_bpe_enc {
 	const llm_bpe *bpe;
 	llm_pretok_state *st;
@@ -1075,6 +1142,7 @@ struct llm_bpe_enc {
 	uint32_t *id, *rank, *next, *prev, *ver;
 	hentry *heap;
 	llm_buf seg; /* a segment with the ByteLevel prefix space */
+	pcache_slot *pcache;
 };
 
 static void scratch(llm_bpe_enc *e, size_t n)
@@ -1101,6 +1169,7 @@ llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 	if (b->pt)
 		e->st = llm_pretok_state_new(b->pt);
 	e->cache = llm_calloc((size_t)1 << CACHE_BITS, sizeof *e->cache);
+	e->pcache = llm_calloc((size_t)1 << PCACHE_BITS, sizeof *e->pcache);
 	scratch(e, 64);
 	llm_buf_init(&e->seg);
 	return e;
@@ -1112,6 +1181,7 @@ void llm_bpe_enc_free(llm_bpe_enc *e)
 		return;
 	llm_pretok_state_free(e->st);
 	free(e->cache);
+	free(e->pcache);
 	free(e->id);
 	free(e->rank);
 	free(e->next);
@@ -1123,13 +1193,35 @@ void llm_bpe_enc_free(llm_bpe_enc *e)
 }
 
 
-static inline uint32_t pair_rank(const llm_bpe *b, uint32_t l, uint32_t r, uint32_t *res)
+static inline uint32_t pair_lookup(const llm_bpe *b, uint32_t l, uint32_t r, uint32_t *res)
 {
-	const pslot *p = pair_find(b, l, r);
-	if (!p)
+	uint32_t lo = b->poff[l], end = b->poff[l + 1], hi = end;
+	const uint32_t *k = b->pkey;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) >> 1;
+		if (k[mid] < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == end || k[lo] != r)
 		return NO_TOKEN;
-	*res = p->id;
-	return p->rank;
+	*res = b->pres[lo];
+	return b->prank[lo];
+}
+
+static inline uint32_t pair_rank(llm_bpe_enc *e, uint32_t l, uint32_t r, uint32_t *res)
+{
+	uint64_t key = ((uint64_t)l + 1) << 32 | r;
+	pcache_slot *c = &e->pcache[(key * 0x9e3779b97f4a7c15ULL) >> (64 - PCACHE_BITS)];
+	if (c->key != key) {
+		uint32_t rr = 0;
+		c->rank = pair_lookup(e->bpe, l, r, &rr);
+		c->res = rr;
+		c->key = key;
+	}
+	*res = c->res;
+	return c->rank;
 }
 
 /* Merge by linear scan: O(n^2) but with tiny constants for the short pieces of real text. */
@@ -1140,7 +1232,7 @@ static size_t merge_linear(llm_bpe_enc *e, const unsigned char *p, size_t n)
 	for (size_t i = 0; i < n; i++)
 		id[i] = b->byte_id[p[i]];
 	for (size_t i = 0; i + 1 < n; i++)
-		rank[i] = pair_rank(b, id[i], id[i + 1], &res[i]);
+		rank[i] = pair_rank(e, id[i], id[i + 1], &res[i]);
 	while (n > 1) {
 		uint32_t best = NO_TOKEN;
 		size_t bi = 0;
@@ -1161,9 +1253,9 @@ static size_t merge_linear(llm_bpe_enc *e, const unsigned char *p, size_t n)
 		}
 		n--;
 		if (bi > 0)
-			rank[bi - 1] = pair_rank(b, id[bi - 1], id[bi], &res[bi - 1]);
+			rank[bi - 1] = pair_rank(e, id[bi - 1], id[bi], &res[bi - 1]);
 		if (bi + 1 < n)
-			rank[bi] = pair_rank(b, id[bi], id[bi + 1], &res[bi]);
+			rank[bi] = pair_rank(e, id[bi], id[bi + 1], &res[bi]);
 	}
 	return n;
 }
@@ -1226,7 +1318,7 @@ static size_t merge_heap(llm_bpe_enc *e, const unsigned char *p, size_t n)
 	}
 	for (size_t i = 0; i + 1 < n; i++) {
 		uint32_t r, res;
-		if ((r = pair_rank(b, id[i], id[i + 1], &res)) != NO_TOKEN)
+		if ((r = pair_rank(e, id[i], id[i + 1], &res)) != NO_TOKEN)
 			heap_push(h, &hn, (hentry){ (uint64_t)r << 32 | i, 0, 0 });
 	}
 	while (hn) {
@@ -1235,7 +1327,7 @@ static size_t merge_heap(llm_bpe_enc *e, const unsigned char *p, size_t n)
 		if (ver[l] != x.vl || r >= n || ver[r] != x.vr)
 			continue;
 		uint32_t res = 0;
-		pair_rank(b, id[l], id[r], &res);
+		pair_rank(e, id[l], id[r], &res);
 		id[l] = res;
 		ver[l]++;
 		ver[r]++;
@@ -1245,10 +1337,10 @@ static size_t merge_heap(llm_bpe_enc *e, const unsigned char *p, size_t n)
 		uint32_t pr, pres;
 		if (prev[l] != NO_TOKEN) {
 			uint32_t q = prev[l];
-			if ((pr = pair_rank(b, id[q], id[l], &pres)) != NO_TOKEN)
+			if ((pr = pair_rank(e, id[q], id[l], &pres)) != NO_TOKEN)
 				heap_push(h, &hn, (hentry){ (uint64_t)pr << 32 | q, ver[q], ver[l] });
 		}
-		if (next[l] < n && (pr = pair_rank(b, id[l], id[next[l]], &pres)) != NO_TOKEN)
+		if (next[l] < n && (pr = pair_rank(e, id[l], id[next[l]], &pres)) != NO_TOKEN)
 			heap_push(h, &hn, (hentry){ (uint64_t)pr << 32 | l, ver[l], ver[next[l]] });
 	}
 	size_t k = 0;
