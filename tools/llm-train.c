@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "cudamodel.h"
 #include "dataloader.h"
+#include "gpu.h"
 #include "hash.h"
 #include "io.h"
 #include "json.h"
@@ -84,6 +86,13 @@ static const char usage[] =
 	"      --list-models        the presets and their parameter counts\n"
 	"      --vocab N            vocabulary for --list-models (default 32000)\n"
 	"      --threads N          threads for matrix products (default: OpenBLAS's choice)\n"
+	"Device:\n"
+	"      --device D           cpu, cuda or auto (cuda when a GPU is visible; default cpu)\n"
+	"      --precision P        on a GPU: fp32, bf16, fp16 or mixed (default bf16; the CPU\n"
+	"                           runs fp32); fp16 and mixed use dynamic loss scaling\n"
+	"      --recompute R        on a GPU: none, ffn or all activations recomputed in the\n"
+	"                           backward to save memory (default none)\n"
+	"      --zero1              on GPUs: shard the optimizer state over the processes\n"
 	"  -q, --quiet              no progress line\n"
 	"  -v, --verbose            more messages\n"
 	"      --version            print the version and exit\n"
@@ -95,7 +104,7 @@ enum {
 	OPT_DECAY, OPT_WD, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_CLIP, OPT_RUN_DIR, OPT_EVAL_EVERY,
 	OPT_EVAL_BATCHES, OPT_PLATEAU, OPT_ON_SPIKE, OPT_SPIKE_K, OPT_SPIKE_WARMUP, OPT_LAYER_NORMS,
 	OPT_LOG_EVERY, OPT_FAULT, OPT_CKPT_EVERY, OPT_LIGHT_EVERY, OPT_KEEP, OPT_RESUME, OPT_SMOKE,
-	OPT_LIST, OPT_VOCAB
+	OPT_LIST, OPT_VOCAB, OPT_DEVICE, OPT_PRECISION, OPT_RECOMPUTE, OPT_ZERO1
 };
 
 static const struct option longopts[] = {
@@ -137,6 +146,10 @@ static const struct option longopts[] = {
 	{ "smoke", no_argument, NULL, OPT_SMOKE },
 	{ "list-models", no_argument, NULL, OPT_LIST },
 	{ "vocab", required_argument, NULL, OPT_VOCAB },
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "precision", required_argument, NULL, OPT_PRECISION },
+	{ "recompute", required_argument, NULL, OPT_RECOMPUTE },
+	{ "zero1", no_argument, NULL, OPT_ZERO1 },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -148,6 +161,7 @@ typedef struct {
 	int weighted, batch, seq, accum, eval_every, eval_batches, on_spike, spike_warmup;
 	int layer_norms, log_every, ckpt_every, light_every, keep, resume, threads;
 	int plateau_n, fault, smoke;
+	int device, precision, recompute, zero1, have_precision;
 	int64_t steps, fault_step;
 	uint64_t seed;
 	double spike_k, plateau_delta, plateau_factor;
@@ -229,6 +243,7 @@ typedef struct {
 	const options *o;
 	llm_model_config cfg;
 	llm_model *m;
+	llm_cudamodel *gpu; /* --device cuda: the model lives there, t->m holds checkpoints */
 	llm_loader *train, *val;
 	float *am, *av, *acc;
 	int32_t *x, *y, *vx, *vy;
@@ -237,6 +252,8 @@ typedef struct {
 	char *ckpt_root, *manifest_path;
 	char manifest_hash[17];
 	double peak, flops_tok, t0;
+	double loss_scale_used; /* the loss scale of the last step's gradients (GPU) */
+	char backend[160];      /* what the products run on, for train.json and the log */
 	/* state saved in checkpoints */
 	int64_t step, tokens, adam_t;
 	double smooth, lr_factor, plateau_best;
@@ -338,8 +355,11 @@ static void state_json(const trainer *t, llm_buf *b)
 	                "  \"spikes\": %lld,\n  \"rollbacks\": %lld,\n  \"skipped_steps\": %lld,\n",
 	             (long long)t->plateau_rises, (long long)t->n_nonfinite, (long long)t->n_spikes,
 	             (long long)t->n_rollbacks, (long long)t->n_skipped);
-	llm_buf_addf(b, "  \"loss_scale\": 1,\n  \"tokenizer_id\": \"%016llx\",\n"
+	llm_buf_addf(b, "  \"loss_scale\": %.17g,\n  \"loss_scale_good_steps\": %lld,\n"
+	                "  \"tokenizer_id\": \"%016llx\",\n"
 	                "  \"manifest_hash\": \"%s\",\n  \"command\": ",
+	             t->gpu ? llm_cudamodel_lossscale(t->gpu)->scale : 1.0,
+	             t->gpu ? (long long)llm_cudamodel_lossscale(t->gpu)->good_steps : 0LL,
 	             (unsigned long long)llm_loader_tokenizer_id(t->train), t->manifest_hash);
 	llm_json_put_str(b, tool_cmdline(), strlen(tool_cmdline()));
 	llm_buf_adds(b, "\n}\n");
@@ -425,12 +445,26 @@ static void restore(trainer *t, const char *dir, int full)
 		die("%s/state.json: bad 'data_rng'", dir);
 	llm_loader_set_state(t->train, &ls);
 	llm_buf_release(&rng);
+	if (t->gpu) {
+		llm_lossscale *sc = llm_cudamodel_lossscale(t->gpu);
+		int64_t good;
+		if (llm_json_get_i64(&r, "loss_scale_good_steps", &good) == LLM_OK && sc->enabled) {
+			sc->scale = jnum(&r, dir, "loss_scale");
+			sc->good_steps = good;
+		}
+		if (llm_cudamodel_set_params(t->gpu, llm_model_params(t->m)) ||
+		    llm_cudamodel_set_optim(t->gpu, t->am, t->av))
+			die("%s", llm_last_error());
+	}
 	llm_json_rec_release(&r);
 	free(text);
 }
 
 static void save(trainer *t, int full)
 {
+	if (t->gpu && (llm_cudamodel_get_params(t->gpu, llm_model_params(t->m)) ||
+	               (full && llm_cudamodel_get_optim(t->gpu, t->am, t->av))))
+		die("%s", llm_last_error());
 	if (dp_rank == 0) {
 		llm_buf st = LLM_BUF_INIT;
 		state_json(t, &st);
@@ -454,7 +488,8 @@ static double evaluate(trainer *t)
 		double loss;
 		int64_t n;
 		size_t off = (size_t)i * B * T;
-		if (llm_model_forward(t->m, t->vx + off, t->vy + off, B, T, &loss, &n) != LLM_OK)
+		if ((t->gpu ? llm_cudamodel_eval(t->gpu, t->vx + off, t->vy + off, B, T, &loss, &n)
+		            : llm_model_forward(t->m, t->vx + off, t->vy + off, B, T, &loss, &n)) != LLM_OK)
 			die("%s", llm_last_error());
 		s[0] += loss * (double)n;
 		s[1] += (double)n;
@@ -491,13 +526,23 @@ static int train_step(trainer *t)
 	for (int a = 0; a < A; a++) {
 		for (int w = 0; w < W; w++)
 			ids[a * W + w] = draw(t, w == dp_rank);
-		llm_model_zero_grad(t->m);
 		double loss;
+		int lg = longest_doc(t->y, B, T, llm_loader_eos(t->train));
+		longest = lg > longest ? lg : longest;
+		if (t->gpu) {
+			/* Gradients accumulate on the device; the last micro-batch's backward starts
+			 * the NCCL all-reduce. */
+			if ((a == 0 && llm_cudamodel_zero_grad(t->gpu)) ||
+			    llm_cudamodel_train_micro(t->gpu, t->x, t->y, B, T, scale, a == A - 1, &loss,
+			                              NULL))
+				die("%s", llm_last_error());
+			loss_sum += loss;
+			continue;
+		}
+		llm_model_zero_grad(t->m);
 		if (llm_model_forward(t->m, t->x, t->y, B, T, &loss, NULL) != LLM_OK)
 			die("%s", llm_last_error());
 		loss_sum += loss;
-		int lg = longest_doc(t->y, B, T, llm_loader_eos(t->train));
-		longest = lg > longest ? lg : longest;
 		llm_model_backward(t->m, scale);
 		/* A separate accumulator (rather than backward adding into the gradients) makes the
 		 * sum over micro-batches the same additions as the all-reduce over ranks, so one
@@ -515,15 +560,26 @@ static int train_step(trainer *t)
 	if (o->fault && o->fault_step == step1 && !t->fault_done) {
 		t->fault_done = 1;
 		fault = o->fault;
-		if (fault == FAULT_NAN && dp_rank == 0)
+		if (fault == FAULT_NAN && dp_rank == 0 && !t->gpu)
 			G[0] = NAN;
 	}
-	dp_sum_f32(G, n);
+	if (!t->gpu)
+		dp_sum_f32(G, n);
 	dp_sum_f64(&loss_sum, 1);
 	double loss = loss_sum / (A * W);
 	if (fault == FAULT_SPIKE)
 		loss *= 100;
-	double gnorm = sqrt(llm_sum_squares(G, n));
+	double gnorm;
+	if (t->gpu) {
+		int finite;
+		t->loss_scale_used = llm_cudamodel_lossscale(t->gpu)->scale;
+		if (llm_cudamodel_grad_norm(t->gpu, &gnorm, &finite))
+			die("%s", llm_last_error());
+		if (!finite || fault == FAULT_NAN)
+			gnorm = NAN;
+	} else {
+		gnorm = sqrt(llm_sum_squares(G, n));
+	}
 	llm_buf ev = LLM_BUF_INIT;
 	llm_buf_adds(&ev, "\"batches\": [");
 	for (int i = 0; i < A * W; i++)
@@ -574,7 +630,9 @@ static int train_step(trainer *t)
 	if (apply) {
 		t->adam_t++;
 		float *p = llm_model_params(t->m);
-		for (size_t i = 0; i < llm_model_ntensors(t->m); i++) {
+		if (t->gpu && llm_cudamodel_apply(t->gpu, &o->opt, lr, t->adam_t, clipf))
+			die("%s", llm_last_error());
+		for (size_t i = 0; !t->gpu && i < llm_model_ntensors(t->m); i++) {
 			const llm_tensor *ten = llm_model_tensor(t->m, i);
 			moved += llm_adamw_update(p + ten->offset, G + ten->offset, t->am + ten->offset,
 			                          t->av + ten->offset, ten->numel, clipf, lr,
@@ -594,7 +652,10 @@ static int train_step(trainer *t)
 		t->hist[t->hist_n++] = loss;
 	if (!t->log)
 		return 0;
-	double pnorm = sqrt(llm_sum_squares(llm_model_params(t->m), n));
+	double pnorm;
+	if (t->gpu ? llm_cudamodel_param_norm(t->gpu, &pnorm) != LLM_OK
+	           : (pnorm = sqrt(llm_sum_squares(llm_model_params(t->m), n)), 0))
+		die("%s", llm_last_error());
 	double tps = (double)B * T * A * W / dt;
 	llm_trainlog *lg = t->log;
 	llm_trainlog_set(lg, "loss", loss);
@@ -603,8 +664,9 @@ static int train_step(trainer *t)
 	llm_trainlog_set(lg, "grad_norm", gnorm);
 	llm_trainlog_set(lg, "clip_factor", clipf);
 	llm_trainlog_set(lg, "param_norm", pnorm);
-	llm_trainlog_set(lg, "update_ratio", apply && pnorm > 0 ? sqrt(moved) / pnorm : 0);
-	llm_trainlog_set(lg, "loss_scale", 1);
+	if (!t->gpu) /* the GPU update does not measure how far it moved */
+		llm_trainlog_set(lg, "update_ratio", apply && pnorm > 0 ? sqrt(moved) / pnorm : 0);
+	llm_trainlog_set(lg, "loss_scale", t->gpu ? t->loss_scale_used : 1);
 	llm_trainlog_set(lg, "tokens", (double)t->tokens);
 	llm_trainlog_set(lg, "tokens_per_s", tps);
 	llm_trainlog_set(lg, "mfu", t->flops_tok * tps / (t->peak * W));
@@ -617,17 +679,24 @@ static int train_step(trainer *t)
 	llm_trainlog_set(lg, "rollbacks", (double)t->n_rollbacks);
 	if (o->layer_norms) {
 		const llm_model_config *c = llm_model_get_config(t->m);
+		double *tss = NULL;
+		if (t->gpu) {
+			tss = llm_malloc(llm_model_ntensors(t->m) * sizeof *tss);
+			if (llm_cudamodel_tensor_sumsq(t->gpu, tss))
+				die("%s", llm_last_error());
+		}
 		for (int l = 0; l < c->num_hidden_layers; l++) {
 			double s = 0;
 			for (size_t i = 0; i < llm_model_ntensors(t->m); i++) {
 				const llm_tensor *ten = llm_model_tensor(t->m, i);
 				if (ten->layer == l)
-					s += llm_sum_squares(G + ten->offset, ten->numel);
+					s += tss ? tss[i] : llm_sum_squares(G + ten->offset, ten->numel);
 			}
 			char key[40];
 			snprintf(key, sizeof key, "grad_norm_layer_%d", l);
 			llm_trainlog_set(lg, key, sqrt(s));
 		}
+		free(tss);
 	}
 	return 0;
 }
@@ -683,7 +752,7 @@ static void write_run_files(trainer *t)
 	             c->lr, c->min_lr, (long long)c->warmup, (long long)c->total, c->beta1, c->beta2,
 	             c->eps, c->weight_decay, c->clip);
 	llm_buf_addf(&b, "  \"backend\": \"%s\",\n  \"peak_flops\": %.6g,\n  \"command\": ",
-	             llm_ops_backend(), t->peak);
+	             t->backend, t->peak);
 	llm_json_put_str(&b, tool_cmdline(), strlen(tool_cmdline()));
 	llm_buf_adds(&b, "\n}\n");
 	llm_buf_reset(&p);
@@ -725,6 +794,34 @@ static void write_val_batches(const trainer *t)
 		die("%s", llm_last_error());
 	llm_buf_release(&b);
 	llm_buf_release(&p);
+}
+
+/* --device cuda: the model moves to the GPU (one per process; NCCL between them, its id
+ * passed along by MPI). t->m stays as the host copy that checkpoints read and write. */
+static void gpu_open(trainer *t, const options *o)
+{
+	llm_cuda_options co;
+	llm_cuda_options_init(&co);
+	co.precision = o->precision < 0 ? LLM_PREC_BF16 : o->precision;
+	co.recompute = o->recompute;
+	co.zero1 = o->zero1;
+	if (llm_cudamodel_new(&t->gpu, t->m, &co) != LLM_OK)
+		die("%s", llm_last_error());
+	if (dp_world > 1) {
+		unsigned char id[LLM_NCCL_ID_BYTES] = { 0 };
+		if (dp_rank == 0 && llm_cuda_nccl_id(id) != LLM_OK)
+			die("%s", llm_last_error());
+#ifdef LLM_HAVE_MPI
+		MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+#endif
+		if (llm_cudamodel_dp(t->gpu, dp_rank, dp_world, id) != LLM_OK)
+			die("%s", llm_last_error());
+	}
+	if (llm_cudamodel_set_params(t->gpu, llm_model_params(t->m)) != LLM_OK)
+		die("%s", llm_last_error());
+	snprintf(t->backend, sizeof t->backend, "%s, %s%s%s", llm_cudamodel_device(t->gpu, NULL),
+	         llm_precision_name(co.precision), co.recompute ? ", recompute " : "",
+	         co.recompute ? llm_recompute_name(co.recompute) : "");
 }
 
 static void trainer_open(trainer *t, const options *o)
@@ -786,6 +883,9 @@ static void trainer_open(trainer *t, const options *o)
 	t->x = llm_malloc(2 * bt * sizeof *t->x);
 	t->y = t->x + bt;
 	llm_model_init(t->m, o->seed);
+	snprintf(t->backend, sizeof t->backend, "%s", llm_ops_backend());
+	if (o->device == LLM_DEVICE_CUDA)
+		gpu_open(t, o);
 	for (size_t i = 0; i < o->nskip; i++)
 		add_skip(t, o->skip[i]);
 	if (resume_dir) {
@@ -812,7 +912,10 @@ static void trainer_open(trainer *t, const options *o)
 			die("%s", llm_last_error());
 		}
 	}
-	t->peak = llm_ops_peak_flops();
+	double gpu_peak = 0;
+	if (t->gpu)
+		llm_cudamodel_device(t->gpu, &gpu_peak);
+	t->peak = t->gpu ? (gpu_peak > 0 ? gpu_peak : NAN) : llm_ops_peak_flops();
 	t->flops_tok = llm_model_flops_per_token(&t->cfg, o->seq);
 	if (dp_rank == 0) {
 		struct stat st;
@@ -828,7 +931,7 @@ static void trainer_open(trainer *t, const options *o)
 		         t->cfg.num_attention_heads, t->cfg.num_key_value_heads, t->cfg.vocab_size,
 		         llm_model_config_params(&t->cfg) / 1e6,
 		         (unsigned long long)llm_loader_tokens(t->train), llm_loader_mix(t->train),
-		         dp_world, dp_world > 1 ? "es" : "", llm_ops_backend(), t->peak / 1e9);
+		         dp_world, dp_world > 1 ? "es" : "", t->backend, t->peak / 1e9);
 	}
 }
 
@@ -839,6 +942,7 @@ static int trainer_close(trainer *t)
 		llm_error("%s", llm_last_error());
 	llm_loader_free(t->train);
 	llm_loader_free(t->val);
+	llm_cudamodel_free(t->gpu);
 	llm_model_free(t->m);
 	free(t->am);
 	free(t->av);
@@ -1092,7 +1196,8 @@ int main(int argc, char **argv)
 	tool_common_init(&co, usage);
 	options o = { .model = "tiny", .run_dir = "run", .batch = 8, .seq = 256, .accum = 1,
 		      .eval_every = 100, .eval_batches = 8, .spike_warmup = 50, .log_every = 10,
-		      .ckpt_every = 100, .keep = 3, .steps = 1000, .seed = 1, .spike_k = 2.0 };
+		      .ckpt_every = 100, .keep = 3, .steps = 1000, .seed = 1, .spike_k = 2.0,
+		      .device = LLM_DEVICE_CPU, .precision = -1 };
 	llm_optim_defaults(&o.opt);
 	int list = 0, vocab = 32000, threads = 0, c;
 	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
@@ -1172,6 +1277,19 @@ int main(int argc, char **argv)
 		case OPT_SMOKE: o.smoke = 1; break;
 		case OPT_LIST: list = 1; break;
 		case OPT_VOCAB: vocab = (int)tool_int("--vocab", optarg, 1, INT32_MAX); break;
+		case OPT_DEVICE:
+			if (llm_device_parse(optarg, &o.device) != LLM_OK)
+				usage_error("--device: %s", llm_last_error());
+			break;
+		case OPT_PRECISION:
+			if (llm_precision_parse(optarg, &o.precision) != LLM_OK)
+				usage_error("--precision: %s", llm_last_error());
+			break;
+		case OPT_RECOMPUTE:
+			if (llm_recompute_parse(optarg, &o.recompute) != LLM_OK)
+				usage_error("--recompute: %s", llm_last_error());
+			break;
+		case OPT_ZERO1: o.zero1 = 1; break;
 		default: tool_bad_option();
 		}
 	}
@@ -1197,6 +1315,13 @@ int main(int argc, char **argv)
 	}
 	if (!o.data)
 		usage_error("--data is required");
+	if (o.device == LLM_DEVICE_CPU &&
+	    ((o.precision >= 0 && o.precision != LLM_PREC_FP32) || o.recompute || o.zero1))
+		usage_error("--precision other than fp32, --recompute and --zero1 need --device cuda");
+	if (llm_device_resolve(o.device, &o.device) != LLM_OK)
+		die("%s", llm_last_error());
+	if (o.device == LLM_DEVICE_CPU && o.precision >= 0 && o.precision != LLM_PREC_FP32)
+		o.precision = LLM_PREC_FP32; /* --device auto without a GPU: the CPU runs fp32 */
 	if (!o.have_min_lr)
 		o.opt.min_lr = o.opt.lr / 10;
 	if (!o.have_decay)
