@@ -218,8 +218,9 @@ static void identify(llm_cleaner *c, const char *s, size_t n, char lang[16], dou
 		*score = pr.prob > 1.0f ? 1.0 : pr.prob;
 		return;
 	}
+	/* the first 16 KiB decide: more text changes the script shares very little */
 	llm_lid_result lr;
-	llm_lid_detect(s, n, 1 << 16, &lr);
+	llm_lid_detect(s, n, 1 << 14, &lr);
 	snprintf(lang, 16, "%s", lr.lang);
 	*score = lr.score;
 }

@@ -136,9 +136,18 @@ bool llm_normalize(const char *s, size_t n, const llm_norm_opts *o, llm_buf *out
 		unsigned char c = (unsigned char)s[i];
 		/* ASCII fast path for the common case: printable, non-space */
 		if (c > 0x20 && c < 0x7F) {
+			/* printable ASCII and single spaces between printable characters: every step
+			 * leaves such a run as it is */
 			size_t j = i + 1;
-			while (j < n && (unsigned char)s[j] > 0x20 && (unsigned char)s[j] < 0x7F)
-				j++;
+			for (;;) {
+				while (j < n && (unsigned char)s[j] > 0x20 && (unsigned char)s[j] < 0x7F)
+					j++;
+				if (j + 1 < n && s[j] == ' ' && (unsigned char)s[j + 1] > 0x20 &&
+				    (unsigned char)s[j + 1] < 0x7F)
+					j += 2;
+				else
+					break;
+			}
 			put_content(&w, s + i, j - i);
 			i = j;
 			continue;
