@@ -28,6 +28,7 @@ void llm_buf_grow(llm_buf *b, size_t extra)
 	while (cap < need)
 		cap = cap < ((size_t)1 << 62) ? cap * 2 : need;
 	b->p = llm_realloc(b->p, cap);
+	b->p[b->len] = 0; /* a fresh buffer is an empty string, not garbage */
 	b->cap = cap;
 }
 

@@ -82,6 +82,11 @@ static void test_get_and_unescape(void)
 	CHECK(llm_json_get_str(&r, "missing", &b) == LLM_ENOTFOUND);
 	CHECK(llm_json_get_str(&r, "n", &b) == LLM_EINVAL);
 	llm_buf_release(&b);
+	/* An empty string value still leaves a NUL-terminated buffer. */
+	CHECK(parse(&r, "{\"e\": \"\"}") == LLM_OK);
+	CHECK(llm_json_get_str(&r, "e", &b) == LLM_OK);
+	CHECK(b.p != NULL && b.len == 0 && b.p[0] == 0);
+	llm_buf_release(&b);
 	llm_json_rec_release(&r);
 }
 
