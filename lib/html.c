@@ -191,10 +191,11 @@ static const char *const block_tags[] = {
 };
 static const char *const boiler_tags[] = { "nav", "header", "footer", "aside", "form", "menu",
 	                                   NULL };
-static const char *const boiler_words[] = { "nav", "navbar", "navigation", "menu", "footer",
-	                                    "header", "sidebar", "breadcrumb", "breadcrumbs",
-	                                    "cookie", "cookies", "banner", "share", "social",
-	                                    "related", "toc", "pagination", "masthead", NULL };
+static const char *const boiler_words[] = {
+	"nav", "navbar", "navigation", "navheader", "navfooter", "menu", "footer", "header",
+	"sidebar", "breadcrumb", "breadcrumbs", "cookie", "cookies", "banner", "share", "social",
+	"related", "toc", "pagination", "masthead", NULL
+};
 /* Containers of the whole page: their class names describe the page, not a block. */
 static const char *const page_tags[] = { "html", "body", "main", "article", NULL };
 
