@@ -50,6 +50,8 @@ have_nvcc=0
 if [ $have_nvcc = 1 ] &&
    timeout 600 make -j"$JOBS" "$B/unit/test_cuda_ops" "$B/unit/test_cuda_model" >"$LOG/build.log" 2>&1; then
 	tail -n 3 "$LOG/build.log"
+	# The trainer too, for check-gpu's end-to-end part; it needs the -dev packages.
+	timeout 600 make -j"$JOBS" bin/llm-train >>"$LOG/build.log" 2>&1 || say "bin/llm-train not built"
 elif [ -x build/gpu/unit/test_cuda_ops ]; then
 	[ $have_nvcc = 1 ] && { tail -n 20 "$LOG/build.log"; say "build failed here"; }
 	say "using the carried programs of tests/gpu/build-portable.sh (build/gpu)"
