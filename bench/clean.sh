@@ -70,7 +70,7 @@ text_bytes*)
 	set -- $out
 	sb=$2 dt=$8
 	cpu llm-clean -q --normalize none "$sub" && read -r t <"$W/cpu"
-	echo "datatrove GopherRep+GopherQuality+C4+FineWeb: $(rate1 "$sb" "$dt") MB/s per core;" \
+	echo "datatrove GopherRep+GopherQuality+C4+FineWeb: $(echo "$sb $dt" | awk '{printf "%.3f", $1/1e6/$2}') MB/s per core;" \
 		"llm-clean same filters $(rate1 "$sb" "$t") MB/s per core:" \
 		"$(echo "$dt $t" | awk '{printf "%.0f", $1/$2}')x faster"
 	;;
