@@ -954,6 +954,21 @@ static void split_words(llm_quality *q, qwords *out, const char *t, size_t start
 			i = j;
 			continue;
 		}
+		/* Letters and one trailing mark (",", ".", ...) before white space: spaCy's suffix
+		 * rule splits the mark off, unless the whole is a special case ("etc." is not,
+		 * "Mr." is) or the word is one ("cannot,"); '.' only after a lower-case letter. */
+		if (j > i && j + 1 <= end && strchr(",;:!?).", t[j]) && t[j] &&
+		    (j + 1 == end || py_space((unsigned char)t[j + 1]) ||
+		     ((unsigned char)t[j + 1] >= 0x80 && space_at(t, j + 1, end))) &&
+		    (t[j] != '.' || (t[j - 1] >= 'a' && t[j - 1] <= 'z')) &&
+		    exception_bytes(t + i, j + 1 - i) < 0 && !alpha_special(t + i, j - i)) {
+			qword w = make_word_letters(t, i, j - i);
+			qwords_push(out, &w);
+			w = make_word(t, j, 1);
+			qwords_push(out, &w);
+			i = j + 1;
+			continue;
+		}
 		/* a chunk up to the next white space, decoded */
 		size_t n = 0;
 		j = i;
