@@ -124,6 +124,8 @@ struct llm_bpe {
 	 * lists of frequent tokens stay in cache, where a hash table spreads them over memory. */
 	uint32_t *poff, *pkey, *prank, *pres;
 	uint32_t byte_id[256];
+	/* Merges of two single bytes, by byte values: every piece starts with these lookups. */
+	uint32_t *bb_rank, *bb_res;
 	special *sp;            /* sorted longest first, so the first match is the longest */
 	size_t nsp;
 	unsigned char sp_first[256];
@@ -162,6 +164,8 @@ void llm_bpe_free(llm_bpe *b)
 	llm_buf_release(&b->arena);
 	free(b->bmap);
 	free(b->pmap);
+	free(b->bb_rank);
+	free(b->bb_res);
 	free(b->poff);
 	free(b->pkey);
 	free(b->prank);
@@ -323,27 +327,27 @@ static int cmp_pentry(const void *x, const void *y)
 	return a->r < b->r ? -1 : a->r > b->r;
 }
 
-/* Turn the pair hash table into the CSR lists that encoding searches. */
-static void build_csr(llm_bpe *b)
+static inline uint32_t pair_lookup(const llm_bpe *b, uint32_t l, uint32_t r, uint32_t *res);
+
+typedef struct {
+	uint32_t l, r, rank, res;
+} pair4;
+
+/* Build the CSR lists that encoding searches from n pairs (any order, no duplicates). */
+static void csr_from(llm_bpe *b, const pair4 *all, size_t n)
 {
 	b->poff = llm_calloc((size_t)b->ntok + 2, sizeof *b->poff);
-	for (size_t i = 0; i <= b->pmask; i++)
-		if (b->pmap[i].key)
-			b->poff[(b->pmap[i].key >> 32) - 1 + 2]++;
+	for (size_t i = 0; i < n; i++)
+		b->poff[all[i].l + 2]++;
 	for (size_t l = 2; l < (size_t)b->ntok + 2; l++)
 		b->poff[l] += b->poff[l - 1];
 	/* poff[l + 1] is now the start of l's list; filling advances it to the end. */
-	pentry *pe = llm_malloc((b->npairs ? b->npairs : 1) * sizeof *pe);
-	for (size_t i = 0; i <= b->pmask; i++) {
-		const pslot *p = &b->pmap[i];
-		if (!p->key)
-			continue;
-		uint32_t l = (uint32_t)(p->key >> 32) - 1;
-		pe[b->poff[l + 1]++] = (pentry){ (uint32_t)p->key, p->rank, p->id };
-	}
-	b->pkey = llm_malloc((b->npairs ? b->npairs : 1) * sizeof *b->pkey);
-	b->prank = llm_malloc((b->npairs ? b->npairs : 1) * sizeof *b->prank);
-	b->pres = llm_malloc((b->npairs ? b->npairs : 1) * sizeof *b->pres);
+	pentry *pe = llm_malloc((n ? n : 1) * sizeof *pe);
+	for (size_t i = 0; i < n; i++)
+		pe[b->poff[all[i].l + 1]++] = (pentry){ all[i].r, all[i].rank, all[i].res };
+	b->pkey = llm_malloc((n ? n : 1) * sizeof *b->pkey);
+	b->prank = llm_malloc((n ? n : 1) * sizeof *b->prank);
+	b->pres = llm_malloc((n ? n : 1) * sizeof *b->pres);
 	for (uint32_t l = 0; l < b->ntok; l++) {
 		uint32_t lo = b->poff[l], hi = b->poff[l + 1];
 		if (hi - lo > 1)
@@ -355,28 +359,57 @@ static void build_csr(llm_bpe *b)
 		}
 	}
 	free(pe);
+	b->bb_rank = llm_malloc(65536 * sizeof *b->bb_rank);
+	b->bb_res = llm_malloc(65536 * sizeof *b->bb_res);
+	for (unsigned x = 0; x < 65536; x++) {
+		b->bb_res[x] = 0;
+		b->bb_rank[x] = pair_lookup(b, b->byte_id[x >> 8], b->byte_id[x & 255], &b->bb_res[x]);
+	}
+}
+
+/* The CSR lists from the pair hash table of the merges loaders, which then goes. */
+static void build_csr(llm_bpe *b)
+{
+	pair4 *all = llm_malloc((b->npairs ? b->npairs : 1) * sizeof *all);
+	size_t n = 0;
+	for (size_t i = 0; i <= b->pmask; i++) {
+		const pslot *p = &b->pmap[i];
+		if (p->key)
+			all[n++] = (pair4){ (uint32_t)(p->key >> 32) - 1, (uint32_t)p->key, p->rank, p->id };
+	}
 	free(b->pmap);
 	b->pmap = NULL;
+	csr_from(b, all, n);
+	free(all);
 }
 
 /* tiktoken: every split of a token into two tokens is a pair whose rank is the token's id. */
 static void build_pairs_from_ranks(llm_bpe *b)
 {
-	pmap_init(b, b->ntok * 4);
+	/* No pair can repeat (its concatenation names one token), so no hash table is needed. */
+	size_t n = 0, cap = (size_t)b->ntok * 4 + 16;
+	pair4 *all = llm_malloc(cap * sizeof *all);
 	for (uint32_t id = 0; id < b->ntok; id++) {
 		if (b->len[id] == NO_TOKEN || b->is_special[id] || b->len[id] < 2)
 			continue;
 		const char *s = b->arena.p + b->off[id];
-		uint32_t n = b->len[id];
-		for (uint32_t k = 1; k < n; k++) {
+		uint32_t len = b->len[id];
+		for (uint32_t k = 1; k < len; k++) {
 			int64_t l = bytes_id(b, s, k);
 			if (l < 0)
 				continue;
-			int64_t r = bytes_id(b, s + k, n - k);
-			if (r >= 0)
-				pair_add(b, (uint32_t)l, (uint32_t)r, id, id);
+			int64_t r = bytes_id(b, s + k, len - k);
+			if (r < 0)
+				continue;
+			if (n == cap) {
+				cap *= 2;
+				all = llm_realloc(all, cap * sizeof *all);
+			}
+			all[n++] = (pair4){ (uint32_t)l, (uint32_t)r, id, id };
 		}
 	}
+	csr_from(b, all, n);
+	free(all);
 }
 
 static int add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_t ntokens)
@@ -623,10 +656,8 @@ int llm_bpe_from_tiktoken(llm_bpe **out, const char *data, size_t len, const cha
 		rc = add_encoding_specials(b, enc, lines + 1024);
 	if (!rc)
 		rc = finish(b, pattern ? pattern : llm_pretok_named(enc->pattern), false);
-	if (!rc) {
+	if (!rc)
 		build_pairs_from_ranks(b);
-		build_csr(b);
-	}
 	if (rc) {
 		llm_bpe_free(b);
 		return rc;
@@ -1232,7 +1263,7 @@ static size_t merge_linear(llm_bpe_enc *e, const unsigned char *p, size_t n)
 	for (size_t i = 0; i < n; i++)
 		id[i] = b->byte_id[p[i]];
 	for (size_t i = 0; i + 1 < n; i++)
-		rank[i] = pair_rank(e, id[i], id[i + 1], &res[i]);
+		rank[i] = b->bb_rank[p[i] << 8 | p[i + 1]], res[i] = b->bb_res[p[i] << 8 | p[i + 1]];
 	while (n > 1) {
 		uint32_t best = NO_TOKEN;
 		size_t bi = 0;
@@ -1317,8 +1348,8 @@ static size_t merge_heap(llm_bpe_enc *e, const unsigned char *p, size_t n)
 		ver[i] = 0;
 	}
 	for (size_t i = 0; i + 1 < n; i++) {
-		uint32_t r, res;
-		if ((r = pair_rank(e, id[i], id[i + 1], &res)) != NO_TOKEN)
+		uint32_t r;
+		if ((r = b->bb_rank[p[i] << 8 | p[i + 1]]) != NO_TOKEN)
 			heap_push(h, &hn, (hentry){ (uint64_t)r << 32 | i, 0, 0 });
 	}
 	while (hn) {
