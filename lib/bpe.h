@@ -18,14 +18,16 @@
  * (pretok.h), and each piece is looked up whole (tiktoken, and HF with ignore_merges), else
  * merged: the adjacent pair of lowest merge rank first, leftmost on ties, which is the order
  * of both references. Short pieces use a linear scan, long ones a heap over a linked list, so
- * a piece of n bytes costs O(n log n). Frequent pieces are cached per encoder.
+ * a piece of n bytes costs O(n log n). Pairs are found in per-left-token sorted lists behind
+ * a small per-encoder pair cache; frequent pieces are cached per encoder.
  *
  * Ids: tiktoken ranks are ids; special tokens take the ids of their encoding. The vocabulary
  * size (llm_bpe_vocab_size) is the largest id plus one; ids without a token ("holes") decode
  * to nothing and are refused by llm_bpe_decode.
  *
- * Memory: the vocabulary (tokens and two hash tables, about 40 bytes per token) shared by all
- * threads; an encoder holds a piece cache (about 4 MiB) and scratch for the longest piece.
+ * Memory: the vocabulary (its bytes, a hash table and the pair lists, about 70 bytes per token)
+ * shared by all threads; an encoder holds its caches (about 1.4 MiB) and scratch for the
+ * longest piece.
  * Thread safety: llm_bpe is immutable after loading; use one llm_bpe_enc per thread.
  */
 #ifndef LLM_BPE_H
