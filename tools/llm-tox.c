@@ -181,8 +181,9 @@ static void record_parse(record *r, const struct cfg *c)
 
 typedef int (*record_fn)(void *ctx, record *r);
 
-/* Call fn for every line of every input, and file_end (when not NULL) after the last line of
- * each input, while its name is still valid. Returns 1 if an input failed (reported). */
+/* Call fn for every line of every input, parsed unless file_end is given (the filter parses
+ * in its workers), and file_end after the last line of each input, while its name is still
+ * valid. Returns 1 if an input failed (reported). */
 static int each_record_ex(const struct cfg *c, char **files, int nfiles, record_fn fn,
                           void (*file_end)(void *), void *ctx, llm_run *run)
 {
@@ -215,7 +216,8 @@ static int each_record_ex(const struct cfg *c, char **files, int nfiles, record_
 			r.line = line;
 			r.len = len;
 			r.too_long = rc == LLM_ETOOLONG;
-			record_parse(&r, c);
+			if (!file_end)
+				record_parse(&r, c);
 			if (fn(ctx, &r))
 				failed = 1;
 			if (run)
