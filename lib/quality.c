@@ -1339,7 +1339,7 @@ static size_t *grow_spans(llm_quality *q, size_t *ab, size_t n)
 
 /* Prefix hashes of the current words (see struct llm_quality); powers up to the longest
  * 10-gram. */
-static void prefix_hashes(llm_quality *q)
+static void prefix_hashes(llm_quality *q, size_t maxn)
 {
 	const qword *w = q->words.w;
 	size_t nw = q->words.n;
@@ -1357,8 +1357,8 @@ static void prefix_hashes(llm_quality *q)
 		q->phs[k + 1] = k ? addmod(mulmod(addmod(mulmod(q->phs[k], HBASE), ' ' + 1), w[k].pw), w[k].h)
 		                  : w[k].h;
 		q->plen[k + 1] = q->plen[k] + w[k].len;
-		size_t from = k + 1 >= 10 ? k + 1 - 10 : 0;
-		size_t l = q->plen[k + 1] - q->plen[from] + 10;
+		size_t from = k + 1 >= maxn ? k + 1 - maxn : 0;
+		size_t l = q->plen[k + 1] - q->plen[from] + maxn;
 		if (l > longest)
 			longest = l;
 	}
@@ -1458,16 +1458,20 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 	};
 	const qword *w = q->words.w;
 	size_t nw = q->words.n;
-	prefix_hashes(q);
+	/* Chinese and Japanese words are single characters here, while FineWeb-2's thresholds
+	 * count words of a segmenter (about two characters on average): an n-gram of words is
+	 * taken as a run of 2n characters, joined without spaces. */
+	size_t scale = p->cjk ? 2 : 1;
+	prefix_hashes(q, 10 * scale);
 	for (size_t g = 0; g < 3; g++) {
-		size_t gn = g + 2;
+		size_t gn = (g + 2) * scale;
 		if (!on(p->top_ngram_frac[g]) || nw < gn)
 			continue;
 		/* Counter.most_common(1): the highest count, the first inserted among ties. */
 		hmap_reset(&q->map, nw);
 		uint32_t best = 0, best_first = 0;
 		for (size_t i = 0; i + gn <= nw; i++) {
-			hslot *e = hmap_slot(&q->map, ngram_hash(q, i, gn, true), (uint32_t)i);
+			hslot *e = hmap_slot(&q->map, ngram_hash(q, i, gn, !p->cjk), (uint32_t)i);
 			uint32_t c = ++e->count;
 			uint32_t first = e->first;
 			if (c > best || (c == best && first < best_first)) {
@@ -1475,7 +1479,8 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 				best_first = first;
 			}
 		}
-		size_t chars = gn - 1;
+		/* CJK n-grams are joined without spaces: they are runs of characters */
+		size_t chars = p->cjk ? 0 : gn - 1;
 		for (size_t k = 0; k < gn; k++)
 			chars += w[best_first + k].nchars;
 		r = (double)chars * best / len;
@@ -1489,22 +1494,23 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 	for (size_t g = 0; g < 6; g++)
 		if (on(p->dup_ngram_frac[g]) && p->dup_ngram_frac[g] < strictest)
 			strictest = p->dup_ngram_frac[g];
-	if (strictest < INFINITY && nw >= 5) {
+	size_t n5 = 5 * scale;
+	if (strictest < INFINITY && nw >= n5) {
 		hmap_reset(&q->map, nw);
 		size_t covered = 0, upto = 0;
-		for (size_t i = 0; i + 5 <= nw; i++) {
-			hslot *e = hmap_slot(&q->map, ngram_hash(q, i, 5, false), (uint32_t)i);
+		for (size_t i = 0; i + n5 <= nw; i++) {
+			hslot *e = hmap_slot(&q->map, ngram_hash(q, i, n5, false), (uint32_t)i);
 			if (e->count++ == 0)
 				continue;
-			for (size_t k = i > upto ? i : upto; k < i + 5; k++)
+			for (size_t k = i > upto ? i : upto; k < i + n5; k++)
 				covered += w[k].nchars;
-			upto = i + 5;
+			upto = i + n5;
 		}
 		if ((double)covered / len <= strictest)
 			return true;
 	}
 	for (size_t g = 0; g < 6; g++) {
-		size_t gn = g + 5;
+		size_t gn = (g + 5) * scale;
 		if (!on(p->dup_ngram_frac[g]))
 			continue;
 		hmap_reset(&q->map, nw);

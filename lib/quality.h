@@ -20,7 +20,9 @@
  * "do" "n't"), hyphens and slashes between letters; URLs, e-mail addresses, numbers such as
  * "3.5" and abbreviations such as "U.S." stay whole. Han and Kana characters are one word each
  * (Chinese and Japanese have no spaces; counting characters is the documented segmentation);
- * Hangul words are space separated like Latin ones.
+ * Hangul words are space separated like Latin ones. Because FineWeb-2's CJK thresholds count
+ * the words of a segmenter (about two characters each), the repetition rules take an n-gram
+ * of a zh/ja document as a run of 2n characters, joined without spaces.
  *
  * Memory: an llm_quality holds scratch arrays that grow to the largest document seen (about
  * 40 bytes per word). Not thread safe: one llm_quality per thread; parameters are read only.
