@@ -112,6 +112,7 @@ typedef struct {
 struct llm_bpe {
 	uint32_t ntok;          /* largest id + 1 */
 	size_t idcap;           /* allocated length of off, len, is_special */
+	uint32_t max_len;       /* longest ordinary token: longer pieces skip the whole lookup */
 	uint32_t *off, *len;    /* bytes of id i: arena[off[i] .. + len[i]]; len NO_TOKEN = hole */
 	unsigned char *is_special;
 	llm_buf arena;
@@ -269,6 +270,8 @@ static int build_bmap(llm_bpe *b)
 			i = (i + 1) & b->bmask;
 		b->bmap[i].id1 = id + 1;
 		b->bmap[i].h32 = (uint32_t)(h >> 32);
+		if (b->len[id] > b->max_len)
+			b->max_len = b->len[id];
 	}
 	for (int c = 0; c < 256; c++) {
 		char ch = (char)c;
@@ -1405,7 +1408,7 @@ static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_i
 		}
 	}
 	size_t nids = 1;
-	int64_t id = b->whole_first ? bmap_find(b, p, n, llm_hash64(p, n, 0)) : -1;
+	int64_t id = b->whole_first && n <= b->max_len ? bmap_find(b, p, n, llm_hash64(p, n, 0)) : -1;
 	if (id >= 0) {
 		llm_ids_push(out, (uint32_t)id);
 		e->id[0] = (uint32_t)id;
