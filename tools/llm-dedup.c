@@ -23,9 +23,9 @@
 
 static const char usage[] =
 	"usage: llm-dedup [options] [file ...]\n"
-	"       llm-dedup sign [options] -o SIGFILE [file ...]\n"
-	"       llm-dedup cluster [options] [--outdir DIR] SIGFILE ...\n"
-	"       llm-dedup apply [options] --removals RMFILE [file ...]\n"
+	"       llm-dedup sign [options] -o sigfile [file ...]\n"
+	"       llm-dedup cluster [options] [--outdir dir] sigfile ...\n"
+	"       llm-dedup apply [options] --removals rmfile [file ...]\n"
 	"\n"
 	"Remove duplicate documents from the JSONL document stream; the first document of each\n"
 	"cluster survives. sign, cluster and apply split the same work into file stages.\n"
