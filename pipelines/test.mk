@@ -1,6 +1,7 @@
 # pipelines/test.mk — the reduced pipeline that `make check` runs (tests/t/t8000-pipeline.sh):
-# a few hundred documents of every kind, a small tokenizer, a few training steps.
-RAW     := $(TOP)/tests/data/pipeline
+# a few hundred documents of every kind, a small tokenizer, a few training steps. Paths are
+# relative to the directory it runs in, where the test lays out raw/ and task.jsonl.
+RAW     := raw
 OUT     := out
 SEED    := 1
 
@@ -17,6 +18,6 @@ SHARD_OPTS     := --val-fraction 0.25 --shard-size 1M
 TRAIN_OPTS     := --model tiny --steps 6 --batch 2 --seq-len 32 --lr 1e-3 --warmup 2 \
                   --eval-every 3 --eval-batches 2 --ckpt-every 3
 EVAL_OPTS      := --seq-len 32
-EVAL_TASK      := $(TOP)/tests/data/pipeline/eval/task.jsonl
+EVAL_TASK      := task.jsonl
 EVAL_PROMPTS   := $(TOP)/pipelines/demo-prompts.txt
 GENERATE_OPTS  := --max-tokens 8 --temperature 0

@@ -2,9 +2,15 @@
 test_description='pipelines/Makefile: a reduced run end to end, reruns, option changes, Slurm arrays'
 . "$(dirname "$0")/../lib.sh"
 
-# Private copies of the inputs and programs: the rerun tests look at dates.
-cp -r "$TESTDATA/pipeline" raw && mkdir bin && cp "$TOP"/bin/llm-* bin/ && ln -s "$TOP/samples" samples
-P="make -f $TOP/pipelines/Makefile CONFIG=$TOP/pipelines/test.mk RAW=$TRASH/raw BIN=$TRASH/bin"
+# A small corpus of every kind from samples/ (40 documents a domain, one HTML page, the WARC
+# pair), a 4-question task, and private copies of the programs: the rerun tests look at dates.
+mkdir -p raw/html raw/warc bin &&
+for f in "$SAMPLES"/corpus/*.jsonl; do head -n 40 "$f" >raw/"${f##*/}"; done &&
+cp "$SAMPLES"/corpus/html/maint-guide_first.en.html raw/html/ &&
+cp "$SAMPLES"/corpus/warc/* raw/warc/ &&
+head -n 4 "$SAMPLES"/eval/next-sentence.jsonl >task.jsonl &&
+cp "$TOP"/bin/llm-* bin/ && ln -s "$TOP/samples" samples || exit 1
+P="make -f $TOP/pipelines/Makefile CONFIG=$TOP/pipelines/test.mk BIN=$TRASH/bin"
 
 test_expect_success 'the reduced pipeline runs from raw files to a report' '
 	$P -j2 >log 2>&1 || { tail -n 40 log; false; } &&
@@ -50,7 +56,7 @@ test_expect_success 'changing one stage option reruns that stage for every file'
 test_expect_success 'a Slurm array task builds the file of its index' '
 	rm -f out/cat/code.jsonl &&
 	SLURM_ARRAY_TASK_ID=1 CONFIG=$TOP/pipelines/test.mk \
-		sh $TOP/pipelines/slurm-array.sh cat RAW=$TRASH/raw BIN=$TRASH/bin >log 2>&1 &&
+		sh $TOP/pipelines/slurm-array.sh cat BIN=$TRASH/bin >log 2>&1 &&
 	test "$($P -s list-cat | sed -n 2p)" = out/cat/code.jsonl &&
 	test -s out/cat/code.jsonl
 '
