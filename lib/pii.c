@@ -284,7 +284,9 @@ size_t llm_pii_mask(const char *s, size_t n, const llm_pii_opts *o, llm_buf *out
 		} else if (a >= copied && !word_before(s, i) &&
 		           !(i >= 2 && (s[i - 1] == '.' || s[i - 1] == ':' || s[i - 1] == '-') && alnum(s[i - 2])) &&
 		           (dig(c) || c == '+' || c == '(' || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f') || c == ':')) {
-			if ((k & LLM_PII_IP) && ip_at(s, n, i, &b))
+			/* an address starting with a hex letter or ':' is IPv6: a ':' comes within 5 */
+			bool v6 = dig(c) || memchr(s + i, ':', n - i < 6 ? n - i : 6) != NULL;
+			if ((k & LLM_PII_IP) && v6 && ip_at(s, n, i, &b))
 				kind = 1;
 			else if (dig(c) && (k & LLM_PII_ID_CN) && id_cn(s, n, i, &b))
 				kind = 3;
