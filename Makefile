@@ -56,6 +56,9 @@ else
   B := build/rel
 endif
 
+# bin/ holds the programs of the last flavour built (SAN=0 or 1): switching relinks them.
+$(shell mkdir -p build && echo '$(SAN)' | cmp -s - build/bin-flavour || echo '$(SAN)' > build/bin-flavour)
+
 # Probes run once per configuration; their results land in $(B)/config.mk.
 PROBE_VARS := CC=$(CC) NVCC=$(NVCC) CUDA=$(CUDA) BLAS=$(BLAS) MPI=$(MPI)
 $(shell mkdir -p $(B) && echo '$(PROBE_VARS)' | cmp -s - $(B)/config.vars || echo '$(PROBE_VARS)' > $(B)/config.vars)
@@ -116,7 +119,7 @@ $(LIBCUDA): $(CU_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-bin/%: $(B)/tools/%.o $(TOOLSUP_OBJ) $(LIBLLM)
+bin/%: $(B)/tools/%.o $(TOOLSUP_OBJ) $(LIBLLM) build/bin-flavour
 	@mkdir -p bin
 	$(Q_LD)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(TOOLSUP_OBJ) $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
 
