@@ -68,7 +68,7 @@ $(B)/config.mk: $(B)/config.vars mk/probe.sh
 
 CPPFLAGS += $(PROBE_CPPFLAGS)
 LDFLAGS  += -Wl,--as-needed
-LDLIBS   := $(PROBE_LDLIBS) $(LDLIBS_DATA) $(LDLIBS_BASE)
+LDLIBS    = $(PROBE_LDLIBS) $(LDLIBS_DATA) $(LDLIBS_BASE)
 
 LIB_SRC   := $(sort $(wildcard lib/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
@@ -86,6 +86,9 @@ CU_OBJ    := $(CU_SRC:%.cu=$(B)/%.o)
 MAN_PAGES := $(sort $(wildcard man/man1/*.1 man/man5/*.5))
 
 # Only the programs that run models link the CUDA backend; the data tools never wait for nvcc.
+# The model programs read no archives: they link without libarchive (io.c refers to it weakly).
+bin/llm-train bin/llm-eval: LDLIBS_DATA := -lzstd -lpcre2-8
+
 ifeq ($(HAVE_CUDA)$(if $(CU_SRC),1),11)
   LIBCUDA := $(B)/libllmcuda.a
   CUDA_USERS := bin/llm-train bin/llm-eval $(filter $(B)/unit/test_cuda%,$(UNITS))

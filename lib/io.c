@@ -27,6 +27,21 @@
 #include "buf.h"
 #include "err.h"
 
+/*
+ * libarchive is referenced weakly: programs that never read gzip/xz/bzip2 (llm-train and
+ * llm-eval, which must start on GPU machines that have little more than the C library) link
+ * without it, and such input then fails with a clear message instead of a missing library.
+ */
+#pragma weak archive_read_new
+#pragma weak archive_read_support_filter_all
+#pragma weak archive_read_support_format_raw
+#pragma weak archive_read_open
+#pragma weak archive_read_next_header
+#pragma weak archive_read_data
+#pragma weak archive_read_free
+#pragma weak archive_error_string
+#pragma weak archive_set_error
+
 #define DATA_INIT (1u << 20)
 #define RAW_SIZE (1u << 17)
 #define HEAD_MAX 1024
@@ -140,6 +155,9 @@ static int detect(llm_reader *r)
 		r->comp_name = "none";
 		return LLM_OK;
 	}
+	if (!archive_read_new)
+		return llm_fail(LLM_EUNSUPPORTED, "%s: %s input, but this program is built without libarchive",
+		                r->name, name);
 	r->comp = COMP_ARCHIVE;
 	r->comp_name = name;
 	struct archive_entry *e;
