@@ -458,63 +458,54 @@ static int ctype_is(const llm_buf *ct, const char *prefix)
 	return ct->len >= strlen(prefix) && strncasecmp(ct->p, prefix, strlen(prefix)) == 0;
 }
 
+/* Reject a WARC payload that is neither text nor HTML (d->extra already names the url). */
+static int reject_content_type(llm_doc *d, const char *ctype, size_t n, const char *url)
+{
+	llm_buf_adds(&d->extra, ", \"content_type\": ");
+	llm_json_put_str(&d->extra, ctype, n);
+	return reject(d, "content_type", "unsupported content type '%.*s' for '%s'", (int)n, ctype, url);
+}
+
 static int next_warc(llm_docsrc *s, llm_doc *d)
 {
 	llm_warc_record *w = &s->warc;
 	for (;;) {
 		int rc = llm_warc_next(s->r, w, s->o.max_line);
-		if (rc == LLM_EOF)
+		if (rc != LLM_OK && rc != LLM_ETOOLONG)
 			return rc;
 		d->line = w->lineno;
+		const char *type = w->type.p ? w->type.p : "";
+		const char *url = w->target_uri.p ? w->target_uri.p : "";
+		const char *date = w->date.p ? w->date.p : "";
+		/* Every reject of a WARC record names its url. */
+		llm_buf_reset(&d->extra);
+		llm_buf_adds(&d->extra, "\"url\": ");
+		llm_json_put_str(&d->extra, url, strlen(url));
 		if (rc == LLM_ETOOLONG) {
-			llm_buf_adds(&d->extra, "\"url\": ");
-			llm_json_put_str(&d->extra, w->target_uri.p ? w->target_uri.p : "", w->target_uri.len);
 			llm_buf_addf(&d->extra, ", \"bytes\": %llu", (unsigned long long)w->content_length);
 			return reject(d, "too_long", "WARC record of %llu bytes is longer than --max-line",
 			              (unsigned long long)w->content_length);
 		}
-		if (rc != LLM_OK)
-			return rc;
-		const char *type = w->type.p ? w->type.p : "";
-		const char *url = w->target_uri.p ? w->target_uri.p : "";
-		const char *date = w->date.p ? w->date.p : "";
 		const char *format;
 		const char *body;
 		size_t blen;
 		if (strcmp(type, "response") == 0 && ctype_is(&w->content_type, "application/http")) {
 			int status;
-			if (llm_http_response(w->block.p, w->block.len, &status, &s->ctype, &s->payload) != LLM_OK) {
-				llm_buf_adds(&d->extra, "\"url\": ");
-				llm_json_put_str(&d->extra, url, strlen(url));
+			if (llm_http_response(w->block.p, w->block.len, &status, &s->ctype, &s->payload) != LLM_OK)
 				return reject(d, "bad_http", "WARC response for '%s': %s", url, llm_last_error());
-			}
 			if (status < 200 || status >= 300) {
-				llm_buf_adds(&d->extra, "\"url\": ");
-				llm_json_put_str(&d->extra, url, strlen(url));
 				llm_buf_addf(&d->extra, ", \"http_status\": %d", status);
 				return reject(d, "http_status", "HTTP status %d for '%s'", status, url);
 			}
 			if (s->ctype.len && !ctype_is(&s->ctype, "text/") &&
-			    !ctype_is(&s->ctype, "application/xhtml")) {
-				llm_buf_adds(&d->extra, "\"url\": ");
-				llm_json_put_str(&d->extra, url, strlen(url));
-				llm_buf_adds(&d->extra, ", \"content_type\": ");
-				llm_json_put_str(&d->extra, s->ctype.p, s->ctype.len);
-				return reject(d, "content_type", "unsupported content type '%s' for '%s'",
-				              s->ctype.p, url);
-			}
+			    !ctype_is(&s->ctype, "application/xhtml"))
+				return reject_content_type(d, s->ctype.p, s->ctype.len, url);
 			format = ctype_is(&s->ctype, "text/plain") ? "text" : "html";
 			body = s->payload.p ? s->payload.p : "";
 			blen = s->payload.len;
 		} else if (strcmp(type, "conversion") == 0 || strcmp(type, "resource") == 0) {
-			if (w->content_type.len && !ctype_is(&w->content_type, "text/")) {
-				llm_buf_adds(&d->extra, "\"url\": ");
-				llm_json_put_str(&d->extra, url, strlen(url));
-				llm_buf_adds(&d->extra, ", \"content_type\": ");
-				llm_json_put_str(&d->extra, w->content_type.p, w->content_type.len);
-				return reject(d, "content_type", "unsupported content type '%s' for '%s'",
-				              w->content_type.p, url);
-			}
+			if (w->content_type.len && !ctype_is(&w->content_type, "text/"))
+				return reject_content_type(d, w->content_type.p, w->content_type.len, url);
 			format = ctype_is(&w->content_type, "text/html") ? "html" : "text";
 			body = w->block.p ? w->block.p : "";
 			blen = w->block.len;
@@ -522,11 +513,8 @@ static int next_warc(llm_docsrc *s, llm_doc *d)
 			s->skipped++;
 			continue;
 		}
-		if (is_binary(body, blen)) {
-			llm_buf_adds(&d->extra, "\"url\": ");
-			llm_json_put_str(&d->extra, url, strlen(url));
+		if (is_binary(body, blen))
 			return reject(d, "binary", "binary payload for '%s'", url);
-		}
 		emit_doc(s, d, body, blen, format, s->source, s->source, w->offset, url, date);
 		return LLM_OK;
 	}

@@ -229,49 +229,39 @@ static ssize_t fill(llm_reader *r)
 	return 0;
 }
 
-int llm_reader_open_fd(llm_reader **rp, int fd, const char *name)
+/* A reader over fd (or, when mem is not NULL, over mem[0..n)), compression detected. */
+static int reader_start(llm_reader **rp, int fd, const void *mem, size_t n, const char *name)
 {
 	llm_reader *r = llm_calloc(1, sizeof *r);
 	r->fd = fd;
-	r->name = llm_strdup(name);
-	r->raw = llm_malloc(RAW_SIZE);
-	r->cap = DATA_INIT;
-	r->data = llm_malloc(r->cap + 1);
-	r->max_line = (size_t)64 << 20;
-	r->size = -1;
-	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		r->size = st.st_size;
-	int rc = detect(r);
-	if (rc != LLM_OK) {
-		llm_reader_free(r);
-		*rp = NULL;
-		return rc;
-	}
-	*rp = r;
-	return LLM_OK;
-}
-
-int llm_reader_open_mem(llm_reader **rp, const void *data, size_t n, const char *name)
-{
-	llm_reader *r = llm_calloc(1, sizeof *r);
-	r->fd = -1;
-	r->mem = data ? data : "";
+	r->mem = mem;
 	r->mem_len = n;
 	r->name = llm_strdup(name);
 	r->raw = llm_malloc(RAW_SIZE);
 	r->cap = DATA_INIT;
 	r->data = llm_malloc(r->cap + 1);
 	r->max_line = (size_t)64 << 20;
-	r->size = n;
+	r->size = mem ? (int64_t)n : -1;
+	struct stat st;
+	if (!mem && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		r->size = st.st_size;
 	int rc = detect(r);
 	if (rc != LLM_OK) {
 		llm_reader_free(r);
-		*rp = NULL;
-		return rc;
+		r = NULL;
 	}
 	*rp = r;
-	return LLM_OK;
+	return rc;
+}
+
+int llm_reader_open_fd(llm_reader **rp, int fd, const char *name)
+{
+	return reader_start(rp, fd, NULL, 0, name);
+}
+
+int llm_reader_open_mem(llm_reader **rp, const void *data, size_t n, const char *name)
+{
+	return reader_start(rp, -1, data ? data : "", n, name);
 }
 
 int llm_reader_open(llm_reader **rp, const char *path)

@@ -186,6 +186,26 @@ test_expect_success 'LF-only WET file (cc_net sample) reads by lines' '
 	jq -r .url out >urls && test_grep "sample_english" urls
 '
 
+test_expect_success PYTHON 'WARC responses that are not text, or not 2xx, are rejected with their url' '
+	python3 - <<-\EOF &&
+	def rec(uri, http):
+	    h = ("WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: %s\r\n"
+	         "Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n"
+	         % (uri, len(http))).encode()
+	    return h + http + b"\r\n\r\n"
+	open("t.warc", "wb").write(
+	    rec("http://x/img", b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n\x89PNG") +
+	    rec("http://x/gone", b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\nno") +
+	    rec("http://x/ok", b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>hello</p>"))
+	EOF
+	llm-cat --rejects rej.jsonl t.warc >out 2>err &&
+	test_line_count = 1 out && jq -e ".url == \"http://x/ok\"" out &&
+	jq -r "[.reject_reason, .url, (.content_type // .http_status)] | map(tostring) | join(\" \")" rej.jsonl >got &&
+	printf "content_type http://x/img image/png\nhttp_status http://x/gone 404\n" >expect &&
+	test_cmp expect got &&
+	test_grep "t.warc:1: unsupported content type .image/png." err
+'
+
 test_expect_success 'a truncated WARC is an error naming the file' '
 	gzip -dc $TESTDATA/cat/dolma-sample-0000.warc.gz | head -c 30000 >cut.warc &&
 	test_must_fail llm-cat -q cut.warc >out 2>err &&
