@@ -186,7 +186,7 @@ void llm_signpool_add(llm_signpool *sp, int status, const char *line, size_t len
 		sp->file = llm_strdup(file);
 	}
 	slot *s = &sp->slots[sp->n++];
-	size_t keep = status == LLM_ETOOLONG ? sp->max_line : len;
+	size_t keep = status == LLM_ETOOLONG ? strlen(line) : len; /* the head (io.h) */
 	s->off = sp->lines.len;
 	s->len = len;
 	s->status = status;

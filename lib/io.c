@@ -44,7 +44,7 @@
 
 #define DATA_INIT (1u << 20)
 #define RAW_SIZE (1u << 17)
-#define HEAD_MAX 1024
+#define HEAD_MAX LLM_READER_HEAD
 
 enum comp { COMP_NONE, COMP_ZSTD, COMP_ARCHIVE };
 
@@ -323,16 +323,28 @@ static void make_room(llm_reader *r)
 }
 
 /* Discard the rest of an over-long line; returns its total length or a negative status. */
+/* Append to the head of an over-long line what still fits (it keeps min(length, HEAD_MAX)). */
+static void head_add(llm_reader *r, const char *p, size_t n, size_t *head_len)
+{
+	size_t k = HEAD_MAX - *head_len < n ? HEAD_MAX - *head_len : n;
+	memcpy(r->head + *head_len, p, k);
+	*head_len += k;
+	r->head[*head_len] = 0;
+}
+
+/* Read past an over-long line starting at pos, keeping its head; returns a status. */
 static int64_t skip_long_line(llm_reader *r, size_t *total)
 {
+	size_t head_len = 0;
 	for (;;) {
 		char *nl = memchr(r->data + r->pos, '\n', r->end - r->pos);
+		size_t n = (nl ? (size_t)(nl - r->data) : r->end) - r->pos;
+		head_add(r, r->data + r->pos, n, &head_len);
+		*total += n;
 		if (nl) {
-			*total += nl - (r->data + r->pos);
 			r->pos = nl + 1 - r->data;
 			return LLM_OK;
 		}
-		*total += r->end - r->pos;
 		r->base += r->end;
 		r->pos = r->end = 0;
 		ssize_t k = fill(r);
@@ -351,9 +363,7 @@ int llm_reader_line(llm_reader *r, char **line, size_t *len)
 		char *nl = memchr(r->data + scan_from, '\n', r->end - scan_from);
 		size_t llen = (nl ? (size_t)(nl - r->data) : r->end) - r->pos;
 		if (llen > r->max_line) {
-			size_t total = 0, h = llen < HEAD_MAX ? llen : HEAD_MAX;
-			memcpy(r->head, r->data + r->pos, h);
-			r->head[h] = 0;
+			size_t total = 0;
 			r->lineno++;
 			r->line_off = r->base + r->pos;
 			int rc = (int)skip_long_line(r, &total);

@@ -7,8 +7,8 @@
  * LF files read the same; a last line without a newline is still a line. Memory: one 1 MiB
  * input buffer plus the longest line seen, capped by llm_reader_set_max_line (default 64 MiB).
  * A longer line is not returned in full: llm_reader_line reads past it and gives LLM_ETOOLONG
- * with its first bytes (up to 1 KiB) and its total length; the next call continues with the
- * following line.
+ * with its first min(length, LLM_READER_HEAD) bytes and its total length; the next call
+ * continues with the following line.
  *
  * Writer: stdout ("-" or NULL) or a file. A path that exists and is not a regular file (a
  * device such as /dev/full, a FIFO) is written directly. A regular file is written to a temporary name beside it
@@ -31,6 +31,9 @@
 
 typedef struct llm_reader llm_reader;
 
+/* Bytes of an over-long line kept for messages and rejects. */
+#define LLM_READER_HEAD 1024
+
 /* Open path ("-"/NULL = stdin). On failure *r is NULL and llm_last_error() names the file. */
 int llm_reader_open(llm_reader **r, const char *path);
 /* Read from an already open descriptor (not closed by free); name is used in messages. */
@@ -43,9 +46,9 @@ void llm_reader_set_max_line(llm_reader *r, size_t max);
 
 /*
  * Next line. LLM_OK: *line and *len hold it (valid until the next call; the byte after it is a
- * writable NUL). LLM_EOF: no more lines. LLM_ETOOLONG: *line holds its first bytes (at most
- * 1 KiB, NUL-terminated), *len the full length. LLM_EIO / LLM_EFORMAT: read error or corrupt
- * compressed stream (detail set).
+ * writable NUL). LLM_EOF: no more lines. LLM_ETOOLONG: *line holds the line's first
+ * min(*len, LLM_READER_HEAD) bytes, NUL-terminated, and *len its full length.
+ * LLM_EIO / LLM_EFORMAT: read error or corrupt compressed stream (detail set).
  */
 int llm_reader_line(llm_reader *r, char **line, size_t *len);
 

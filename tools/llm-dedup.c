@@ -140,7 +140,7 @@ static int each_record(const struct cfg *c, const char *path, int fd, llm_dedup_
 	int failed = 0;
 	while ((rc = llm_reader_line(rd, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG) {
 		if (spool) {
-			size_t keep = rc == LLM_ETOOLONG ? c->co.max_line : len;
+			size_t keep = rc == LLM_ETOOLONG ? strlen(line) : len; /* the head (io.h) */
 			if (fwrite(line, 1, keep, spool) != keep ||
 			    (rc == LLM_ETOOLONG && fputc('x', spool) == EOF) || fputc('\n', spool) == EOF)
 				die("temporary spool file: %s", strerror(errno));

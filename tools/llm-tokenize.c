@@ -420,7 +420,8 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 		int rc;
 		while (!fatal && ((rc = llm_reader_line(r, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG)) {
 			int tl = rc == LLM_ETOOLONG;
-			batch_push_line(b, line, tl ? o->co.max_line : len, llm_reader_lineno(r), tl);
+			/* An over-long line comes as its NUL-terminated head (io.h), len its full size. */
+			batch_push_line(b, line, tl ? strlen(line) : len, llm_reader_lineno(r), tl);
 			if (b->n < BATCH_LINES && b->in.len < BATCH_BYTES)
 				continue;
 			submit(&e, inline_doc);
@@ -760,7 +761,7 @@ static int cmd_train(struct opts *o, int nfiles, char **files)
 				if (o->co.strict)
 					die("%s:%llu: %s", llm_reader_name(r), (unsigned long long)llm_reader_lineno(r), reason);
 				llm_warn_at(llm_reader_name(r), llm_reader_lineno(r), "%s", reason);
-				if (llm_run_reject(run, dom, reason, line, rc == LLM_ETOOLONG ? o->co.max_line : len,
+				if (llm_run_reject(run, dom, reason, line, rc == LLM_ETOOLONG ? strlen(line) : len,
 				                   ok ? &rec : NULL, NULL, llm_reader_name(r), llm_reader_lineno(r)))
 					die("%s", llm_last_error());
 				continue;

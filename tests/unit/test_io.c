@@ -63,6 +63,16 @@ static void test_long_line_skipped(void)
 	CHECK_EQ_U64(len, big);
 	llm_reader_free(r);
 	free(data);
+	/* With a small cap the head is still min(length, LLM_READER_HEAD) bytes. */
+	const char *two = "0123456789abcdefghij\nok\n";
+	CHECK(llm_reader_open_mem(&r, two, strlen(two), "mem") == LLM_OK);
+	llm_reader_set_max_line(r, 5);
+	CHECK(llm_reader_line(r, &line, &len) == LLM_ETOOLONG);
+	CHECK_EQ_INT(len, 20);
+	CHECK_STR(line, "0123456789abcdefghij");
+	CHECK(llm_reader_line(r, &line, &len) == LLM_OK);
+	CHECK_MEM(line, len, "ok", 2);
+	llm_reader_free(r);
 }
 
 static void test_zstd_detected(void)
