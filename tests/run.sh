@@ -52,9 +52,9 @@ if [ "${1:-}" = --one ]; then
 	exit 0
 fi
 
-rm -rf "$LOGS" && mkdir -p "$LOGS"
+rm -rf "$LOGS" && mkdir -p "$LOGS" || exit 1
 list=$LOGS/.list
-: >"$list"
+: >"$list" || exit 1
 for t in "$B"/unit/test_*; do [ -x "$t" ] && echo "$t ${t##*/}" >>"$list"; done
 for t in tests/t/t*.sh; do [ -e "$t" ] && n=${t##*/} && echo "$t ${n%.sh}" >>"$list"; done
 for t in "$B"/fuzz/*-replay; do [ -x "$t" ] && n=${t##*/} && echo "fuzz-replay:$t $n" >>"$list"; done
@@ -84,5 +84,9 @@ while read -r prog name; do
 		[ "$rc" != 0 ] && ! grep -q '^not ok' "$log" && tail -n 20 "$log" | sed 's/^/    /'
 	fi
 done <"$list"
+if [ $((pass + fail)) = 0 ]; then
+	echo "tests/run.sh: no test ran" >&2
+	fail=1
+fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
