@@ -16,8 +16,8 @@ TOKENIZER_OPTS := --vocab-size 4096
 TOKENIZE_OPTS  := --eos
 NOISE_OPTS     := --docs 0.05 --swap 0.15 --mask 0
 SHARD_OPTS     := --val-fraction 0.02 --shard-size 64M
-TRAIN_OPTS     := --model tiny --steps 300 --batch 8 --seq-len 128 --lr 1e-3 --warmup 30 \
-                  --eval-every 50 --eval-batches 4 --ckpt-every 100 --keep 3
+TRAIN_OPTS     := --model tiny --steps 600 --batch 8 --seq-len 128 --lr 1e-3 --warmup 50 \
+                  --eval-every 100 --eval-batches 4 --ckpt-every 200 --keep 3
 EVAL_OPTS      :=
 EVAL_TASK      := samples/eval/next-sentence.jsonl
 EVAL_PROMPTS   := pipelines/demo-prompts.txt
