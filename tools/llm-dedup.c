@@ -166,6 +166,24 @@ static int each_record(const struct cfg *c, const char *path, int fd, llm_dedup_
 	return failed;
 }
 
+/* Read every input again for the second pass; standard input comes back from its spool. */
+static int second_pass(const struct cfg *c, int nin, FILE *spool, llm_dedup_doc *r, record_fn fn,
+                       void *ctx, llm_run *run)
+{
+	int failed = 0;
+	for (int i = 0; i < nin; i++) {
+		const char *f = c->nfiles ? c->files[i] : "-";
+		int fd = -1;
+		if (!strcmp(f, "-")) {
+			if (fflush(spool) || fseek(spool, 0, SEEK_SET))
+				die("temporary spool file: %s", strerror(errno));
+			fd = fileno(spool);
+		}
+		failed |= each_record(c, f, fd, r, fn, ctx, NULL, run, NULL);
+	}
+	return failed;
+}
+
 /* ---- output of one record, shared by the single run and apply ---- */
 
 typedef struct {
@@ -357,16 +375,7 @@ static int run_docs(const struct cfg *c)
 	stats_extra(em.run, c, x.d, x.docs);
 	x.em = &em;
 	x.node = llm_dedup_base(x.d);
-	for (int i = 0; i < nin; i++) {
-		const char *f = c->nfiles ? c->files[i] : "-";
-		int fd = -1;
-		if (!strcmp(f, "-")) {
-			if (fflush(spool) || fseek(spool, 0, SEEK_SET))
-				die("temporary spool file: %s", strerror(errno));
-			fd = fileno(spool);
-		}
-		failed |= each_record(c, f, fd, &r, pass2_record, &x, NULL, em.run, NULL);
-	}
+	failed |= second_pass(c, nin, spool, &r, pass2_record, &x, em.run);
 	if (spool)
 		fclose(spool);
 	if (!failed && c->index && llm_dedup_save_index(x.d, c->index)) {
@@ -452,16 +461,7 @@ static int run_lines(const struct cfg *c)
 	if (failed)
 		die("no output written");
 	x.em = &em;
-	for (int i = 0; i < nin; i++) {
-		const char *f = c->nfiles ? c->files[i] : "-";
-		int fd = -1;
-		if (!strcmp(f, "-")) {
-			if (fflush(spool) || fseek(spool, 0, SEEK_SET))
-				die("temporary spool file: %s", strerror(errno));
-			fd = fileno(spool);
-		}
-		failed |= each_record(c, f, fd, &r, lines_filter, &x, NULL, em.run, NULL);
-	}
+	failed |= second_pass(c, nin, spool, &r, lines_filter, &x, em.run);
 	if (spool)
 		fclose(spool);
 	if (llm_writer_close(em.out)) {
