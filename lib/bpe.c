@@ -907,14 +907,16 @@ int llm_bpe_from_hf_json(llm_bpe **out, const char *data, size_t len, const char
 	llm_bpe *b = bpe_new(name);
 	b->file_id = llm_hash64(data, len, 0);
 	llm_json_val root;
-	size_t epos;
-	const char *emsg;
+	size_t epos = 0;
+	const char *emsg = NULL;
 	llm_buf pat = LLM_BUF_INIT, tmp = LLM_BUF_INIT;
 	int rc = LLM_OK;
-	if (llm_json_parse_value(data, len, &root, &epos, &emsg) || root.type != LLM_JSON_OBJECT) {
-		rc = root.type == LLM_JSON_OBJECT || epos
-		     ? llm_fail(LLM_EFORMAT, "%s: byte %zu: %s", b->name, epos, emsg)
-		     : llm_fail(LLM_EFORMAT, "%s: not a JSON object", b->name);
+	if (llm_json_parse_value(data, len, &root, &epos, &emsg) != LLM_OK) {
+		rc = llm_fail(LLM_EFORMAT, "%s: byte %zu: %s", b->name, epos + 1, emsg);
+		goto done;
+	}
+	if (root.type != LLM_JSON_OBJECT) {
+		rc = llm_fail(LLM_EFORMAT, "%s: not a JSON object", b->name);
 		goto done;
 	}
 	llm_json_val model = llm_json_member(&root, "model");
