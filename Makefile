@@ -13,7 +13,7 @@
 # Build probes (each prints what it found; override on the command line):
 #   CUDA=auto|0|1        compile kernels/ with nvcc; 1 fails when nvcc is missing
 #   BLAS=auto|0|1        OpenBLAS for matrix products; 0 uses the portable loops in lib/
-#   MPI=auto|0|1         MPI data parallelism in llm-train
+#   MPI=auto|0|1         MPI data parallelism in llm-train (Open MPI opened at run time)
 #
 # Sources are found by wildcard: a new lib/NAME.c, tools/llm-NAME.c, tests/unit/test_NAME.c,
 # tests/fuzz/fuzz_NAME.c or kernels/NAME.cu is built without editing this file.
@@ -36,7 +36,7 @@ WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno
 CPPFLAGS += -Ilib -D_GNU_SOURCE -DLLM_VERSION='"$(VERSION)"'
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -pthread -fno-strict-aliasing
 LDLIBS_DATA := -lzstd -lpcre2-8 -lxxhash -larchive
-LDLIBS_BASE := -lm -lpthread
+LDLIBS_BASE := -lm -lpthread -ldl
 
 # Quiet build lines ("CC lib/io.c"); V=1 shows the commands.
 ifneq ($(V),1)
@@ -68,7 +68,8 @@ $(B)/config.mk: $(B)/config.vars mk/probe.sh
 
 CPPFLAGS += $(PROBE_CPPFLAGS)
 LDFLAGS  += -Wl,--as-needed
-LDLIBS    = $(PROBE_LDLIBS) $(LDLIBS_DATA) $(LDLIBS_BASE)
+BLAS_LDLIBS = $(PROBE_BLAS_LDLIBS)
+LDLIBS    = $(PROBE_LDLIBS) $(BLAS_LDLIBS) $(LDLIBS_DATA) $(LDLIBS_BASE)
 
 LIB_SRC   := $(sort $(wildcard lib/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
@@ -87,7 +88,11 @@ MAN_PAGES := $(sort $(wildcard man/man1/*.1 man/man5/*.5))
 
 # Only the programs that run models link the CUDA backend; the data tools never wait for nvcc.
 # The model programs read no archives: they link without libarchive (io.c refers to it weakly).
-bin/llm-train bin/llm-eval: LDLIBS_DATA := -lzstd -lpcre2-8
+# They run on GPU machines with the CUDA runtime and no -dev packages, so OpenBLAS, zstd and
+# PCRE2 are linked into them statically where the archives exist (mk/probe.sh), and Open MPI
+# is opened at run time (lib/mpirt.c): they need the C, C++ and CUDA libraries only.
+bin/llm-train bin/llm-eval: LDLIBS_DATA = $(PROBE_MODEL_DATA_LDLIBS)
+bin/llm-train bin/llm-eval: BLAS_LDLIBS = $(PROBE_BLAS_STATIC)
 
 ifeq ($(HAVE_CUDA)$(if $(CU_SRC),1),11)
   LIBCUDA := $(B)/libllmcuda.a

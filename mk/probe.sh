@@ -19,12 +19,26 @@ try_cc() {  # try_cc 'source' flags... : compile and link a small program
 case $BLAS in
 0) say "BLAS: off (BLAS=0), portable matrix loops"; echo "HAVE_BLAS := 0" ;;
 *)
-	if try_cc '#include <cblas.h>
-int main(void){float a=1,b=1,c=0;cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,&a,1,&b,1,0,&c,1);return c!=1;}' -lopenblas; then
-		say "BLAS: OpenBLAS"
+	blas_src='#include <cblas.h>
+void openblas_set_num_threads(int);
+int main(void){float a=1,b=1,c=0;openblas_set_num_threads(1);cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoTrans,1,1,1,1,&a,1,&b,1,0,&c,1);return c!=1;}'
+	if try_cc "$blas_src" -lopenblas; then
 		echo "HAVE_BLAS := 1"
 		echo "PROBE_CPPFLAGS += -DLLM_HAVE_BLAS=1"
-		echo "PROBE_LDLIBS += -lopenblas"
+		echo "PROBE_BLAS_LDLIBS := -lopenblas"
+		# llm-train and llm-eval carry OpenBLAS inside (they must start where only the CUDA
+		# runtime is installed); Debian's static archive needs no Fortran runtime for sgemm.
+		st="-Wl,-Bstatic -lopenblas -Wl,-Bdynamic"
+		if try_cc "$blas_src" $st -lpthread -lm; then
+			say "BLAS: OpenBLAS (linked statically into llm-train and llm-eval)"
+		elif st="-Wl,-Bstatic -lopenblas -lgfortran -lquadmath -Wl,-Bdynamic" &&
+		     try_cc "$blas_src" $st -lpthread -lm; then
+			say "BLAS: OpenBLAS (linked statically, with libgfortran, into llm-train and llm-eval)"
+		else
+			st=-lopenblas
+			say "BLAS: OpenBLAS; no static libopenblas.a: llm-train and llm-eval need libopenblas.so.0 at run time"
+		fi
+		echo "PROBE_BLAS_STATIC := $st"
 	else
 		[ "$BLAS" = 1 ] && fail "BLAS=1 but OpenBLAS (cblas.h, -lopenblas) is missing; run 'make deps'"
 		say "BLAS: not found, portable matrix loops (install libopenblas-dev for speed)"
@@ -32,23 +46,37 @@ int main(void){float a=1,b=1,c=0;cblas_sgemm(CblasRowMajor,CblasNoTrans,CblasNoT
 	fi ;;
 esac
 
-# MPI (Open MPI's compiler wrapper knows the flags).
+# MPI: llm-train opens Open MPI's libmpi.so.40 at run time, and only when a launcher started
+# it (lib/mpirt.c), so nothing of MPI is needed to build or to start a single process. The
+# probe says whether multi-process runs work here (the tests that need mpirun).
 case $MPI in
-0) say "MPI: off (MPI=0)"; echo "HAVE_MPI := 0" ;;
+0) say "MPI: off (MPI=0), one process per run"; echo "HAVE_MPI := 0" ;;
 *)
-	mcf=$(mpicc --showme:compile 2>/dev/null) ; mlf=$(mpicc --showme:link 2>/dev/null)
-	if [ -n "$mlf" ] && try_cc '#include <mpi.h>
-int main(int c,char**v){MPI_Init(&c,&v);MPI_Finalize();return 0;}' $mcf $mlf; then
-		say "MPI: $(mpirun --version 2>/dev/null | head -n 1)"
+	echo "PROBE_CPPFLAGS += -DLLM_HAVE_MPI=1"
+	if command -v mpirun >/dev/null 2>&1 && try_cc '#include <dlfcn.h>
+int main(void){void*h=dlopen("libmpi.so.40",RTLD_NOW|RTLD_GLOBAL);return !h||!dlsym(h,"ompi_mpi_comm_world");}' -ldl &&
+	   "$t"; then
+		say "MPI: $(mpirun --version 2>/dev/null | head -n 1), libmpi.so.40 opened at run time"
 		echo "HAVE_MPI := 1"
-		echo "PROBE_CPPFLAGS += -DLLM_HAVE_MPI=1 $mcf"
-		echo "PROBE_LDLIBS += $mlf"
 	else
-		[ "$MPI" = 1 ] && fail "MPI=1 but no working mpicc/mpi.h; run 'make deps'"
-		say "MPI: not found, single process only"
+		[ "$MPI" = 1 ] && fail "MPI=1 but Open MPI (mpirun, libmpi.so.40) is missing; run 'make deps'"
+		say "MPI: Open MPI not found here; launched runs open libmpi.so.40 at run time"
 		echo "HAVE_MPI := 0"
 	fi ;;
 esac
+
+# The data libraries llm-train and llm-eval use (zstd input, PCRE2 pre-tokenization) linked
+# statically into them when the archives exist.
+if try_cc '#include <zstd.h>
+#include <pcre2.h>
+int main(void){return ZSTD_versionNumber()==0||!pcre2_compile_8;}' -DPCRE2_CODE_UNIT_WIDTH=8 \
+	-Wl,-Bstatic -lzstd -lpcre2-8 -Wl,-Bdynamic; then
+	say "zstd, PCRE2: linked statically into llm-train and llm-eval"
+	echo "PROBE_MODEL_DATA_LDLIBS := -Wl,-Bstatic -lzstd -lpcre2-8 -Wl,-Bdynamic"
+else
+	say "zstd, PCRE2: no static archives: llm-train and llm-eval need libzstd and libpcre2-8 at run time"
+	echo "PROBE_MODEL_DATA_LDLIBS := -lzstd -lpcre2-8"
+fi
 
 # CUDA: nvcc compiles kernels/ whenever it exists, so CI catches CUDA breakage without a GPU.
 case $CUDA in

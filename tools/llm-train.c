@@ -25,15 +25,13 @@
 #include "io.h"
 #include "json.h"
 #include "model.h"
+#include "mpirt.h"
 #include "ops.h"
 #include "optim.h"
 #include "shard.h"
 #include "tool.h"
 #include "trainlog.h"
 
-#ifdef LLM_HAVE_MPI
-#include <mpi.h>
-#endif
 
 static const char usage[] =
 	"usage: llm-train --data MANIFEST [--model NAME | --config FILE] [options]\n"
@@ -173,68 +171,37 @@ typedef struct {
 
 /* ---- data parallelism ------------------------------------------------------------------ */
 
-static int dp_rank, dp_world = 1, dp_mpi;
+static int dp_rank, dp_world = 1;
 
+/* Open MPI is opened at run time, only under a launcher (mpirt.h); its calls abort the job
+ * on failure, so a failing one here is fatal too. */
 static void dp_init(int *argc, char ***argv)
 {
-	const char *size = getenv("OMPI_COMM_WORLD_SIZE");
-	if (!size)
-		size = getenv("PMI_SIZE");
-#ifdef LLM_HAVE_MPI
-	/* Only under a launcher: a singleton MPI_Init would start a runtime for nothing. */
-	if (size) {
-		MPI_Init(argc, argv);
-		MPI_Comm_rank(MPI_COMM_WORLD, &dp_rank);
-		MPI_Comm_size(MPI_COMM_WORLD, &dp_world);
-		dp_mpi = 1;
-	}
-#else
-	(void)argc;
-	(void)argv;
-	if (size && atoi(size) > 1)
-		die("started by an MPI launcher with %s processes, but built without MPI", size);
-#endif
+	if (llm_mpirt_init(argc, argv, &dp_rank, &dp_world) != LLM_OK)
+		die("%s", llm_last_error());
 }
 
 static void dp_sum_f32(float *x, size_t n)
 {
-#ifdef LLM_HAVE_MPI
-	for (size_t done = 0; dp_mpi && done < n;) {
-		int k = n - done > (1u << 30) ? 1 << 30 : (int)(n - done);
-		MPI_Allreduce(MPI_IN_PLACE, x + done, k, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-		done += (size_t)k;
-	}
-#else
-	(void)x;
-	(void)n;
-#endif
+	if (llm_mpirt_sum_f32(x, n) != LLM_OK)
+		die("%s", llm_last_error());
 }
 
 static void dp_sum_f64(double *x, int n)
 {
-#ifdef LLM_HAVE_MPI
-	if (dp_mpi)
-		MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-#else
-	(void)x;
-	(void)n;
-#endif
+	if (llm_mpirt_sum_f64(x, (size_t)n) != LLM_OK)
+		die("%s", llm_last_error());
 }
 
 static void dp_barrier(void)
 {
-#ifdef LLM_HAVE_MPI
-	if (dp_mpi)
-		MPI_Barrier(MPI_COMM_WORLD);
-#endif
+	if (llm_mpirt_barrier() != LLM_OK)
+		die("%s", llm_last_error());
 }
 
 static void dp_finish(void)
 {
-#ifdef LLM_HAVE_MPI
-	if (dp_mpi)
-		MPI_Finalize();
-#endif
+	llm_mpirt_finalize();
 }
 
 /* ---- the trainer ----------------------------------------------------------------------- */
@@ -811,9 +778,8 @@ static void gpu_open(trainer *t, const options *o)
 		unsigned char id[LLM_NCCL_ID_BYTES] = { 0 };
 		if (dp_rank == 0 && llm_cuda_nccl_id(id) != LLM_OK)
 			die("%s", llm_last_error());
-#ifdef LLM_HAVE_MPI
-		MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
-#endif
+		if (llm_mpirt_bcast(id, sizeof id, 0) != LLM_OK)
+			die("%s", llm_last_error());
 		if (llm_cudamodel_dp(t->gpu, dp_rank, dp_world, id) != LLM_OK)
 			die("%s", llm_last_error());
 	}
@@ -1117,7 +1083,7 @@ static int smoke(options *o)
 		printf("  activations: inputs/labels I32 [%d, %d], logits F32 [%d, %d]\n", o->batch,
 		       o->seq, o->batch * o->seq, c.vocab_size);
 		printf("all-reduce: %d process%s%s\n", dp_world, dp_world > 1 ? "es" : "",
-		       dp_mpi ? " (MPI)" : "");
+		       llm_mpirt_active() ? " (MPI)" : "");
 	}
 	t.hist = llm_calloc((size_t)o->steps, sizeof *t.hist);
 	trainer_run(&t);

@@ -1,0 +1,36 @@
+#!/bin/sh
+test_description='llm-train and llm-eval start where only the C, C++ and CUDA runtimes are installed'
+. "$(dirname "$0")/../lib.sh"
+
+# Shared libraries a program asks the dynamic linker for.
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*Shared library: \[\(.*\)\]/\1/p'; }
+
+# What a GPU machine without any -dev package (or MPI) has: the C and C++ runtimes, the CUDA
+# runtime libraries and the driver.
+allowed='^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux-x86-64|ld-linux-aarch64|libcuda|libcudart|libcublas|libcublasLt)\.so'
+
+for p in llm-train llm-eval; do
+	test_expect_success "$p links no OpenBLAS, MPI or data library dynamically" "
+		needed '$TOP/bin/$p' >libs && test -s libs &&
+		! grep -E '^lib(openblas|blas|lapack|gfortran|quadmath|mpi|open-rte|open-pal|hwloc|event|zstd|pcre2|xxhash|archive|z)' libs &&
+		grep -v -E '$allowed' libs >other; test_cmp /dev/null other
+	"
+done
+
+test_expect_success 'a single process never opens MPI' '
+	env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK LLM_MPI_LIB=/nonexistent/libmpi.so.40 \
+		llm-train --list-models --vocab 100 >out && grep "^tiny " out &&
+	OMPI_COMM_WORLD_SIZE=1 LLM_MPI_LIB=/nonexistent/libmpi.so.40 \
+		llm-train --list-models --vocab 100 >out && grep "^tiny " out
+'
+
+test_expect_success 'a launch for several processes without Open MPI is a clear error' '
+	test_must_fail env OMPI_COMM_WORLD_SIZE=2 LLM_MPI_LIB=/nonexistent/libmpi.so.40 \
+		llm-train --list-models 2>err &&
+	test_grep "MPI launcher for several processes, but Open MPI cannot be opened" err &&
+	test_grep "/nonexistent/libmpi.so.40" err &&
+	test_must_fail env PMI_SIZE=4 LLM_MPI_LIB=libm.so.6 llm-train --list-models 2>err &&
+	test_grep "libm.so.6 has no .MPI_Init.: llmkit speaks Open MPI" err
+'
+
+test_done
