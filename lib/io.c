@@ -517,6 +517,26 @@ void llm_tmpfiles_unlink(void)
 			unlink(tmpfiles[i]);
 }
 
+int llm_tmpfd(const char *dir)
+{
+	if (!dir || !*dir)
+		dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	size_t n = strlen(dir) + sizeof "/llmkit-XXXXXX";
+	char *path = llm_malloc(n);
+	snprintf(path, n, "%s/llmkit-XXXXXX", dir);
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		int e = errno;
+		free(path);
+		return llm_fail(LLM_EIO, "temporary file in %s: %s", dir, strerror(e));
+	}
+	unlink(path);
+	free(path);
+	return fd;
+}
+
 /* ---- writer ---- */
 
 #define WBUF (1u << 20)

@@ -92,4 +92,8 @@ int llm_write_file(const char *path, const void *data, size_t n);
  */
 void llm_tmpfiles_unlink(void);
 
+/* An anonymous temporary file in dir (NULL or "": $TMPDIR, else /tmp), unlinked at once so
+ * that nothing is left behind; the descriptor, or LLM_EIO naming the directory. */
+int llm_tmpfd(const char *dir);
+
 #endif
