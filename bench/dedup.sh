@@ -47,6 +47,19 @@ for m in "--minhash" "--preset datatrove" "--minhash --verify" "--exact" "--simh
 	printf '%-22s %12s %12s %8sMB %10s\n' "$m" "$s" "$(rate "$tb" "$t")" "$((rss / 1024))" "${bpd:--}"
 done
 
+# bounded memory: the same runs with the buckets in sorted runs on disk (same output)
+for m in "--minhash" "--exact" "--simhash"; do
+	cpu llm-dedup -q $m --memory 256K --stats "$W/dedup-stats.json" "$in" && read -r t rss <"$W/cpu"
+	bpd=$(sed -n 's/.*"memory_bytes_per_document": \([0-9.]*\).*/\1/p' "$W/dedup-stats.json")
+	runs=$(sed -n 's/.*"sorted_runs": \([0-9]*\).*/\1/p' "$W/dedup-stats.json")
+	printf '%-22s %12s %12s %8sMB %10s  (%s sorted runs)\n' "$m --memory 256K" - "$(rate "$tb" "$t")" \
+		"$((rss / 1024))" "${bpd:--}" "$runs"
+done
+cpu llm-dedup -q --lines --memory 2M --stats "$W/dedup-stats.json" "$in" && read -r t rss <"$W/cpu"
+fp=$(sed -n 's/.*"bloom_false_positive_rate": \([0-9.e-]*\).*/\1/p' "$W/dedup-stats.json")
+printf '%-22s %12s %12s %8sMB %10s  (Bloom false-positive rate <= %s)\n' "--lines --memory 2M" - \
+	"$(rate "$tb" "$t")" "$((rss / 1024))" - "$fp"
+
 # scale-out stages over 8 shards (sign of each, cluster, apply of each)
 split -n l/8 -d "$in" "$W/dedup-shard."
 t0=$(now)

@@ -283,7 +283,8 @@ int llm_ckpt_prune(const char *root, int full, int keep)
 static int has(const char *dir, const char *file)
 {
 	char p[4096];
-	snprintf(p, sizeof p, "%s/%s", dir, file);
+	if (snprintf(p, sizeof p, "%s/%s", dir, file) >= (int)sizeof p)
+		return 0;
 	return access(p, F_OK) == 0;
 }
 

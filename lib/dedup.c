@@ -13,11 +13,15 @@
  */
 #include "dedup.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "err.h"
+#include "extsort.h"
 #include "hash.h"
 #include "io.h"
 
@@ -268,23 +272,48 @@ void llm_signer_sign(llm_signer *s, const char *text, size_t n, llm_dedup_sig *s
 
 /* ---- engine ---- */
 
+/*
+ * The buckets are held in one of two ways, with one result:
+ *   tables   until they reach half the memory budget: the bucket table, the simhash members,
+ *            and for exact the high half of each bucket's first node; documents are joined
+ *            with their candidates as they arrive.
+ *   records  from then on: every bucket entry of every document is a record {key, aux, node}
+ *            of an external sort (extsort.h), the tables' entries first. finish merges them
+ *            and joins each bucket's members with its first (smallest) node: the pairs the
+ *            tables would have joined, verification included.
+ * Simhash records are {table key, fingerprint, node}; the distinct fingerprints of a bucket
+ * are compared pairwise, and a second sort {fingerprint, 0, node} gives the index its entries.
+ *
+ * Verification sets live in a temporary file (offset and length per node in memory). Ids
+ * go to a temporary file in node order; only survivors with duplicates are kept in memory,
+ * which is all the second pass asks for; saving an index reads the file back.
+ */
+
 struct llm_dedup {
 	llm_dedup_params p;
-	llm_simhash_tables tabs; /* simhash */
+	llm_simhash_tables tabs;  /* simhash */
+	size_t budget;
+	char *tmpdir;
+	int err;                  /* first failure of a temporary file, reported by finish/save */
 	uint64_t *parent;
 	uint64_t n, cap, base;
+	/* tables */
 	keytab buckets;
-	uint64_t *khi;            /* exact: per node, high half of its key (NONE-free) */
-	/* simhash members: one per distinct fingerprint */
-	uint64_t *mfp, *mnode, *mnext; /* mnext[m * ntables + t] */
-	uint64_t nm, mcap;
+	uint64_t *khi, khicap;    /* exact: per node, high half of its key */
+	uint64_t *mfp, *mnode, *mnext; /* simhash members, one per distinct fingerprint; */
+	uint64_t nm, mcap;        /* mnext[m * ntables + t] links a table's bucket */
 	keytab fptab;             /* fingerprint -> member */
+	/* records */
+	llm_xsort *recs, *fps;    /* both NULL while in tables */
 	/* verification sets */
-	uint64_t *setoff;
-	uint32_t *setlen, *sets;
-	uint64_t nsets, setscap;
+	int setfd;
+	uint64_t setbytes, *setoff;
+	uint32_t *setlen, *scratch;
+	size_t scratchcap;
 	/* ids */
-	keytab idtab;             /* node -> offset in ids */
+	FILE *idf;                /* u64 node, u32 length, id; in node order */
+	uint64_t idnext;          /* nodes below it cannot be named any more */
+	keytab idtab;             /* survivor with duplicates -> offset in ids */
 	llm_buf ids;              /* u32 length + bytes, back to back */
 	unsigned char *hasdup;    /* bitset, after finish */
 	int finished;
@@ -299,6 +328,8 @@ int llm_dedup_new(llm_dedup **out, const llm_dedup_params *p)
 		return rc;
 	llm_dedup *d = llm_calloc(1, sizeof *d);
 	d->p = *p;
+	d->budget = SIZE_MAX;
+	d->setfd = -1;
 	if (p->method == LLM_DEDUP_SIMHASH)
 		llm_simhash_tables_init(&d->tabs, p->blocks, p->hamming);
 	llm_buf_init(&d->ids);
@@ -306,10 +337,18 @@ int llm_dedup_new(llm_dedup **out, const llm_dedup_params *p)
 	return LLM_OK;
 }
 
+void llm_dedup_set_memory(llm_dedup *d, size_t budget, const char *tmpdir)
+{
+	d->budget = budget;
+	free(d->tmpdir);
+	d->tmpdir = tmpdir ? llm_strdup(tmpdir) : NULL;
+}
+
 void llm_dedup_free(llm_dedup *d)
 {
 	if (!d)
 		return;
+	free(d->tmpdir);
 	free(d->parent);
 	kt_release(&d->buckets);
 	free(d->khi);
@@ -317,9 +356,15 @@ void llm_dedup_free(llm_dedup *d)
 	free(d->mnode);
 	free(d->mnext);
 	kt_release(&d->fptab);
+	llm_xsort_free(d->recs);
+	llm_xsort_free(d->fps);
+	if (d->setfd >= 0)
+		close(d->setfd);
 	free(d->setoff);
 	free(d->setlen);
-	free(d->sets);
+	free(d->scratch);
+	if (d->idf)
+		fclose(d->idf);
 	kt_release(&d->idtab);
 	llm_buf_release(&d->ids);
 	free(d->hasdup);
@@ -331,16 +376,33 @@ uint64_t llm_dedup_base(const llm_dedup *d) { return d->base; }
 uint64_t llm_dedup_candidates(const llm_dedup *d) { return d->candidates; }
 uint64_t llm_dedup_joins(const llm_dedup *d) { return d->joins; }
 
+unsigned llm_dedup_runs(const llm_dedup *d)
+{
+	return (d->recs ? llm_xsort_runs(d->recs) : 0) + (d->fps ? llm_xsort_runs(d->fps) : 0);
+}
+
+/* What the budget counts: the tables. */
+static size_t table_bytes(const llm_dedup *d)
+{
+	return (d->buckets.cap + d->fptab.cap) * sizeof(slot) + d->khicap * 8 +
+	       d->mcap * (16 + 8 * (size_t)d->tabs.ntables);
+}
+
 size_t llm_dedup_memory(const llm_dedup *d)
 {
-	size_t m = d->cap * 8 + d->buckets.cap * sizeof(slot) + d->fptab.cap * sizeof(slot) +
-	           d->idtab.cap * sizeof(slot) + d->ids.cap;
-	if (d->khi)
-		m += d->cap * 8;
-	m += d->mcap * 16 + d->mcap * d->tabs.ntables * 8;
+	size_t m = d->cap * 8 + table_bytes(d) + d->idtab.cap * sizeof(slot) + d->ids.cap +
+	           d->scratchcap * 4 + (d->hasdup ? d->n / 8 + 1 : 0);
+	if (d->recs)
+		m += llm_xsort_memory(d->recs) + (d->fps ? llm_xsort_memory(d->fps) : 0);
 	if (d->setoff)
-		m += d->cap * 12 + d->setscap * 4;
+		m += d->cap * 12;
 	return m;
+}
+
+static void fail_once(llm_dedup *d, int rc)
+{
+	if (rc && !d->err)
+		d->err = rc;
 }
 
 static uint64_t new_node(llm_dedup *d)
@@ -348,12 +410,14 @@ static uint64_t new_node(llm_dedup *d)
 	if (d->n == d->cap) {
 		d->cap = d->cap ? 2 * d->cap : 4096;
 		d->parent = llm_realloc(d->parent, d->cap * sizeof *d->parent);
-		if (d->p.method == LLM_DEDUP_EXACT)
-			d->khi = llm_realloc(d->khi, d->cap * sizeof *d->khi);
 		if (d->p.verify > 0) {
 			d->setoff = llm_realloc(d->setoff, d->cap * sizeof *d->setoff);
 			d->setlen = llm_realloc(d->setlen, d->cap * sizeof *d->setlen);
 		}
+	}
+	if (d->p.method == LLM_DEDUP_EXACT && !d->recs && d->n == d->khicap) {
+		d->khicap = d->khicap ? 2 * d->khicap : 4096;
+		d->khi = llm_realloc(d->khi, d->khicap * sizeof *d->khi);
 	}
 	uint64_t v = d->n++;
 	d->parent[v] = v;
@@ -384,10 +448,60 @@ static void join(llm_dedup *d, uint64_t a, uint64_t b)
 	d->joins++;
 }
 
+/* ---- verification sets ---- */
+
+static int io_all(int fd, void *p, size_t n, uint64_t off, int wr)
+{
+	char *s = p;
+	while (n) {
+		ssize_t k = wr ? pwrite(fd, s, n, (off_t)off) : pread(fd, s, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return llm_fail(LLM_EIO, "temporary verification file: %s",
+			                k < 0 ? strerror(errno) : "short transfer");
+		s += k, n -= (size_t)k, off += (uint64_t)k;
+	}
+	return LLM_OK;
+}
+
+static void store_set(llm_dedup *d, uint64_t v, const uint32_t *set, uint32_t n)
+{
+	if (d->setfd < 0 && !d->err && (d->setfd = llm_tmpfd(d->tmpdir)) < 0) {
+		fail_once(d, d->setfd);
+		d->setfd = -1;
+	}
+	if (d->setfd < 0)
+		return;
+	fail_once(d, io_all(d->setfd, (void *)set, (size_t)n * 4, d->setbytes, 1));
+	d->setoff[v] = d->setbytes;
+	d->setlen[v] = n;
+	d->setbytes += (uint64_t)n * 4;
+}
+
 static int verified(llm_dedup *d, uint64_t a, uint64_t b)
 {
-	const uint32_t *sa = d->sets + d->setoff[a], *sb = d->sets + d->setoff[b];
-	return llm_jaccard_sorted32(sa, d->setlen[a], sb, d->setlen[b]) >= d->p.verify;
+	size_t na = d->setlen[a], nb = d->setlen[b];
+	if (d->err || d->setfd < 0)
+		return 0;
+	if (na + nb > d->scratchcap) {
+		d->scratchcap = na + nb;
+		d->scratch = llm_realloc(d->scratch, d->scratchcap * 4);
+	}
+	int rc = io_all(d->setfd, d->scratch, na * 4, d->setoff[a], 0);
+	if (!rc)
+		rc = io_all(d->setfd, d->scratch + na, nb * 4, d->setoff[b], 0);
+	fail_once(d, rc);
+	return !rc && llm_jaccard_sorted32(d->scratch, na, d->scratch + na, nb) >= d->p.verify;
+}
+
+/* ---- tables ---- */
+
+static uint64_t table_key(const llm_dedup *d, unsigned t, uint64_t fp)
+{
+	/* The table's bits, tagged with the table number; a rare collision between tables only
+	 * costs one distance check. */
+	return (fp & d->tabs.mask[t]) ^ ((uint64_t)(t + 1) * 0x9e3779b97f4a7c15ull);
 }
 
 static void add_member(llm_dedup *d, uint64_t fp, uint64_t node)
@@ -404,9 +518,7 @@ static void add_member(llm_dedup *d, uint64_t fp, uint64_t node)
 	d->mnode[m] = node;
 	kt_insert(&d->fptab, fp, m);
 	for (unsigned t = 0; t < nt; t++) {
-		/* Bucket key: the table's bits, tagged with the table number; a rare collision
-		 * between tables only costs one distance check. */
-		uint64_t key = (fp & d->tabs.mask[t]) ^ ((uint64_t)(t + 1) * 0x9e3779b97f4a7c15ull);
+		uint64_t key = table_key(d, t, fp);
 		size_t p = kt_start(&d->buckets, key);
 		uint64_t head = NONE;
 		if (d->buckets.cap)
@@ -422,7 +534,7 @@ static void add_member(llm_dedup *d, uint64_t fp, uint64_t node)
 	}
 }
 
-static void add_simhash(llm_dedup *d, uint64_t v, uint64_t fp)
+static void table_simhash(llm_dedup *d, uint64_t v, uint64_t fp)
 {
 	/* A fingerprint seen before joins its member and adds nothing: anything within k of
 	 * it is within k of that member, so heavy exact duplication costs O(1) per document. */
@@ -434,7 +546,7 @@ static void add_simhash(llm_dedup *d, uint64_t v, uint64_t fp)
 	}
 	unsigned nt = d->tabs.ntables;
 	for (unsigned t = 0; t < nt; t++) {
-		uint64_t key = (fp & d->tabs.mask[t]) ^ ((uint64_t)(t + 1) * 0x9e3779b97f4a7c15ull);
+		uint64_t key = table_key(d, t, fp);
 		for (m = kt_get(&d->buckets, key); m != NONE; m = d->mnext[m * nt + t]) {
 			if ((d->mfp[m] & d->tabs.mask[t]) != (fp & d->tabs.mask[t]))
 				continue;
@@ -446,82 +558,204 @@ static void add_simhash(llm_dedup *d, uint64_t v, uint64_t fp)
 	add_member(d, fp, v);
 }
 
-static void add_keys(llm_dedup *d, uint64_t v, const llm_dedup_sig *sig)
+/* A bucket entry (key, key_hi of exact) for node v: joined with the bucket's first node. */
+static void table_key_add(llm_dedup *d, uint64_t v, uint64_t key, uint64_t hi)
 {
 	int exact = d->p.method == LLM_DEDUP_EXACT;
-	for (unsigned j = 0; j < sig->nkeys; j++) {
-		uint64_t key = sig->keys[j], first = NONE;
-		if (d->buckets.cap) {
-			for (size_t p = kt_start(&d->buckets, key); d->buckets.s[p].val != NONE;
-			     p = (p + 1) & (d->buckets.cap - 1)) {
-				const slot *s = &d->buckets.s[p];
-				if (s->key == key && (!exact || d->khi[s->val] == sig->key_hi)) {
-					first = s->val;
-					break;
-				}
+	uint64_t first = NONE;
+	if (d->buckets.cap) {
+		for (size_t p = kt_start(&d->buckets, key); d->buckets.s[p].val != NONE;
+		     p = (p + 1) & (d->buckets.cap - 1)) {
+			const slot *s = &d->buckets.s[p];
+			if (s->key == key && (!exact || d->khi[s->val] == hi)) {
+				first = s->val;
+				break;
 			}
 		}
-		if (first == NONE) {
-			kt_insert(&d->buckets, key, v);
-			continue;
-		}
-		d->candidates++;
-		if (d->p.verify > 0 && first >= d->base && !verified(d, v, first))
-			continue;
-		join(d, v, first);
 	}
+	if (first == NONE) {
+		if (exact)
+			d->khi[v] = hi;
+		kt_insert(&d->buckets, key, v);
+		return;
+	}
+	d->candidates++;
+	if (d->p.verify > 0 && first >= d->base && !verified(d, v, first))
+		return;
+	join(d, v, first);
+}
+
+/* ---- records ---- */
+
+static void put(llm_xsort *x, llm_dedup *d, uint64_t a, uint64_t b, uint64_t c)
+{
+	if (!d->err)
+		fail_once(d, llm_xsort_add(x, a, b, c));
+}
+
+static void record_simhash(llm_dedup *d, uint64_t v, uint64_t fp)
+{
+	for (unsigned t = 0; t < d->tabs.ntables; t++)
+		put(d->recs, d, table_key(d, t, fp), fp, v);
+	put(d->fps, d, fp, 0, v);
+}
+
+/* The tables pass half the budget: their entries become the first records. */
+static void spill(llm_dedup *d)
+{
+	int sim = d->p.method == LLM_DEDUP_SIMHASH, exact = d->p.method == LLM_DEDUP_EXACT;
+	d->recs = llm_xsort_new(sim ? d->budget / 4 * 3 : d->budget, d->tmpdir);
+	if (sim) {
+		d->fps = llm_xsort_new(d->budget / 4, d->tmpdir);
+		for (uint64_t m = 0; m < d->nm; m++)
+			record_simhash(d, d->mnode[m], d->mfp[m]);
+		free(d->mfp);
+		free(d->mnode);
+		free(d->mnext);
+		d->mfp = d->mnode = d->mnext = NULL;
+		d->nm = d->mcap = 0;
+		kt_release(&d->fptab);
+	} else {
+		for (size_t i = 0; i < d->buckets.cap; i++) {
+			const slot *s = &d->buckets.s[i];
+			if (s->val != NONE)
+				put(d->recs, d, s->key, exact ? d->khi[s->val] : 0, s->val);
+		}
+		free(d->khi);
+		d->khi = NULL;
+		d->khicap = 0;
+	}
+	kt_release(&d->buckets);
+	llm_debug("dedup tables reached %zu bytes; sorting bucket entries on disk from node %llu",
+	          d->budget / 2, (unsigned long long)d->n);
+}
+
+static void maybe_spill(llm_dedup *d)
+{
+	if (!d->recs && table_bytes(d) > d->budget / 2)
+		spill(d);
+}
+
+/* One bucket entry of an index or a document. */
+static void add_entry(llm_dedup *d, uint64_t v, uint64_t key, uint64_t hi)
+{
+	if (d->recs)
+		put(d->recs, d, key, d->p.method == LLM_DEDUP_EXACT ? hi : 0, v);
+	else
+		table_key_add(d, v, key, hi);
 }
 
 uint64_t llm_dedup_add(llm_dedup *d, const llm_dedup_sig *sig)
 {
+	maybe_spill(d);
 	uint64_t v = new_node(d);
 	if (!sig || !sig->has)
 		return v;
-	if (d->p.method == LLM_DEDUP_EXACT)
-		d->khi[v] = sig->key_hi;
-	if (d->p.verify > 0) {
-		if (d->nsets + sig->nset > d->setscap) {
-			d->setscap = 2 * (d->nsets + sig->nset) + 4096;
-			d->sets = llm_realloc(d->sets, d->setscap * sizeof *d->sets);
-		}
-		memcpy(d->sets + d->nsets, sig->set, sig->nset * sizeof *sig->set);
-		d->setoff[v] = d->nsets;
-		d->setlen[v] = sig->nset;
-		d->nsets += sig->nset;
+	if (d->p.verify > 0)
+		store_set(d, v, sig->set, sig->nset);
+	if (d->p.method == LLM_DEDUP_SIMHASH) {
+		if (d->recs)
+			record_simhash(d, v, sig->fp);
+		else
+			table_simhash(d, v, sig->fp);
+		return v;
 	}
-	if (d->p.method == LLM_DEDUP_SIMHASH)
-		add_simhash(d, v, sig->fp);
-	else
-		add_keys(d, v, sig);
+	for (unsigned j = 0; j < sig->nkeys; j++)
+		add_entry(d, v, sig->keys[j], sig->key_hi);
 	return v;
 }
 
-void llm_dedup_finish(llm_dedup *d)
+typedef struct {
+	uint64_t fp, node;
+} member;
+
+/* One simhash bucket, sorted by fingerprint then node. */
+static void merge_simhash_bucket(llm_dedup *d, member *g, size_t n)
 {
-	free(d->hasdup);
-	d->hasdup = llm_calloc(d->n / 8 + 1, 1);
-	for (uint64_t v = 0; v < d->n; v++) {
-		uint64_t r = llm_dedup_root(d, v);
-		d->parent[v] = r;
-		if (r != v)
-			d->hasdup[r / 8] |= (unsigned char)(1u << (r % 8));
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (k && g[k - 1].fp == g[i].fp) {
+			d->candidates++;
+			join(d, g[i].node, g[k - 1].node);
+		} else {
+			g[k++] = g[i];
+		}
 	}
-	d->finished = 1;
+	for (size_t i = 0; i < k; i++)
+		for (size_t j = i + 1; j < k; j++) {
+			d->candidates++;
+			if (llm_hamming64(g[i].fp, g[j].fp) <= d->p.hamming)
+				join(d, g[i].node, g[j].node);
+		}
 }
 
-int llm_dedup_has_dups(const llm_dedup *d, uint64_t root)
+/* Records: join each bucket's members with its first node (simhash: pairwise). */
+static int merge(llm_dedup *d)
 {
-	return d->hasdup && root < d->n && (d->hasdup[root / 8] >> (root % 8)) & 1;
+	int sim = d->p.method == LLM_DEDUP_SIMHASH, rc = llm_xsort_rewind(d->recs);
+	member *g = NULL;
+	size_t ng = 0, gcap = 0;
+	llm_rec3 r, first = { 0, 0, NONE };
+	while (!rc && (rc = llm_xsort_next(d->recs, &r)) == LLM_OK) {
+		int same = first.c != NONE && r.a == first.a && (sim || r.b == first.b);
+		if (!same) {
+			if (sim && ng)
+				merge_simhash_bucket(d, g, ng);
+			first = r;
+			ng = 0;
+		}
+		if (sim) {
+			if (ng == gcap) {
+				gcap = gcap ? 2 * gcap : 64;
+				g = llm_realloc(g, gcap * sizeof *g);
+			}
+			g[ng++] = (member){ r.b, r.c };
+			continue;
+		}
+		if (!same)
+			continue;
+		d->candidates++;
+		if (d->p.verify > 0 && first.c >= d->base && !verified(d, r.c, first.c))
+			continue;
+		join(d, r.c, first.c);
+	}
+	if (sim && ng && rc == LLM_EOF)
+		merge_simhash_bucket(d, g, ng);
+	free(g);
+	return rc == LLM_EOF ? LLM_OK : rc;
+}
+
+/* ---- ids ---- */
+
+static void keep_id(llm_dedup *d, uint64_t node, const char *id, uint32_t len)
+{
+	kt_insert(&d->idtab, node, d->ids.len);
+	llm_buf_add(&d->ids, &len, 4);
+	llm_buf_add(&d->ids, id, len);
 }
 
 void llm_dedup_set_id(llm_dedup *d, uint64_t node, const char *id, size_t len)
 {
-	if (kt_get(&d->idtab, node) != NONE)
+	if (node < d->idnext)
 		return;
-	kt_insert(&d->idtab, node, d->ids.len);
+	d->idnext = node + 1;
 	uint32_t l = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
-	llm_buf_add(&d->ids, &l, 4);
-	llm_buf_add(&d->ids, id, l);
+	if (d->finished && llm_dedup_has_dups(d, node))
+		keep_id(d, node, id, l);
+	if (d->err)
+		return;
+	if (!d->idf) {
+		int fd = llm_tmpfd(d->tmpdir);
+		if (fd < 0 || !(d->idf = fdopen(fd, "w+b"))) {
+			if (fd >= 0)
+				close(fd);
+			fail_once(d, fd < 0 ? fd : llm_fail(LLM_EIO, "temporary id file: %s", strerror(errno)));
+			return;
+		}
+	}
+	if (fwrite(&node, 8, 1, d->idf) != 1 || fwrite(&l, 4, 1, d->idf) != 1 ||
+	    fwrite(id, 1, l, d->idf) != l)
+		fail_once(d, llm_fail(LLM_EIO, "temporary id file: %s", strerror(errno)));
 }
 
 const char *llm_dedup_id(const llm_dedup *d, uint64_t node, size_t *len)
@@ -533,6 +767,63 @@ const char *llm_dedup_id(const llm_dedup *d, uint64_t node, size_t *len)
 	memcpy(&l, d->ids.p + off, 4);
 	*len = l;
 	return d->ids.p + off + 4;
+}
+
+/* Read the id file from its start: 1 and the next id, 0 at its end, or an error. */
+static int id_rewind(llm_dedup *d)
+{
+	if (d->idf && (fflush(d->idf) || fseek(d->idf, 0, SEEK_SET)))
+		return llm_fail(LLM_EIO, "temporary id file: %s", strerror(errno));
+	return LLM_OK;
+}
+
+static int id_next(llm_dedup *d, uint64_t *node, llm_buf *id)
+{
+	uint32_t l;
+	if (!d->idf || fread(node, 8, 1, d->idf) != 1)
+		return d->idf && ferror(d->idf) ? llm_fail(LLM_EIO, "temporary id file: read error") : 0;
+	llm_buf_reset(id);
+	if (fread(&l, 4, 1, d->idf) != 1 || (llm_buf_grow(id, l), fread(id->p, 1, l, d->idf) != l))
+		return llm_fail(LLM_EIO, "temporary id file: short read");
+	id->len = l;
+	id->p[l] = 0;
+	return 1;
+}
+
+int llm_dedup_finish(llm_dedup *d)
+{
+	if (d->recs && !d->err)
+		fail_once(d, merge(d));
+	free(d->hasdup);
+	d->hasdup = llm_calloc(d->n / 8 + 1, 1);
+	for (uint64_t v = 0; v < d->n; v++) {
+		uint64_t r = llm_dedup_root(d, v);
+		d->parent[v] = r;
+		if (r != v)
+			d->hasdup[r / 8] |= (unsigned char)(1u << (r % 8));
+	}
+	d->finished = 1;
+	/* The clusters of a loaded index that have new duplicates: their ids are needed now. */
+	if (d->base && !d->err) {
+		llm_buf id = LLM_BUF_INIT;
+		uint64_t node;
+		int rc = id_rewind(d);
+		while (!rc && (rc = id_next(d, &node, &id)) == 1) {
+			if (llm_dedup_has_dups(d, node))
+				keep_id(d, node, id.p ? id.p : "", (uint32_t)id.len);
+			rc = LLM_OK;
+		}
+		fail_once(d, rc);
+		if (d->idf && fseek(d->idf, 0, SEEK_END))
+			fail_once(d, llm_fail(LLM_EIO, "temporary id file: %s", strerror(errno)));
+		llm_buf_release(&id);
+	}
+	return d->err;
+}
+
+int llm_dedup_has_dups(const llm_dedup *d, uint64_t root)
+{
+	return d->hasdup && root < d->n && (d->hasdup[root / 8] >> (root % 8)) & 1;
 }
 
 /* ---- index file ---- */
@@ -564,6 +855,34 @@ static void put_params(llm_buf *b, const llm_dedup_params *p)
 
 static unsigned entry_size(llm_dedup_method m) { return m == LLM_DEDUP_EXACT ? 24 : 16; }
 
+/* Length of the file and whether its last 8 bytes are the XXH3-64 of the bytes before. */
+static int index_checksum(const char *path, uint64_t *len)
+{
+	llm_reader *r;
+	int rc = llm_reader_open(&r, path);
+	if (rc)
+		return rc;
+	llm_hasher *h = llm_hasher_new(0);
+	static _Thread_local char buf[8 + (1 << 16)];
+	size_t held = 0; /* the last bytes read, not hashed yet: at most 8 */
+	ssize_t k;
+	*len = 0;
+	while ((k = llm_reader_read(r, buf + held, sizeof buf - held)) > 0) {
+		size_t have = held + (size_t)k;
+		*len += (uint64_t)k;
+		held = have < 8 ? have : 8;
+		llm_hasher_add(h, buf, have - held);
+		memmove(buf, buf + have - held, held);
+	}
+	rc = k < 0 ? (int)k : LLM_OK;
+	if (!rc && (held < 8 || llm_hasher_digest(h) != get64(buf)))
+		rc = llm_fail(LLM_EFORMAT, "%s: index checksum mismatch or file too short (damaged)",
+		              path);
+	llm_hasher_free(h);
+	llm_reader_free(r);
+	return rc;
+}
+
 int llm_dedup_load_index(llm_dedup *d, const char *path)
 {
 	if (d->n)
@@ -571,54 +890,67 @@ int llm_dedup_load_index(llm_dedup *d, const char *path)
 	if (d->p.verify > 0)
 		return llm_fail(LLM_EUNSUPPORTED, "%s: an index cannot be combined with verification",
 		                path);
-	char *data;
-	size_t len;
-	int rc = llm_read_file(path, &data, &len);
+	/* The whole file is checked before anything is loaded; then it is read as a stream. */
+	uint64_t len;
+	int rc = index_checksum(path, &len);
 	if (rc)
 		return rc;
+	llm_reader *r;
+	if ((rc = llm_reader_open(&r, path)))
+		return rc;
+	char h[IDX_HEADER];
+	llm_buf want = LLM_BUF_INIT, id = LLM_BUF_INIT;
 	rc = LLM_EFORMAT;
-	llm_buf want = LLM_BUF_INIT;
-	if (len < IDX_HEADER + 8 || memcmp(data, IDX_MAGIC, 8) != 0) {
+	if (len < IDX_HEADER + 8 || llm_reader_read_exact(r, h, IDX_HEADER) ||
+	    memcmp(h, IDX_MAGIC, 8) != 0) {
 		llm_fail(rc, "%s: not a dedup index (bad magic or too short)", path);
 		goto out;
 	}
-	if (get32(data + 8) != IDX_VERSION) {
-		llm_fail(rc, "%s: index version %u not supported (want %u)", path, get32(data + 8),
+	if (get32(h + 8) != IDX_VERSION) {
+		llm_fail(rc, "%s: index version %u not supported (want %u)", path, get32(h + 8),
 		         IDX_VERSION);
 		goto out;
 	}
-	if (llm_hash64(data, len - 8, 0) != get64(data + len - 8)) {
-		llm_fail(rc, "%s: index checksum mismatch (file damaged)", path);
-		goto out;
-	}
 	put_params(&want, &d->p);
-	if (get32(data + 12) != (uint32_t)d->p.method || memcmp(data + 16, want.p, 48) != 0) {
+	if (get32(h + 12) != (uint32_t)d->p.method || memcmp(h + 16, want.p, 48) != 0) {
 		rc = llm_fail(LLM_EINVAL, "%s: index was built with other dedup parameters", path);
 		goto out;
 	}
-	uint64_t nclusters = get64(data + 64), nentries = get64(data + 72), idb = get64(data + 80);
+	uint64_t nclusters = get64(h + 64), nentries = get64(h + 72), idb = get64(h + 80);
 	uint64_t esz = entry_size(d->p.method), body = len - IDX_HEADER - 8;
 	if (idb > body || nentries > (body - idb) / esz || idb + nentries * esz != body ||
 	    nclusters > idb / 4) {
 		llm_fail(rc, "%s: index sizes do not match the file length", path);
 		goto out;
 	}
-	const char *p = data + IDX_HEADER, *end = p + idb;
+	uint64_t left = idb;
 	for (uint64_t c = 0; c < nclusters; c++) {
-		if (end - p < 4 || (uint64_t)(end - p - 4) < get32(p)) {
+		char l4[4];
+		if (left < 4 || llm_reader_read_exact(r, l4, 4) || left - 4 < get32(l4)) {
 			llm_fail(rc, "%s: cluster id %llu runs past its section", path,
 			         (unsigned long long)c);
 			goto out;
 		}
-		uint64_t v = new_node(d);
-		llm_dedup_set_id(d, v, p + 4, get32(p));
-		p += 4 + get32(p);
+		uint32_t l = get32(l4);
+		llm_buf_reset(&id);
+		llm_buf_grow(&id, l);
+		if (llm_reader_read_exact(r, id.p, l)) {
+			llm_fail(rc, "%s: truncated", path);
+			goto out;
+		}
+		left -= 4 + (uint64_t)l;
+		llm_dedup_set_id(d, new_node(d), id.p, l);
 	}
-	if (p != end) {
+	if (left) {
 		llm_fail(rc, "%s: cluster id section has trailing bytes", path);
 		goto out;
 	}
-	for (uint64_t e = 0; e < nentries; e++, p += esz) {
+	for (uint64_t e = 0; e < nentries; e++) {
+		char p[24];
+		if (llm_reader_read_exact(r, p, esz)) {
+			llm_fail(rc, "%s: truncated", path);
+			goto out;
+		}
 		uint64_t key = get64(p), c = get64(p + esz - 8);
 		if (c >= nclusters) {
 			llm_fail(rc, "%s: entry %llu names cluster %llu of %llu", path,
@@ -626,125 +958,214 @@ int llm_dedup_load_index(llm_dedup *d, const char *path)
 			         (unsigned long long)nclusters);
 			goto out;
 		}
-		if (d->p.method == LLM_DEDUP_SIMHASH) {
+		maybe_spill(d);
+		if (d->p.method != LLM_DEDUP_SIMHASH)
+			add_entry(d, c, key, get64(p + 8));
+		else if (d->recs)
+			record_simhash(d, c, key);
+		else
 			add_member(d, key, c);
-		} else {
-			if (d->p.method == LLM_DEDUP_EXACT)
-				d->khi[c] = get64(p + 8);
-			kt_insert(&d->buckets, key, c);
-		}
 	}
 	d->base = d->n;
-	rc = LLM_OK;
+	rc = d->err;
 out:
 	llm_buf_release(&want);
-	free(data);
+	llm_buf_release(&id);
+	llm_reader_free(r);
 	return rc;
 }
 
-typedef struct {
-	uint64_t key, hi, c;
-} entry;
-
-static int cmp_entry(const void *a, const void *b)
+/*
+ * The entries of the index, sorted: a group of records with equal (a, b) is one entry
+ * {a, b, its first node's cluster}. Records mode has them already; tables are sorted here.
+ */
+static llm_xsort *index_entries(llm_dedup *d, int *own)
 {
-	const entry *x = a, *y = b;
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	if (x->hi != y->hi)
-		return x->hi < y->hi ? -1 : 1;
-	return x->c < y->c ? -1 : x->c > y->c;
+	*own = !d->recs;
+	if (d->recs)
+		return d->p.method == LLM_DEDUP_SIMHASH ? d->fps : d->recs;
+	llm_xsort *x = llm_xsort_new(d->budget, d->tmpdir);
+	int exact = d->p.method == LLM_DEDUP_EXACT;
+	if (d->p.method == LLM_DEDUP_SIMHASH)
+		for (uint64_t m = 0; m < d->nm; m++)
+			put(x, d, d->mfp[m], 0, d->mnode[m]);
+	else
+		for (size_t i = 0; i < d->buckets.cap; i++) {
+			const slot *s = &d->buckets.s[i];
+			if (s->val != NONE)
+				put(x, d, s->key, exact ? d->khi[s->val] : 0, s->val);
+		}
+	return x;
+}
+
+/* Each entry in order: calls fn with (a, b, first node). */
+static int each_entry(llm_dedup *d, llm_xsort *x, void (*fn)(void *, const llm_rec3 *), void *ctx)
+{
+	int rc = llm_xsort_rewind(x);
+	llm_rec3 r, last = { 0, 0, NONE };
+	while (!rc && (rc = llm_xsort_next(x, &r)) == LLM_OK) {
+		if (last.c != NONE && r.a == last.a && r.b == last.b)
+			continue;
+		last = r;
+		fn(ctx, &r);
+	}
+	(void)d;
+	return rc == LLM_EOF ? LLM_OK : rc;
+}
+
+typedef struct {
+	llm_dedup *d;
+	uint64_t *named, *rank; /* bitset of named roots, clusters before each word */
+	uint64_t nentries;
+	llm_writer *w;
+	llm_hasher *h;
+	llm_buf out;
+	int rc;
+} saver;
+
+static void mark_entry(void *ctx, const llm_rec3 *r)
+{
+	saver *s = ctx;
+	uint64_t root = s->d->parent[r->c];
+	s->named[root / 64] |= 1ull << (root % 64);
+	s->nentries++;
+}
+
+static int is_named(const saver *s, uint64_t v) { return (s->named[v / 64] >> (v % 64)) & 1; }
+
+static uint64_t cluster_of(const saver *s, uint64_t root)
+{
+	uint64_t below = s->named[root / 64] & ((1ull << (root % 64)) - 1);
+	return s->rank[root / 64] + (uint64_t)__builtin_popcountll(below);
+}
+
+/* Hash and write what s->out holds once it is large. */
+static void save_flush(saver *s, int force)
+{
+	if (s->out.len < (1u << 16) && !force)
+		return;
+	llm_hasher_add(s->h, s->out.p, s->out.len);
+	if (!s->rc)
+		s->rc = llm_writer_write(s->w, s->out.p, s->out.len);
+	llm_buf_reset(&s->out);
+}
+
+static void write_entry(void *ctx, const llm_rec3 *r)
+{
+	saver *s = ctx;
+	put64(&s->out, r->a);
+	if (s->d->p.method == LLM_DEDUP_EXACT)
+		put64(&s->out, r->b);
+	put64(&s->out, cluster_of(s, s->d->parent[r->c]));
+	save_flush(s, 0);
 }
 
 int llm_dedup_save_index(llm_dedup *d, const char *path)
 {
 	if (!d->finished)
 		llm_dedup_finish(d);
-	/* Entries first, pointing at roots; only clusters that some entry names are kept (a
-	 * document without shingles has nothing to be matched by). Clusters are then numbered
-	 * by root in node order and entries sorted by key, so the file depends only on the
-	 * clusters and buckets, not on how the input was split into runs. */
-	size_t ne = 0;
-	entry *es;
-	if (d->p.method == LLM_DEDUP_SIMHASH) {
-		es = llm_malloc((d->nm ? d->nm : 1) * sizeof *es);
-		for (uint64_t m = 0; m < d->nm; m++)
-			es[ne++] = (entry){ d->mfp[m], 0, d->parent[d->mnode[m]] };
-	} else {
-		es = llm_malloc((d->buckets.n ? d->buckets.n : 1) * sizeof *es);
-		for (size_t i = 0; i < d->buckets.cap; i++) {
-			const slot *s = &d->buckets.s[i];
-			if (s->val == NONE)
-				continue;
-			uint64_t hi = d->p.method == LLM_DEDUP_EXACT ? d->khi[s->val] : 0;
-			es[ne++] = (entry){ s->key, hi, d->parent[s->val] };
+	if (d->err)
+		return d->err;
+	/* Clusters are numbered by survivor in node order and entries sorted by key, so the
+	 * file depends only on the clusters and buckets, not on how the input was split into
+	 * runs. Only clusters that some entry names are kept (a document without shingles has
+	 * nothing to be matched by). */
+	int own;
+	llm_xsort *x = index_entries(d, &own);
+	uint64_t words = d->n / 64 + 1;
+	saver s = { .d = d, .named = llm_calloc(words, 8), .rank = llm_malloc(words * 8) };
+	llm_buf id = LLM_BUF_INIT;
+	int rc = d->err ? d->err : each_entry(d, x, mark_entry, &s);
+	uint64_t nc = 0, idb = 0, found = 0, node;
+	for (uint64_t i = 0; i < words; i++) {
+		s.rank[i] = nc;
+		nc += (uint64_t)__builtin_popcountll(s.named[i]);
+	}
+	if (!rc)
+		rc = id_rewind(d);
+	while (!rc && (rc = id_next(d, &node, &id)) == 1) {
+		if (node < d->n && is_named(&s, node))
+			idb += 4 + id.len, found++;
+		rc = LLM_OK;
+	}
+	if (!rc && found != nc)
+		rc = llm_fail(LLM_EINTERNAL, "%llu of %llu survivors have no id for the index",
+		              (unsigned long long)(nc - found), (unsigned long long)nc);
+	if (!rc)
+		rc = llm_writer_open(&s.w, path);
+	if (rc)
+		goto out;
+	s.h = llm_hasher_new(0);
+	llm_buf_add(&s.out, IDX_MAGIC, 8);
+	put32(&s.out, IDX_VERSION);
+	put32(&s.out, (uint32_t)d->p.method);
+	put_params(&s.out, &d->p);
+	put64(&s.out, nc);
+	put64(&s.out, s.nentries);
+	put64(&s.out, idb);
+	rc = id_rewind(d);
+	while (!rc && (rc = id_next(d, &node, &id)) == 1) {
+		if (node < d->n && is_named(&s, node)) {
+			put32(&s.out, (uint32_t)id.len);
+			llm_buf_add(&s.out, id.p, id.len);
+			save_flush(&s, 0);
 		}
+		rc = LLM_OK;
 	}
-	uint64_t *num = llm_malloc((d->n ? d->n : 1) * sizeof *num), nc = 0;
-	for (uint64_t v = 0; v < d->n; v++)
-		num[v] = NONE;
-	for (size_t i = 0; i < ne; i++)
-		num[es[i].c] = 0;
-	llm_buf out = LLM_BUF_INIT;
-	llm_buf_add(&out, IDX_MAGIC, 8);
-	put32(&out, IDX_VERSION);
-	put32(&out, (uint32_t)d->p.method);
-	put_params(&out, &d->p);
-	put64(&out, 0); /* nclusters, nentries, ids bytes: patched below */
-	put64(&out, 0);
-	put64(&out, 0);
-	int rc = LLM_OK;
-	for (uint64_t v = 0; v < d->n; v++) {
-		if (num[v] == NONE)
-			continue;
-		size_t l;
-		const char *id = llm_dedup_id(d, v, &l);
-		if (!id) {
-			rc = llm_fail(LLM_EINTERNAL, "survivor %llu has no id for the index",
-			              (unsigned long long)v);
-			goto out;
-		}
-		num[v] = nc++;
-		put32(&out, (uint32_t)l);
-		llm_buf_add(&out, id, l);
-	}
-	uint64_t idb = out.len - IDX_HEADER;
-	for (size_t i = 0; i < ne; i++)
-		es[i].c = num[es[i].c];
-	qsort(es, ne, sizeof *es, cmp_entry);
-	for (size_t i = 0; i < ne; i++) {
-		put64(&out, es[i].key);
-		if (d->p.method == LLM_DEDUP_EXACT)
-			put64(&out, es[i].hi);
-		put64(&out, es[i].c);
-	}
-	memcpy(out.p + 64, &nc, 8);
-	uint64_t ne64 = ne;
-	memcpy(out.p + 72, &ne64, 8);
-	memcpy(out.p + 80, &idb, 8);
-	put64(&out, llm_hash64(out.p, out.len, 0));
-	rc = llm_write_file(path, out.p, out.len);
+	if (!rc)
+		rc = each_entry(d, x, write_entry, &s);
+	save_flush(&s, 1);
+	put64(&s.out, llm_hasher_digest(s.h));
+	if (!rc && !s.rc)
+		s.rc = llm_writer_write(s.w, s.out.p, s.out.len);
+	rc = rc ? rc : s.rc;
+	if (rc)
+		llm_writer_abort(s.w);
+	else
+		rc = llm_writer_close(s.w);
+	llm_hasher_free(s.h);
 out:
-	free(es);
-	free(num);
-	llm_buf_release(&out);
+	if (d->idf && fseek(d->idf, 0, SEEK_END) && !rc)
+		rc = llm_fail(LLM_EIO, "temporary id file: %s", strerror(errno));
+	if (own)
+		llm_xsort_free(x);
+	free(s.named);
+	free(s.rank);
+	llm_buf_release(&s.out);
+	llm_buf_release(&id);
 	return rc;
 }
 
 /* ---- line dedup ---- */
 
+/*
+ * Counts are exact in a table {line key -> count} until the table would grow past the budget;
+ * then they move to a counting Bloom filter of `budget` one-byte cells: a line's K cells are
+ * picked by double hashing of its key, an occurrence raises only the cells at the line's
+ * minimum (conservative update), and its count is that minimum. The minimum never falls
+ * below the true count, so no frequent line is missed; it exceeds the true count only when
+ * every one of the K cells was also raised by other lines, with probability at most (X/m)^K
+ * when X of the m cells are in use: the stated false-positive rate. The number of distinct
+ * lines is then estimated as -(m/K) ln(1 - X/m).
+ */
+#define BLOOM_K 4
+
 struct llm_linededup {
 	llm_norm_level norm;
 	unsigned max_count;
-	keytab counts;
+	size_t budget;
+	keytab counts;          /* exact counts, while no filter */
+	unsigned char *cells;   /* the filter */
+	uint64_t ncells, distinct; /* distinct: exact counts only */
 	llm_buf tmp;
 };
 
-llm_linededup *llm_linededup_new(llm_norm_level norm, unsigned max_count)
+llm_linededup *llm_linededup_new(llm_norm_level norm, unsigned max_count, size_t budget)
 {
 	llm_linededup *ld = llm_calloc(1, sizeof *ld);
 	ld->norm = norm;
 	ld->max_count = max_count;
+	ld->budget = budget < (1u << 16) ? 1u << 16 : budget;
 	llm_buf_init(&ld->tmp);
 	return ld;
 }
@@ -754,6 +1175,7 @@ void llm_linededup_free(llm_linededup *ld)
 	if (!ld)
 		return;
 	kt_release(&ld->counts);
+	free(ld->cells);
 	llm_buf_release(&ld->tmp);
 	free(ld);
 }
@@ -771,6 +1193,73 @@ static uint64_t line_key(llm_linededup *ld, const char *s, size_t n, int *empty)
 	return *empty ? 0 : llm_hash64(ld->tmp.p, ld->tmp.len, 0x6c696e65);
 }
 
+static void bloom_cells(const llm_linededup *ld, uint64_t key, uint64_t *at)
+{
+	uint64_t h2 = mix64(key) | 1;
+	for (unsigned i = 0; i < BLOOM_K; i++, key += h2)
+		at[i] = (uint64_t)(((unsigned __int128)key * ld->ncells) >> 64);
+}
+
+static unsigned bloom_get(const llm_linededup *ld, uint64_t key)
+{
+	uint64_t at[BLOOM_K];
+	bloom_cells(ld, key, at);
+	unsigned m = 255;
+	for (unsigned i = 0; i < BLOOM_K; i++)
+		if (ld->cells[at[i]] < m)
+			m = ld->cells[at[i]];
+	return m;
+}
+
+static void bloom_add(llm_linededup *ld, uint64_t key, unsigned count)
+{
+	uint64_t at[BLOOM_K];
+	bloom_cells(ld, key, at);
+	unsigned m = 255;
+	for (unsigned i = 0; i < BLOOM_K; i++)
+		if (ld->cells[at[i]] < m)
+			m = ld->cells[at[i]];
+	unsigned v = m + count > 255 ? 255 : m + count;
+	for (unsigned i = 0; i < BLOOM_K; i++)
+		if (ld->cells[at[i]] < v)
+			ld->cells[at[i]] = (unsigned char)v;
+}
+
+/* The table would grow past the budget: its counts move into the filter. */
+static void to_bloom(llm_linededup *ld)
+{
+	ld->ncells = ld->budget;
+	ld->cells = llm_calloc(ld->ncells, 1);
+	for (size_t i = 0; i < ld->counts.cap; i++)
+		if (ld->counts.s[i].val != NONE)
+			bloom_add(ld, ld->counts.s[i].key, (unsigned)ld->counts.s[i].val);
+	kt_release(&ld->counts);
+	llm_debug("line counts reached %zu bytes: counting Bloom filter from here", ld->budget);
+}
+
+static void count_line(llm_linededup *ld, uint64_t key)
+{
+	if (ld->cells) {
+		bloom_add(ld, key, 1);
+		return;
+	}
+	keytab *t = &ld->counts;
+	if (t->cap)
+		for (size_t p = kt_start(t, key); t->s[p].val != NONE; p = (p + 1) & (t->cap - 1))
+			if (t->s[p].key == key) {
+				if (t->s[p].val < 255)
+					t->s[p].val++;
+				return;
+			}
+	if (4 * (t->n + 1) > 3 * t->cap && 2 * t->cap * sizeof(slot) > ld->budget) {
+		to_bloom(ld);
+		bloom_add(ld, key, 1);
+		return;
+	}
+	kt_insert(t, key, 1);
+	ld->distinct++;
+}
+
 void llm_linededup_count(llm_linededup *ld, const char *text, size_t n)
 {
 	for (size_t i = 0; i <= n;) {
@@ -778,21 +1267,8 @@ void llm_linededup_count(llm_linededup *ld, const char *text, size_t n)
 		size_t e = nl ? (size_t)(nl - text) : n;
 		int empty;
 		uint64_t key = line_key(ld, text + i, e - i, &empty);
-		if (!empty) {
-			keytab *t = &ld->counts;
-			size_t p = t->cap ? kt_start(t, key) : 0;
-			int found = 0;
-			if (t->cap)
-				for (; t->s[p].val != NONE; p = (p + 1) & (t->cap - 1))
-					if (t->s[p].key == key) {
-						if (t->s[p].val < 255)
-							t->s[p].val++;
-						found = 1;
-						break;
-					}
-			if (!found)
-				kt_insert(t, key, 1);
-		}
+		if (!empty)
+			count_line(ld, key);
 		if (!nl)
 			break;
 		i = e + 1;
@@ -808,7 +1284,7 @@ size_t llm_linededup_filter(llm_linededup *ld, const char *text, size_t n, llm_b
 		size_t e = nl ? (size_t)(nl - text) : n;
 		int empty;
 		uint64_t key = line_key(ld, text + i, e - i, &empty);
-		uint64_t c = empty ? 0 : kt_get(&ld->counts, key);
+		uint64_t c = empty ? 0 : ld->cells ? bloom_get(ld, key) : kt_get(&ld->counts, key);
 		if (!empty && c != NONE && c > ld->max_count) {
 			dropped++;
 		} else {
@@ -824,5 +1300,31 @@ size_t llm_linededup_filter(llm_linededup *ld, const char *text, size_t n, llm_b
 	return dropped;
 }
 
-uint64_t llm_linededup_distinct(const llm_linededup *ld) { return ld->counts.n; }
-size_t llm_linededup_memory(const llm_linededup *ld) { return ld->counts.cap * sizeof(slot); }
+/* Fraction of the filter's cells in use. */
+static double bloom_fill(const llm_linededup *ld)
+{
+	uint64_t used = 0;
+	for (uint64_t i = 0; i < ld->ncells; i++)
+		used += ld->cells[i] != 0;
+	return (double)used / (double)ld->ncells;
+}
+
+uint64_t llm_linededup_distinct(const llm_linededup *ld)
+{
+	if (!ld->cells)
+		return ld->distinct;
+	double f = bloom_fill(ld);
+	return f >= 1 ? UINT64_MAX : (uint64_t)llround(-(double)ld->ncells / BLOOM_K * log(1 - f));
+}
+
+size_t llm_linededup_memory(const llm_linededup *ld)
+{
+	return ld->counts.cap * sizeof(slot) + ld->ncells;
+}
+
+double llm_linededup_fp_rate(const llm_linededup *ld)
+{
+	if (!ld->cells)
+		return 0;
+	return pow(bloom_fill(ld), BLOOM_K);
+}

@@ -23,11 +23,15 @@
  * Loaded clusters become the first nodes, so new documents that match them are duplicates of
  * an earlier run, and the saved index is the same as one built from all the input at once.
  *
- * Memory (engine): 8 bytes per node (parent) plus, per document, its new bucket entries at
- * 16 bytes each over the table's load factor (minhash: up to `bands` entries; exact: 1 entry
- * and 8 bytes; simhash: 16 bytes plus 8 per table), plus, with verification, 4 bytes per
- * distinct shingle, plus the ids that the caller stores (survivors with duplicates, or all
- * survivors when an index is saved). Not thread safe.
+ * Memory: the engine holds its buckets in tables until they reach half of a budget
+ * (llm_dedup_set_memory; unlimited by default), then as records of an external sort on disk
+ * (extsort.h) with the same result; see dedup.c. Tables: per document, up to `bands` new
+ * bucket entries of 16 bytes over the table's load factor (minhash), one entry and 8 bytes
+ * (exact), or 16 bytes plus 8 per table per distinct fingerprint (simhash). Records: 24 bytes
+ * per bucket entry on disk, the budget in memory. Outside the budget, always: 8 bytes per
+ * node (union-find), 12 per document with verification (the shingle sets themselves are in a
+ * temporary file), one bit per node after finish, and the ids of survivors with duplicates.
+ * Not thread safe.
  */
 #ifndef LLM_DEDUP_H
 #define LLM_DEDUP_H
@@ -78,6 +82,9 @@ void llm_signer_sign(llm_signer *s, const char *text, size_t n, llm_dedup_sig *s
 typedef struct llm_dedup llm_dedup;
 int llm_dedup_new(llm_dedup **d, const llm_dedup_params *p);
 void llm_dedup_free(llm_dedup *d);
+/* Before the first add or load: the budget in bytes of the bucket tables and sort buffers,
+ * and the directory of temporary files (NULL: $TMPDIR, else /tmp). */
+void llm_dedup_set_memory(llm_dedup *d, size_t budget, const char *tmpdir);
 
 /* Append the next document; returns its node. sig->has == 0 makes a node without edges. */
 uint64_t llm_dedup_add(llm_dedup *d, const llm_dedup_sig *sig);
@@ -86,21 +93,24 @@ uint64_t llm_dedup_nodes(const llm_dedup *d);
 uint64_t llm_dedup_base(const llm_dedup *d);
 /* The survivor of node's cluster. */
 uint64_t llm_dedup_root(llm_dedup *d, uint64_t node);
-/* After the last add: flatten the forest; afterwards root() is O(1) and has_dups() works. */
-void llm_dedup_finish(llm_dedup *d);
+/* After the last add: merge the records (if any), flatten the forest; afterwards root() is
+ * O(1) and has_dups() works. LLM_EIO when a temporary file failed (at any time before). */
+int llm_dedup_finish(llm_dedup *d);
 /* Whether a root has other members (valid after finish). */
 int llm_dedup_has_dups(const llm_dedup *d, uint64_t root);
 
-/* Ids: the caller names nodes it needs later (survivors); index nodes come named. */
+/* Ids: the caller names survivors in increasing node order (a node below one already named
+ * is ignored); index nodes come named. Every named node goes to the saved index. */
 void llm_dedup_set_id(llm_dedup *d, uint64_t node, const char *id, size_t len);
-/* NULL when the node was never named. */
+/* After finish, the id of a named survivor that has duplicates; otherwise NULL. */
 const char *llm_dedup_id(const llm_dedup *d, uint64_t node, size_t *len);
 
 /* Candidate pairs examined and joined (for the stats). */
 uint64_t llm_dedup_candidates(const llm_dedup *d);
 uint64_t llm_dedup_joins(const llm_dedup *d);
-/* Bytes held by the engine now. */
+/* Bytes held by the engine now; sorted runs written to disk so far. */
 size_t llm_dedup_memory(const llm_dedup *d);
+unsigned llm_dedup_runs(const llm_dedup *d);
 
 /*
  * Load an index into an engine that has no node yet. LLM_EFORMAT (detail names the file) on
@@ -108,7 +118,8 @@ size_t llm_dedup_memory(const llm_dedup *d);
  * LLM_EUNSUPPORTED with verification (an index keeps no shingle sets).
  */
 int llm_dedup_load_index(llm_dedup *d, const char *path);
-/* Save (atomically) after finish. Every root must be named (llm_dedup_set_id). */
+/* Save (atomically, as a stream) after finish. Every survivor that has a signature must be
+ * named (llm_dedup_set_id). */
 int llm_dedup_save_index(llm_dedup *d, const char *path);
 
 /*
@@ -117,17 +128,23 @@ int llm_dedup_save_index(llm_dedup *d, const char *path);
  * each document the lines seen more than max_count times, all occurrences included, which
  * removes boilerplate (menus, cookie notices, licence footers) from every page that carries it.
  * Lines are keyed by XXH3-64 of their normalisation: distinct lines collide with probability
- * about n^2 / 2^65 for n distinct lines. Memory: 16 bytes per distinct line over the table's
- * load factor (0.375 to 0.75). Counts saturate at 255.
+ * about n^2 / 2^65 for n distinct lines. Counts are exact in a hash table (16 bytes per
+ * distinct line over a load factor of 0.375 to 0.75) while it fits in `budget` bytes, then
+ * move to a counting Bloom filter of `budget` one-byte cells (see dedup.c): a frequent line is
+ * never missed, and a line seen at most max_count times is taken for a frequent one with
+ * probability at most llm_linededup_fp_rate(). Counts saturate at 255.
  */
 typedef struct llm_linededup llm_linededup;
-llm_linededup *llm_linededup_new(llm_norm_level norm, unsigned max_count);
+llm_linededup *llm_linededup_new(llm_norm_level norm, unsigned max_count, size_t budget);
 void llm_linededup_free(llm_linededup *ld);
 void llm_linededup_count(llm_linededup *ld, const char *text, size_t n);
 /* Append text without the frequent lines to out (kept lines joined by "\n" as they were);
  * returns the number of lines dropped. */
 size_t llm_linededup_filter(llm_linededup *ld, const char *text, size_t n, llm_buf *out);
+/* Distinct lines counted (with the filter, an estimate from its cells in use). */
 uint64_t llm_linededup_distinct(const llm_linededup *ld);
 size_t llm_linededup_memory(const llm_linededup *ld);
+/* 0 with exact counts; with the filter, the bound (X/m)^K for X of its m cells in use, K = 4. */
+double llm_linededup_fp_rate(const llm_linededup *ld);
 
 #endif

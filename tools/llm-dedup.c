@@ -52,6 +52,9 @@ static const char usage[] =
 	"Run:\n"
 	"      --annotate        keep every document; add dup_cluster and dup_of\n"
 	"      --index FILE      dedup against FILE too and save the updated index there\n"
+	"      --memory SIZE     bucket tables and sort buffers above SIZE go to sorted\n"
+	"                        files on disk (default: a quarter of physical memory)\n"
+	"      --tmpdir DIR      temporary files there (default: $TMPDIR, else /tmp)\n"
 	"      --outdir DIR      cluster: write NAME.rm for each NAME.sig into DIR\n"
 	"      --removals FILE   apply: the removal list of this shard\n"
 	"  -o, --output FILE     write to FILE (NAME.zst compresses) instead of standard output\n"
@@ -70,7 +73,7 @@ enum {
 	OPT_MINHASH = TOOL_OPT_FIRST_PRIVATE, OPT_EXACT, OPT_SIMHASH, OPT_LINES, OPT_NORMALIZE,
 	OPT_UNITS, OPT_NGRAM, OPT_NUM_PERM, OPT_BANDS, OPT_ROWS, OPT_THRESHOLD, OPT_HASH_BITS,
 	OPT_PRESET, OPT_VERIFY, OPT_HAMMING, OPT_BLOCKS, OPT_LINE_MAX, OPT_SEED, OPT_ANNOTATE,
-	OPT_INDEX, OPT_OUTDIR, OPT_REMOVALS
+	OPT_INDEX, OPT_OUTDIR, OPT_REMOVALS, OPT_MEMORY, OPT_TMPDIR
 };
 
 static const struct option longopts[] = {
@@ -97,6 +100,8 @@ static const struct option longopts[] = {
 	{ "index", required_argument, NULL, OPT_INDEX },
 	{ "outdir", required_argument, NULL, OPT_OUTDIR },
 	{ "removals", required_argument, NULL, OPT_REMOVALS },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "tmpdir", required_argument, NULL, OPT_TMPDIR },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -107,12 +112,35 @@ struct cfg {
 	int mode, lines, annotate;
 	unsigned line_max;
 	llm_dedup_params p;
-	const char *index, *outdir, *removals;
+	const char *index, *outdir, *removals, *tmpdir;
+	size_t memory;
 	char **files;
 	int nfiles;
 };
 
 /* ---- reading inputs ---- */
+
+/* A temporary file for standard input's copy. */
+static FILE *temp_file(const struct cfg *c)
+{
+	int fd = llm_tmpfd(c->tmpdir);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w+b");
+	if (!f)
+		die("%s", fd < 0 ? llm_last_error() : strerror(errno));
+	return f;
+}
+
+/* An engine with the run's memory budget, the saved index loaded when there is one. */
+static llm_dedup *new_engine(const struct cfg *c, const llm_dedup_params *p)
+{
+	llm_dedup *d;
+	if (llm_dedup_new(&d, p))
+		die("%s", llm_last_error());
+	llm_dedup_set_memory(d, c->memory, c->tmpdir);
+	if (c->index && access(c->index, F_OK) == 0 && llm_dedup_load_index(d, c->index))
+		die("%s", llm_last_error());
+	return d;
+}
 
 typedef int (*record_fn)(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno);
 
@@ -327,8 +355,9 @@ static void stats_extra(llm_run *run, const struct cfg *c, llm_dedup *d, uint64_
 	llm_buf_addf(&b, ", \"candidates\": %llu, \"joins\": %llu, \"index_clusters\": %llu",
 	             (unsigned long long)llm_dedup_candidates(d), (unsigned long long)llm_dedup_joins(d),
 	             (unsigned long long)llm_dedup_base(d));
-	llm_buf_addf(&b, ", \"memory_bytes\": %zu, \"memory_bytes_per_document\": %.1f}", mem,
-	             docs ? (double)mem / (double)docs : 0.0);
+	llm_buf_addf(&b, ", \"memory_bytes\": %zu, \"memory_bytes_per_document\": %.1f"
+	             ", \"sorted_runs\": %u}", mem, docs ? (double)mem / (double)docs : 0.0,
+	             llm_dedup_runs(d));
 	llm_run_stats_extra(run, b.p);
 	llm_buf_release(&b);
 	llm_buf_release(&desc);
@@ -336,11 +365,7 @@ static void stats_extra(llm_run *run, const struct cfg *c, llm_dedup *d, uint64_
 
 static int run_docs(const struct cfg *c)
 {
-	runctx x = { .c = c };
-	if (llm_dedup_new(&x.d, &c->p))
-		die("%s", llm_last_error());
-	if (c->index && access(c->index, F_OK) == 0 && llm_dedup_load_index(x.d, c->index))
-		die("%s", llm_last_error());
+	runctx x = { .c = c, .d = new_engine(c, &c->p) };
 	/* The run (and its clock) starts before the first pass, so the summary's rate is the
 	 * rate of the whole job. */
 	emitter em = { .c = c };
@@ -358,8 +383,7 @@ static int run_docs(const struct cfg *c)
 		if (!strcmp(f, "-")) {
 			if (spool)
 				die("standard input given twice");
-			if (!(spool = tmpfile()))
-				die("cannot create a temporary file: %s", strerror(errno));
+			spool = temp_file(c);
 		}
 		failed |= each_record(c, f, -1, NULL, NULL, NULL, strcmp(f, "-") ? NULL : spool, NULL,
 		                      pool);
@@ -367,10 +391,12 @@ static int run_docs(const struct cfg *c)
 	llm_signpool_free(pool);
 	if (failed) /* an unreadable input: the clusters are incomplete, write nothing */
 		die("no output written");
-	llm_dedup_finish(x.d);
-	llm_info("%llu documents, %llu joined as duplicates; %.0f bytes per document in memory",
-	         (unsigned long long)x.docs, (unsigned long long)llm_dedup_joins(x.d),
-	         x.docs ? (double)llm_dedup_memory(x.d) / (double)x.docs : 0.0);
+	if (llm_dedup_finish(x.d))
+		die("%s", llm_last_error());
+	llm_info("%llu documents, %llu joined as duplicates; %.0f bytes per document in memory, "
+	         "%u sorted runs on disk", (unsigned long long)x.docs,
+	         (unsigned long long)llm_dedup_joins(x.d),
+	         x.docs ? (double)llm_dedup_memory(x.d) / (double)x.docs : 0.0, llm_dedup_runs(x.d));
 
 	stats_extra(em.run, c, x.d, x.docs);
 	x.em = &em;
@@ -437,7 +463,7 @@ static int lines_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 
 static int run_lines(const struct cfg *c)
 {
-	linectx x = { .c = c, .ld = llm_linededup_new(c->p.sh.norm, c->line_max) };
+	linectx x = { .c = c, .ld = llm_linededup_new(c->p.sh.norm, c->line_max, c->memory) };
 	emitter em = { .c = c };
 	llm_json_edit_init(&em.ed);
 	if (llm_writer_open(&em.out, c->co.output))
@@ -452,8 +478,7 @@ static int run_lines(const struct cfg *c)
 		if (!strcmp(f, "-")) {
 			if (spool)
 				die("standard input given twice");
-			if (!(spool = tmpfile()))
-				die("cannot create a temporary file: %s", strerror(errno));
+			spool = temp_file(c);
 		}
 		failed |= each_record(c, f, -1, &r, lines_count, &x, strcmp(f, "-") ? NULL : spool, NULL,
 		                      NULL);
@@ -469,10 +494,17 @@ static int run_lines(const struct cfg *c)
 		failed = 1;
 	}
 	llm_run_count(em.run, "lines_dropped", x.dropped);
-	char mem[160];
+	double fp = llm_linededup_fp_rate(x.ld);
+	if (fp > 0)
+		llm_info("line counts in a Bloom filter of %zu bytes: %llu distinct lines, false-positive "
+		         "rate at most %.2g%%", llm_linededup_memory(x.ld),
+		         (unsigned long long)llm_linededup_distinct(x.ld), 100 * fp);
+	if (fp > 0.01)
+		llm_warn("more than 1%% of the rare lines may be dropped as frequent; raise --memory");
+	char mem[200];
 	snprintf(mem, sizeof mem, "\"dedup\": {\"method\": \"lines\", \"distinct_lines\": %llu, "
-	         "\"memory_bytes\": %zu}", (unsigned long long)llm_linededup_distinct(x.ld),
-	         llm_linededup_memory(x.ld));
+	         "\"memory_bytes\": %zu, \"bloom_false_positive_rate\": %.3g}",
+	         (unsigned long long)llm_linededup_distinct(x.ld), llm_linededup_memory(x.ld), fp);
 	llm_run_stats_extra(em.run, mem);
 	llm_linededup_free(x.ld);
 	llm_buf_release(&x.text);
@@ -554,10 +586,7 @@ static int run_cluster(const struct cfg *c)
 		if (llm_sigr_open(&sr, c->files[i], &p))
 			die("%s", llm_last_error());
 		if (!d) {
-			if (llm_dedup_new(&d, &p))
-				die("%s", llm_last_error());
-			if (c->index && access(c->index, F_OK) == 0 && llm_dedup_load_index(d, c->index))
-				die("%s", llm_last_error());
+			d = new_engine(c, &p);
 			llm_buf desc = LLM_BUF_INIT;
 			llm_dedup_params_describe(&p, &desc);
 			llm_info("%s", desc.p);
@@ -582,7 +611,8 @@ static int run_cluster(const struct cfg *c)
 		sums[i] = llm_sigr_checksum(sr);
 		llm_sigr_free(sr);
 	}
-	llm_dedup_finish(d);
+	if (llm_dedup_finish(d))
+		die("%s", llm_last_error());
 	/* Pass 2: name the survivors and write each shard's removal list. */
 	uint64_t v = llm_dedup_base(d), dups = 0;
 	llm_dedup_doc r;
@@ -700,6 +730,8 @@ int main(int argc, char **argv)
 	tool_init("llm-dedup");
 	tool_save_cmdline(argc, argv);
 	struct cfg c = { .line_max = 1 };
+	long pages = sysconf(_SC_PHYS_PAGES), pagesize = sysconf(_SC_PAGESIZE);
+	c.memory = pages > 0 && pagesize > 0 ? (size_t)pages / 4 * (size_t)pagesize : (size_t)1 << 30;
 	tool_common_init(&c.co, usage);
 	if (argc > 1) {
 		static const char *const sub[] = { "sign", "cluster", "apply" };
@@ -745,6 +777,8 @@ int main(int argc, char **argv)
 		case OPT_INDEX: c.index = optarg; break;
 		case OPT_OUTDIR: c.outdir = optarg; break;
 		case OPT_REMOVALS: c.removals = optarg; break;
+		case OPT_MEMORY: c.memory = (size_t)tool_size("--memory", optarg); break;
+		case OPT_TMPDIR: c.tmpdir = optarg; break;
 		default: tool_bad_option();
 		}
 	}

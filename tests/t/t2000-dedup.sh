@@ -136,6 +136,21 @@ test_expect_success 'lines: boilerplate lines leave, the rest of the page stays'
 	llm-dedup -q --lines --line-max 3 pages >out3 && test_cmp pages out3
 '
 
+test_expect_success 'lines: past --memory a Bloom filter counts, states its rate, misses nothing' '
+	cat $SAMPLES/corpus/web.jsonl $SAMPLES/corpus/news.jsonl >big &&
+	llm-dedup -q --lines --stats s1 big >l1 &&
+	llm-dedup --lines --memory 256K --stats s2 big >l2 2>err &&
+	test_grep "Bloom filter of 262144 bytes.*false-positive rate at most" err &&
+	grep -q "\"bloom_false_positive_rate\": 0}" s1 &&
+	! grep -q "\"bloom_false_positive_rate\": 0}" s2 &&
+	n1=$(sed -n "s/.*\"lines_dropped\": \([0-9]*\).*/\1/p" s1) &&
+	n2=$(sed -n "s/.*\"lines_dropped\": \([0-9]*\).*/\1/p" s2) &&
+	d=$(sed -n "s/.*\"distinct_lines\": \([0-9]*\).*/\1/p" s2) &&
+	test "$n2" -ge "$n1" && test $(( (n2 - n1) * 100 )) -le "$d" &&
+	llm-dedup --lines --memory 64K big >/dev/null 2>err &&
+	test_grep "raise --memory" err
+'
+
 test_expect_success 'empty input, and a last line without newline' '
 	llm-dedup -q </dev/null >out && test_must_fail test -s out &&
 	printf "{\"text\": \"x y\"}\n{\"text\": \"x y\"}" >nonl &&

@@ -36,6 +36,43 @@ for m in --minhash --exact --simhash "--preset datatrove"; do
 	'
 done
 
+# Bounded memory: a budget far below the tables' size sends the buckets to sorted runs on
+# disk; the result must not change, byte for byte, indexes included.
+for m in --minhash --exact --simhash --verify; do
+	test_expect_success "--memory: sorted runs on disk give the same result ($m)" '
+		llm-dedup -q $m --rejects r1 --stats s1 all >o1 &&
+		llm-dedup -q $m --memory 64K --rejects r2 --stats s2 all >o2 &&
+		test_cmp o1 o2 && test_cmp r1 r2 &&
+		grep -q "\"sorted_runs\": 0" s1 && ! grep -q "\"sorted_runs\": [01]}" s2
+	'
+done
+
+for m in --minhash --exact --simhash; do
+	test_expect_success "--memory: index A then B on disk equals A+B in memory ($m)" '
+		rm -f idx idx2 &&
+		llm-dedup -q $m --memory 64K --index idx A >oA &&
+		llm-dedup -q $m --memory 64K --index idx --rejects rB B >oB &&
+		llm-dedup -q $m --index idx2 A B >oAB &&
+		cat oA oB >o && test_cmp oAB o && cmp idx idx2 &&
+		grep -q "\"dup_of\"" rB
+	'
+done
+
+test_expect_success '--memory: cluster on disk equals cluster in memory' '
+	for s in $(cat shards); do llm-dedup sign -q -o $s.sig $s || return 1; done &&
+	mkdir -p m1 m2 &&
+	llm-dedup cluster -q --outdir m1 $(sed "s/\$/.sig/" shards) &&
+	llm-dedup cluster -q --memory 64K --outdir m2 $(sed "s/\$/.sig/" shards) &&
+	for s in $(cat shards); do cmp m1/$s.rm m2/$s.rm || return 1; done
+'
+
+test_expect_success '--tmpdir: an unusable directory is an error naming it' '
+	test_must_fail llm-dedup -q --memory 64K --tmpdir /nonexistent/tmp all >/dev/null 2>err &&
+	test_grep "/nonexistent/tmp" err &&
+	TMPDIR=/nonexistent/tmp2 test_must_fail llm-dedup -q <all >/dev/null 2>err &&
+	test_grep "/nonexistent/tmp2" err
+'
+
 test_expect_success 'scale-out with an index and --outdir, and --annotate on apply' '
 	rm -f idx idx2 && mkdir -p rm &&
 	llm-dedup -q --index idx A >/dev/null &&

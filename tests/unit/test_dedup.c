@@ -286,7 +286,7 @@ static void test_removal_list(void)
 
 static void test_lines(void)
 {
-	llm_linededup *ld = llm_linededup_new(LLM_NORM_FULL, 1);
+	llm_linededup *ld = llm_linededup_new(LLM_NORM_FULL, 1, SIZE_MAX);
 	const char *a = "Menu\nBody one\n\nFooter, 2024", *b = "menu\nBody two\n\nFOOTER 2025";
 	llm_linededup_count(ld, a, strlen(a));
 	llm_linededup_count(ld, b, strlen(b));
@@ -294,6 +294,40 @@ static void test_lines(void)
 	llm_buf out = LLM_BUF_INIT;
 	CHECK_EQ_INT(llm_linededup_filter(ld, a, strlen(a), &out), 2);
 	CHECK_STR(out.p, "Body one\n");
+	llm_buf_release(&out);
+	llm_linededup_free(ld);
+}
+
+/* Past its budget the table becomes a Bloom filter: every frequent line is still found, and
+ * the rare lines taken for frequent ones stay under the stated rate. */
+static void test_lines_bloom(void)
+{
+	enum { N = 60000 };
+	llm_linededup *ld = llm_linededup_new(LLM_NORM_NONE, 2, 1 << 19);
+	char line[32];
+	for (int i = 0; i < N; i++) {
+		int reps = i % 10 == 0 ? 3 : 1 + i % 2; /* 10% seen 3 times, the rest once or twice */
+		snprintf(line, sizeof line, "line %d", i);
+		for (int r = 0; r < reps; r++)
+			llm_linededup_count(ld, line, strlen(line));
+	}
+	double bound = llm_linededup_fp_rate(ld);
+	CHECK(bound > 0 && bound < 0.05);
+	CHECK_EQ_U64(llm_linededup_memory(ld), 1 << 19);
+	CHECK(llm_linededup_distinct(ld) > N * 0.98 && llm_linededup_distinct(ld) <= N);
+	int missed = 0, fp = 0, rare = 0;
+	llm_buf out = LLM_BUF_INIT;
+	for (int i = 0; i < N; i++) {
+		snprintf(line, sizeof line, "line %d", i);
+		llm_buf_reset(&out);
+		size_t dropped = llm_linededup_filter(ld, line, strlen(line), &out);
+		if (i % 10 == 0)
+			missed += dropped != 1;
+		else
+			rare++, fp += dropped == 1;
+	}
+	CHECK_EQ_INT(missed, 0);
+	CHECK((double)fp / rare <= bound);
 	llm_buf_release(&out);
 	llm_linededup_free(ld);
 }
@@ -358,6 +392,7 @@ int main(void)
 	RUN(test_sigfile);
 	RUN(test_removal_list);
 	RUN(test_lines);
+	RUN(test_lines_bloom);
 	RUN(test_signpool);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
