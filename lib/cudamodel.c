@@ -63,8 +63,9 @@ struct llm_cudamodel {
 	uint16_t *plow; /* compute copy (bf16/fp16 per tensor), NULL in fp32 */
 	llm_lossscale ls;
 	size_t bytes_perm, bytes_acts;
-	/* activations for (cap_B, cap_T) */
-	int cap_B, cap_T;
+	/* activations for cap_N = B x T tokens; d_pos holds positions for sequences of pos_T */
+	size_t cap_N;
+	int pos_T;
 	void **abuf;
 	size_t nabuf;
 	acts *la, shared;
@@ -98,6 +99,14 @@ struct llm_cudamodel {
 		int rc_ = (call);                       \
 		if (rc_)                                \
 			return llm_cuda_fail(rc_);      \
+	} while (0)
+
+/* The training entry points on a model opened for inference (no gradient memory). */
+#define TRAINING(g)                                                                       \
+	do {                                                                              \
+		if ((g)->o.inference)                                                     \
+			return llm_fail(LLM_EINVAL, "%s: the GPU model was opened for "   \
+			                "inference only", __func__);                      \
 	} while (0)
 
 #ifdef LLM_HAVE_NCCL
@@ -243,17 +252,18 @@ int llm_cudamodel_new(llm_cudamodel **out, const llm_model *host, const llm_cuda
 	llm_lossscale_init(&g->ls, g->xt == LLM_DT_F16 || g->yt == LLM_DT_F16);
 	g->grad_scale = g->ls.scale;
 	*out = g;
+	int train = !o->inference;
 	if ((rc = dmalloc(g, (void **)&g->p32, g->npad * sizeof(float), 1)) ||
-	    (rc = dmalloc(g, (void **)&g->g32, g->npad * sizeof(float), 1)) ||
-	    (rc = dmalloc(g, (void **)&g->m, g->npad * sizeof(float), 1)) ||
-	    (rc = dmalloc(g, (void **)&g->v, g->npad * sizeof(float), 1)) ||
+	    (train && (rc = dmalloc(g, (void **)&g->g32, g->npad * sizeof(float), 1))) ||
+	    (train && (rc = dmalloc(g, (void **)&g->m, g->npad * sizeof(float), 1))) ||
+	    (train && (rc = dmalloc(g, (void **)&g->v, g->npad * sizeof(float), 1))) ||
 	    (rc = dmalloc(g, (void **)&g->d_norm, g->nt * sizeof(double), 1)) ||
 	    (g->xt != LLM_DT_F32 && (rc = dmalloc(g, (void **)&g->plow, g->npad * 2, 1))))
 		goto fail;
 	if ((rc = llm_cuda_memset(g->p32, 0, g->npad * sizeof(float))) ||
-	    (rc = llm_cuda_memset(g->g32, 0, g->npad * sizeof(float))) ||
-	    (rc = llm_cuda_memset(g->m, 0, g->npad * sizeof(float))) ||
-	    (rc = llm_cuda_memset(g->v, 0, g->npad * sizeof(float)))) {
+	    (train && (rc = llm_cuda_memset(g->g32, 0, g->npad * sizeof(float)))) ||
+	    (train && (rc = llm_cuda_memset(g->m, 0, g->npad * sizeof(float)))) ||
+	    (train && (rc = llm_cuda_memset(g->v, 0, g->npad * sizeof(float))))) {
 		rc = llm_cuda_fail(rc);
 		goto fail;
 	}
@@ -278,7 +288,8 @@ static void free_acts(llm_cudamodel *g)
 	g->h_plan = NULL;
 	free(g->h_losses);
 	g->h_losses = NULL;
-	g->cap_B = g->cap_T = 0;
+	g->cap_N = 0;
+	g->pos_T = 0;
 }
 
 void llm_cudamodel_free(llm_cudamodel *g)
@@ -319,17 +330,36 @@ const char *llm_cudamodel_device(const llm_cudamodel *g, double *peak)
 	return g->device;
 }
 
-/* Activation buffers for (B, T); with recomputation the recomputed ones are shared by all
- * layers (`shared`), the kept ones per layer. */
+/* Positions of the rows of a [B, T] batch (RoPE): row i is position i mod T. */
+static int fill_pos(llm_cudamodel *g, int T)
+{
+	if (T == g->pos_T)
+		return LLM_OK;
+	int32_t *pos = llm_malloc(g->cap_N * sizeof *pos);
+	for (size_t i = 0; i < g->cap_N; i++)
+		pos[i] = (int32_t)(i % (size_t)T);
+	int rc = llm_cuda_to_device(g->d_pos, pos, g->cap_N * sizeof *pos);
+	free(pos);
+	if (rc)
+		return llm_cuda_fail(rc);
+	g->pos_T = T;
+	return LLM_OK;
+}
+
+/* Activation buffers for B x T tokens (every buffer's size depends on the product only, so a
+ * batch of other proportions within the capacity reuses them); with recomputation (and for
+ * inference) the recomputed ones are shared by all layers (`shared`), the kept ones per layer. */
 static int ensure_acts(llm_cudamodel *g, int B, int T)
 {
-	if (B <= g->cap_B && T == g->cap_T)
-		return LLM_OK;
+	size_t N = (size_t)B * T;
+	if (N <= g->cap_N)
+		return fill_pos(g, T);
 	llm_cuda_sync();
 	free_acts(g);
-	size_t N = (size_t)B * T, C = g->C, I = g->I, qd = g->qd, kvd = g->kvd;
-	size_t xs = llm_dtype_size(g->xt), ys = llm_dtype_size(g->yt), lse = (size_t)B * g->H * T;
-	int rc, rec = g->o.recompute;
+	size_t C = g->C, I = g->I, qd = g->qd, kvd = g->kvd;
+	size_t xs = llm_dtype_size(g->xt), ys = llm_dtype_size(g->yt), lse = N * g->H;
+	int rc, train = !g->o.inference;
+	int rec = train ? g->o.recompute : LLM_RECOMPUTE_ALL;
 	g->la = llm_calloc((size_t)g->L, sizeof *g->la);
 #define A(ptr, bytes)                                                   \
 	do {                                                            \
@@ -379,36 +409,30 @@ static int ensure_acts(llm_cudamodel *g, int B, int T)
 	A(g->losses, N * 4);
 	A(g->lnf, N * C * ys);
 	A(g->logits, N * (size_t)g->V * ys);
-	A(g->d_res, N * C * 4);
-	A(g->d_ln, N * C * 4);
-	A(g->delta, lse * 4);
-	A(g->d_resx, N * C * xs);
-	A(g->d_attn, N * qd * xs);
-	A(g->dq, N * qd * xs);
-	A(g->dk, N * kvd * xs);
-	A(g->dv, N * kvd * xs);
-	A(g->dh, big * xs);
-	A(g->dgate, big * xs);
-	A(g->dup, big * xs);
 	A(g->d_in, N * 4);
 	A(g->d_tg, N * 4);
 	A(g->d_pos, N * 4);
-	A(g->d_order, N * 4);
-	A(g->d_starts, (N + 1) * 4);
-	A(g->d_uniq, N * 4);
+	if (train) {
+		A(g->d_res, N * C * 4);
+		A(g->d_ln, N * C * 4);
+		A(g->delta, lse * 4);
+		A(g->d_resx, N * C * xs);
+		A(g->d_attn, N * qd * xs);
+		A(g->dq, N * qd * xs);
+		A(g->dk, N * kvd * xs);
+		A(g->dv, N * kvd * xs);
+		A(g->dh, big * xs);
+		A(g->dgate, big * xs);
+		A(g->dup, big * xs);
+		A(g->d_order, N * 4);
+		A(g->d_starts, (N + 1) * 4);
+		A(g->d_uniq, N * 4);
+		g->h_plan = llm_malloc((3 * N + 1) * sizeof *g->h_plan);
+	}
 #undef A
-	int32_t *pos = llm_malloc(N * sizeof *pos);
-	for (size_t i = 0; i < N; i++)
-		pos[i] = (int32_t)(i % (size_t)T);
-	rc = llm_cuda_to_device(g->d_pos, pos, N * sizeof *pos);
-	free(pos);
-	if (rc)
-		return llm_cuda_fail(rc);
-	g->h_plan = llm_malloc((3 * N + 1) * sizeof *g->h_plan);
 	g->h_losses = llm_malloc(N * sizeof *g->h_losses);
-	g->cap_B = B;
-	g->cap_T = T;
-	return LLM_OK;
+	g->cap_N = N;
+	return fill_pos(g, T);
 }
 
 /* ---- data parallel --------------------------------------------------------------------- */
@@ -461,6 +485,7 @@ static void plan_arrays(const llm_cudamodel *g, size_t *off, size_t *num, int *r
 
 int llm_cudamodel_dp(llm_cudamodel *g, int rank, int world, const void *id)
 {
+	TRAINING(g);
 	if (world <= 1)
 		return LLM_OK;
 #ifdef LLM_HAVE_NCCL
@@ -581,6 +606,7 @@ int llm_cudamodel_get_params(llm_cudamodel *g, float *p)
 
 int llm_cudamodel_set_optim(llm_cudamodel *g, const float *m, const float *v)
 {
+	TRAINING(g);
 	size_t from = g->o.zero1 && g->world > 1 ? g->shard.start : 0;
 	size_t len = g->o.zero1 && g->world > 1 ? g->shard.len : g->n;
 	TRY(llm_cuda_to_device(g->m, m + from, len * sizeof *m));
@@ -590,6 +616,7 @@ int llm_cudamodel_set_optim(llm_cudamodel *g, const float *m, const float *v)
 
 int llm_cudamodel_get_optim(llm_cudamodel *g, float *m, float *v)
 {
+	TRAINING(g);
 	if (!(g->o.zero1 && g->world > 1)) {
 		TRY(llm_cuda_to_host(m, g->m, g->n * sizeof *m));
 		TRY(llm_cuda_to_host(v, g->v, g->n * sizeof *v));
@@ -612,6 +639,7 @@ int llm_cudamodel_get_optim(llm_cudamodel *g, float *m, float *v)
 
 int llm_cudamodel_get_grads(llm_cudamodel *g, float *grads)
 {
+	TRAINING(g);
 	TRY(dp_join(g));
 	TRY(llm_cuda_to_host(grads, g->g32, g->n * sizeof *grads));
 	return LLM_OK;
@@ -619,6 +647,7 @@ int llm_cudamodel_get_grads(llm_cudamodel *g, float *grads)
 
 int llm_cudamodel_zero_grad(llm_cudamodel *g)
 {
+	TRAINING(g);
 	TRY(dp_join(g));
 	TRY(llm_cuda_memset(g->g32, 0, g->npad * sizeof(float)));
 	g->scattered = 0;
@@ -709,9 +738,10 @@ static int check_tokens(const llm_cudamodel *g, const int32_t *tok, size_t n, in
 	return LLM_OK;
 }
 
-/* Forward through the loss; with dloss != 0 the logits become their gradient (times dloss). */
+/* Forward through the loss; with dloss != 0 the logits become their gradient (times dloss).
+ * per_token (may be NULL) receives each position's loss. */
 static int forward(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets, int B, int T,
-                   float dloss, double *loss, int64_t *count)
+                   float dloss, double *loss, int64_t *count, float *per_token)
 {
 	if (B <= 0 || T <= 0 || T > g->cfg.max_position_embeddings)
 		return llm_fail(LLM_EINVAL, "sequence length %d outside 1..%d", T,
@@ -737,11 +767,14 @@ static int forward(llm_cudamodel *g, const int32_t *inputs, const int32_t *targe
 	TRY(llm_cuda_to_host(g->h_losses, g->losses, N * sizeof *g->h_losses));
 	double sum = 0;
 	int64_t cnt = 0;
-	for (size_t n = 0; n < N; n++)
+	for (size_t n = 0; n < N; n++) {
 		if (targets[n] >= 0) {
 			sum += g->h_losses[n];
 			cnt++;
 		}
+		if (per_token)
+			per_token[n] = targets[n] >= 0 ? g->h_losses[n] : 0;
+	}
 	if (loss)
 		*loss = cnt ? sum / cnt : 0;
 	if (count)
@@ -752,19 +785,26 @@ static int forward(llm_cudamodel *g, const int32_t *inputs, const int32_t *targe
 int llm_cudamodel_eval(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets, int B,
                        int T, double *loss, int64_t *count)
 {
-	return forward(g, inputs, targets, B, T, 0, loss, count);
+	return forward(g, inputs, targets, B, T, 0, loss, count, NULL);
+}
+
+int llm_cudamodel_token_losses(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets,
+                               int B, int T, float *losses)
+{
+	return forward(g, inputs, targets, B, T, 0, NULL, NULL, losses);
 }
 
 int llm_cudamodel_train_micro(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets,
                               int B, int T, float scale, int last, double *loss, int64_t *count)
 {
+	TRAINING(g);
 	float dloss = (float)(scale * g->ls.scale);
 	g->grad_scale = g->ls.scale;
 	if (!(dloss != 0))
 		return llm_fail(LLM_EINVAL, "gradient scale %g", (double)scale);
 	/* The previous step's all-reduce reads the gradients this backward adds to. */
 	int rc = dp_join(g);
-	if (rc || (rc = forward(g, inputs, targets, B, T, dloss, loss, count)))
+	if (rc || (rc = forward(g, inputs, targets, B, T, dloss, loss, count, NULL)))
 		return rc;
 	int N = B * T, C = g->C;
 	TRY(llm_cuda_matmul_bwd(g->yt, LLM_DT_F32, g->d_ln, 0, G32(g, t_head(g)), g->logits, g->lnf,
@@ -798,6 +838,7 @@ int llm_cudamodel_train_micro(llm_cudamodel *g, const int32_t *inputs, const int
  * view: the whole flat array, or its shard. */
 static int finish_grads(llm_cudamodel *g, float **grad, size_t *base, size_t *len)
 {
+	TRAINING(g);
 	int zero = g->o.zero1 && g->world > 1;
 	TRY(dp_join(g));
 	*grad = g->g32;
@@ -965,6 +1006,11 @@ int llm_cudamodel_train_micro(llm_cudamodel *g, const int32_t *inputs, const int
 }
 int llm_cudamodel_eval(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets, int B,
                        int T, double *loss, int64_t *count)
+{
+	return no_cuda();
+}
+int llm_cudamodel_token_losses(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets,
+                               int B, int T, float *losses)
 {
 	return no_cuda();
 }

@@ -33,6 +33,12 @@
  * the activation memory, +2 products per layer); all keeps only each layer's input and reruns
  * the layer (memory of one layer, about a third more compute).
  *
+ * Inference (options.inference, llm-eval --device cuda): the fp32 weights and their compute
+ * copy, the activations of one layer, the residual stream per layer and the logits; the
+ * training entry points refuse such a model (LLM_EINVAL).
+ *
+ * Activations are sized for the largest B x T seen so far; any B, T within it reuses them.
+ *
  * Errors: LLM_EUNSUPPORTED when the build has no CUDA, no GPU is visible or the shape is beyond
  * the kernels (head width over 128); LLM_ENOMEM when the device is full; LLM_EINTERNAL for a
  * CUDA or NCCL failure; the detail names the call. After an error the model must be freed.
@@ -55,6 +61,8 @@ typedef struct {
 	int deterministic;   /* same bits run to run (tests); synchronises after every launch */
 	int zero1;           /* shard the AdamW state over the ranks */
 	size_t bucket_elems; /* gradient all-reduce bucket, in floats (default 8M = 32 MiB) */
+	int inference;       /* forward only (evaluation): no gradients, optimizer state or
+	                      * backward buffers, one layer's activations shared by all */
 } llm_cuda_options;
 
 void llm_cuda_options_init(llm_cuda_options *o);
@@ -92,6 +100,11 @@ int llm_cudamodel_train_micro(llm_cudamodel *g, const int32_t *inputs, const int
 /* Forward only, the mean loss over targets >= 0 (evaluation). */
 int llm_cudamodel_eval(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets, int B,
                        int T, double *loss, int64_t *count);
+/* Forward only, every position's loss: losses[B*T] (host) receives -ln p(target) from the
+ * fused cross-entropy (fp32 log-sum-exp of the logits in the head's type), 0 where the
+ * target is < 0. The only entry point besides set_params that an inference model serves. */
+int llm_cudamodel_token_losses(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets,
+                               int B, int T, float *losses);
 
 typedef struct {
 	double grad_norm;   /* global norm of the (all-reduced, unscaled) gradient */

@@ -73,6 +73,8 @@ struct llm_evaluator {
 	int32_t *x, *y;    /* pending windows [B, T] */
 	size_t *wdom;      /* their domains */
 	int nwin;
+	llm_cudamodel *gpu; /* forwards there when set */
+	float *losses;      /* [B, T] per-token losses from the GPU */
 };
 
 llm_evaluator *llm_evaluator_new(llm_model *m, int seq_len, int batch, const llm_bpe *bpe,
@@ -112,7 +114,15 @@ void llm_evaluator_free(llm_evaluator *ev)
 	free(ev->tokbytes);
 	free(ev->x);
 	free(ev->wdom);
+	free(ev->losses);
 	free(ev);
+}
+
+void llm_evaluator_set_gpu(llm_evaluator *ev, llm_cudamodel *g)
+{
+	ev->gpu = g;
+	if (g && !ev->losses)
+		ev->losses = llm_malloc((size_t)ev->B * ev->T * sizeof *ev->losses);
 }
 
 static size_t domain_index(llm_evaluator *ev, const char *name)
@@ -135,10 +145,13 @@ static int run_batch(llm_evaluator *ev)
 	if (!ev->nwin)
 		return LLM_OK;
 	int T = ev->T, V = ev->V;
-	int rc = llm_model_forward(ev->m, ev->x, NULL, ev->nwin, T, NULL, NULL);
+	const float *logits = NULL;
+	int rc = ev->gpu ? llm_cudamodel_token_losses(ev->gpu, ev->x, ev->y, ev->nwin, T, ev->losses)
+	                 : llm_model_forward(ev->m, ev->x, NULL, ev->nwin, T, NULL, NULL);
 	if (rc)
 		return rc;
-	const float *logits = llm_model_logits(ev->m);
+	if (!ev->gpu)
+		logits = llm_model_logits(ev->m);
 	for (int w = 0; w < ev->nwin; w++) {
 		llm_eval_sums *s = &ev->dom[ev->wdom[w]].sums;
 		for (int i = 0; i < T; i++) {
@@ -146,7 +159,7 @@ static int run_batch(llm_evaluator *ev)
 			int32_t t = ev->y[r];
 			if (t < 0)
 				continue;
-			double l = nll(logits + r * V, V, t);
+			double l = ev->gpu ? (double)ev->losses[r] : nll(logits + r * V, V, t);
 			s->tokens++;
 			s->nats += l;
 			if (ev->tokbytes && ev->tokbytes[t] >= 0) {
@@ -349,6 +362,8 @@ struct llm_chooser {
 	llm_buf text;
 	int32_t *x, *y; /* [nchoices, T] inputs and targets (-1 outside the continuation) */
 	size_t cap;
+	llm_cudamodel *gpu; /* forwards there when set */
+	float *losses;      /* [nchoices, T] per-token losses from the GPU */
 };
 
 llm_chooser *llm_chooser_new(llm_model *m, const llm_bpe *bpe, int64_t prefix_id,
@@ -375,7 +390,13 @@ void llm_chooser_free(llm_chooser *c)
 	llm_ids_release(&c->whole);
 	llm_buf_release(&c->text);
 	free(c->x);
+	free(c->losses);
 	free(c);
+}
+
+void llm_chooser_set_gpu(llm_chooser *c, llm_cudamodel *g)
+{
+	c->gpu = g;
 }
 
 static int is_space(char ch)
@@ -439,7 +460,9 @@ int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, siz
 	if (nch * (size_t)T > c->cap) {
 		c->cap = nch * (size_t)T;
 		free(c->x);
+		free(c->losses);
 		c->x = llm_malloc(2 * c->cap * sizeof *c->x);
+		c->losses = llm_malloc(c->cap * sizeof *c->losses);
 	}
 	c->y = c->x + nch * (size_t)T;
 	for (size_t i = 0; i < nch; i++) {
@@ -466,9 +489,10 @@ int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, siz
 			y[p] = s + 1 >= npre + nctx ? (int32_t)tg : -1;
 		}
 	}
-	if ((rc = llm_model_forward(c->m, c->x, NULL, (int)nch, T, NULL, NULL)))
+	if ((rc = c->gpu ? llm_cudamodel_token_losses(c->gpu, c->x, c->y, (int)nch, T, c->losses)
+	                 : llm_model_forward(c->m, c->x, NULL, (int)nch, T, NULL, NULL)))
 		return rc;
-	const float *logits = llm_model_logits(c->m);
+	const float *logits = c->gpu ? NULL : llm_model_logits(c->m);
 	double best = -INFINITY, best_norm = -INFINITY;
 	*pred = *pred_norm = 0;
 	for (size_t i = 0; i < nch; i++) {
@@ -476,7 +500,7 @@ int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, siz
 		for (size_t p = 0; p < (size_t)T; p++) {
 			size_t r = i * (size_t)T + p;
 			if (c->y[r] >= 0)
-				s -= nll(logits + r * V, V, c->y[r]);
+				s -= c->gpu ? (double)c->losses[r] : nll(logits + r * V, V, c->y[r]);
 		}
 		ll[i] = s;
 		size_t len = chars(it->choices[i]);

@@ -1,5 +1,5 @@
 /*
- * llm-eval — evaluate a checkpoint (llmkit or Hugging Face Llama) on the CPU.
+ * llm-eval — evaluate a checkpoint (llmkit or Hugging Face Llama) on the CPU or a GPU.
  *
  *   loss      shards, manifests (val split by default) or raw JSONL documents -> loss,
  *             perplexity and bits per byte per domain
@@ -7,6 +7,8 @@
  *   generate  a prompt -> sampled or greedy continuation (key-value cache)
  *   compare   several checkpoints -> one row each (step, tokens, loss, ppl, bits/byte, acc)
  * A table goes to stdout (generate: the text), --json FILE writes the same as JSON.
+ * --device cuda runs the forwards of loss, choice and compare on a GPU copy of the model
+ * (cudamodel.h, forward only); generate stays on the CPU.
  * Memory: the model, its activations for --batch x --seq-len and the logits (eval.h); shards
  * are mapped, documents and task items read one at a time.
  */
@@ -22,6 +24,7 @@
 #include "ckpt.h"
 #include "dataloader.h"
 #include "eval.h"
+#include "gpu.h"
 #include "hfload.h"
 #include "io.h"
 #include "json.h"
@@ -71,6 +74,10 @@ static const char usage[] =
 	"      --data MANIFEST      shards to evaluate each checkpoint on (val split)\n"
 	"      --task FILE          also a multiple-choice task (needs -t)\n"
 	"\n"
+	"\n"
+	"      --device D           cpu, cuda or auto (cuda when a GPU is visible; default cpu);\n"
+	"                           loss, choice and compare (generate runs on the CPU)\n"
+	"      --precision P        on a GPU: fp32 (default), bf16, fp16 or mixed\n"
 	"      --field KEY          text field of documents (default \"text\")\n"
 	"      --strict             a malformed document or task line is fatal\n"
 	"      --threads N          threads for matrix products (default: OpenBLAS's choice)\n"
@@ -82,7 +89,8 @@ static const char usage[] =
 enum {
 	OPT_CKPT = TOOL_OPT_FIRST_PRIVATE, OPT_TOKENIZER, OPT_JSON, OPT_SEQ, OPT_BATCH, OPT_SPLIT,
 	OPT_SAMPLED, OPT_SEED, OPT_DELIM, OPT_PROMPT, OPT_MAX_TOKENS, OPT_TEMP, OPT_TOP_K,
-	OPT_TOP_P, OPT_NO_CACHE, OPT_IDS, OPT_DATA, OPT_TASK, OPT_NO_PREFIX
+	OPT_TOP_P, OPT_NO_CACHE, OPT_IDS, OPT_DATA, OPT_TASK, OPT_NO_PREFIX, OPT_DEVICE,
+	OPT_PRECISION
 };
 
 static const struct option longopts[] = {
@@ -106,6 +114,8 @@ static const struct option longopts[] = {
 	{ "data", required_argument, NULL, OPT_DATA },
 	{ "task", required_argument, NULL, OPT_TASK },
 	{ "no-prefix", no_argument, NULL, OPT_NO_PREFIX },
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "precision", required_argument, NULL, OPT_PRECISION },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -115,6 +125,7 @@ typedef struct {
 	struct tool_common co;
 	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim;
 	int seq, batch, split, sampled, max_tokens, top_k, no_cache, ids, no_prefix, threads_given;
+	int device, precision; /* LLM_DEVICE_*, LLM_PREC_* (-1: not given) */
 	int64_t seed; /* -1: default */
 	double temperature, top_p;
 } opts;
@@ -126,6 +137,7 @@ typedef struct {
 /* A loaded checkpoint and what its state says. */
 typedef struct {
 	llm_model *m;
+	llm_cudamodel *gpu; /* --device cuda: the forwards run there */
 	llm_hf_info info;
 	int64_t state_seed, state_batch, state_seq; /* -1 when unknown */
 } model_t;
@@ -137,7 +149,7 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static void load_model(model_t *mt, const char *path)
+static void load_model(model_t *mt, const char *path, const opts *o)
 {
 	memset(mt, 0, sizeof *mt);
 	mt->state_seed = mt->state_batch = mt->state_seq = -1;
@@ -160,10 +172,31 @@ static void load_model(model_t *mt, const char *path)
 	         llm_model_get_config(mt->m)->num_hidden_layers,
 	         llm_model_get_config(mt->m)->hidden_size, llm_model_get_config(mt->m)->vocab_size,
 	         llm_st_dtype_name(mt->info.dtype), mt->info.llmkit ? "" : " (Hugging Face)");
+	if (o->device != LLM_DEVICE_CUDA)
+		return;
+	llm_cuda_options co;
+	llm_cuda_options_init(&co);
+	co.precision = o->precision < 0 ? LLM_PREC_FP32 : o->precision;
+	co.inference = 1;
+	if (llm_cudamodel_new(&mt->gpu, mt->m, &co) != LLM_OK ||
+	    llm_cudamodel_set_params(mt->gpu, llm_model_params(mt->m)) != LLM_OK)
+		die("%s: %s", mt->info.dir, llm_last_error());
+	llm_info("%s: on %s in %s", mt->info.dir, llm_cudamodel_device(mt->gpu, NULL),
+	         llm_precision_name(co.precision));
+}
+
+/* "device": ..., "precision": ... of the JSON results. */
+static void device_json(llm_buf *b, const opts *o)
+{
+	llm_buf_addf(b, ", \"device\": \"%s\", \"precision\": \"%s\"",
+	             o->device == LLM_DEVICE_CUDA ? "cuda" : "cpu",
+	             llm_precision_name(o->device == LLM_DEVICE_CUDA && o->precision >= 0
+	                                    ? o->precision : LLM_PREC_FP32));
 }
 
 static void free_model(model_t *mt)
 {
+	llm_cudamodel_free(mt->gpu);
 	llm_model_free(mt->m);
 	llm_hf_info_release(&mt->info);
 }
@@ -408,6 +441,7 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 	int64_t start = bpe ? llm_bpe_eos(bpe) : llm_model_get_config(mt->m)->eos_token_id;
 	double t0 = now();
 	llm_evaluator *ev = llm_evaluator_new(mt->m, T, B, bpe, start);
+	llm_evaluator_set_gpu(ev, mt->gpu);
 	*bad = 0;
 	if (o->sampled) {
 		if (nfiles != 1)
@@ -450,7 +484,7 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 		nfiles = 1;
 	}
 	model_t mt;
-	load_model(&mt, o->ckpt);
+	load_model(&mt, o->ckpt, o);
 	llm_bpe *bpe = o->tokenizer ? load_tokenizer(o->tokenizer) : NULL;
 	uint64_t bad;
 	double secs;
@@ -468,9 +502,11 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 		llm_buf_init(&b);
 		llm_buf_adds(&b, "{\"checkpoint\": ");
 		llm_json_put_str(&b, mt.info.dir, strlen(mt.info.dir));
-		llm_buf_addf(&b, ", \"step\": %lld, \"tokens_seen\": %lld, \"mode\": \"%s\", \"all\": ",
+		llm_buf_addf(&b, ", \"step\": %lld, \"tokens_seen\": %lld, \"mode\": \"%s\"",
 		             (long long)mt.info.step, (long long)mt.info.tokens,
 		             o->sampled ? "sampled" : "documents");
+		device_json(&b, o);
+		llm_buf_adds(&b, ", \"all\": ");
 		sums_json(&b, &all);
 		llm_buf_adds(&b, ", \"domains\": {");
 		for (size_t i = 0; i < llm_eval_ndomains(ev); i++) {
@@ -531,6 +567,7 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
                        int nfiles, choice_res *res)
 {
 	llm_chooser *ch = llm_chooser_new(mt->m, bpe, doc_prefix(o, bpe), o->delim ? o->delim : " ");
+	llm_chooser_set_gpu(ch, mt->gpu);
 	double *ll = NULL;
 	size_t llcap = 0;
 	for (int f = 0; f < nfiles; f++) {
@@ -609,7 +646,7 @@ static int cmd_choice(const opts *o, char **files, int nfiles)
 		nfiles = 1;
 	}
 	model_t mt;
-	load_model(&mt, o->ckpt);
+	load_model(&mt, o->ckpt, o);
 	llm_bpe *bpe = load_tokenizer(o->tokenizer);
 	choice_res res = { 0 };
 	double t0 = now();
@@ -629,7 +666,9 @@ static int cmd_choice(const opts *o, char **files, int nfiles)
 		llm_buf_init(&b);
 		llm_buf_adds(&b, "{\"checkpoint\": ");
 		llm_json_put_str(&b, mt.info.dir, strlen(mt.info.dir));
-		llm_buf_addf(&b, ", \"step\": %lld, \"all\": ", (long long)mt.info.step);
+		llm_buf_addf(&b, ", \"step\": %lld", (long long)mt.info.step);
+		device_json(&b, o);
+		llm_buf_adds(&b, ", \"all\": ");
 		choice_json(&b, &all);
 		llm_buf_adds(&b, ", \"domains\": {");
 		for (size_t i = 0; i < res.n; i++) {
@@ -681,7 +720,7 @@ static int cmd_generate(const opts *o, int nfiles)
 	if (nfiles)
 		usage_error("generate takes no file");
 	model_t mt;
-	load_model(&mt, o->ckpt);
+	load_model(&mt, o->ckpt, o);
 	llm_bpe *bpe = load_tokenizer(o->tokenizer);
 	const llm_model_config *cfg = llm_model_get_config(mt.m);
 	llm_ids ids;
@@ -765,7 +804,7 @@ static int cmd_compare(const opts *o, char **files, int nfiles)
 	int failed = 0;
 	for (int i = 0; i < nfiles; i++) {
 		model_t mt;
-		load_model(&mt, files[i]);
+		load_model(&mt, files[i], o);
 		uint64_t bad;
 		double secs;
 		llm_evaluator *ev = run_loss(o, &mt, &data, 1, bpe, &bad, &secs);
@@ -818,7 +857,7 @@ int main(int argc, char **argv)
 	tool_init("llm-eval");
 	tool_save_cmdline(argc, argv);
 	opts o = { .batch = 0, .split = SPLIT_VAL, .max_tokens = 64, .seed = -1,
-	           .temperature = 1, .top_p = 1 };
+	           .temperature = 1, .top_p = 1, .device = LLM_DEVICE_CPU, .precision = -1 };
 	tool_common_init(&o.co, usage);
 	if (argc < 2)
 		usage_error("a command is required: loss, choice, generate or compare");
@@ -857,6 +896,14 @@ int main(int argc, char **argv)
 		case OPT_DATA: o.data = optarg; break;
 		case OPT_TASK: o.task = optarg; break;
 		case OPT_NO_PREFIX: o.no_prefix = 1; break;
+		case OPT_DEVICE:
+			if (llm_device_parse(optarg, &o.device) != LLM_OK)
+				usage_error("--device: %s", llm_last_error());
+			break;
+		case OPT_PRECISION:
+			if (llm_precision_parse(optarg, &o.precision) != LLM_OK)
+				usage_error("--precision: %s", llm_last_error());
+			break;
 		default: tool_bad_option();
 		}
 	}
@@ -864,6 +911,16 @@ int main(int argc, char **argv)
 		usage_error("a command is required: loss, choice, generate or compare");
 	if (o.threads_given)
 		llm_ops_set_threads(o.co.threads);
+	if (o.device == LLM_DEVICE_CPU && o.precision >= 0 && o.precision != LLM_PREC_FP32)
+		usage_error("--precision other than fp32 needs --device cuda");
+	if (strcmp(cmd, "generate") == 0) {
+		/* Generation decodes token by token with a key-value cache, on the CPU only. */
+		if (o.device == LLM_DEVICE_CUDA)
+			usage_error("generate runs on the CPU only (no --device cuda)");
+		o.device = LLM_DEVICE_CPU;
+	}
+	if (llm_device_resolve(o.device, &o.device) != LLM_OK)
+		die("%s", llm_last_error());
 	char **files = argv + optind;
 	int nfiles = argc - optind;
 	int rc;

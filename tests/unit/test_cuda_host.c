@@ -14,13 +14,20 @@
  * Stated tolerances: fp32 losses equal the CPU model's to 1e-5 relative per step over 20
  * steps, the first gradient to 1e-5 in norm; recomputation bit-identical; bf16 within 3e-2;
  * fp16 and mixed train (finite, falling loss) with loss scaling.
+ *
+ * Evaluation (eval.h on an inference model, llm-eval --device cuda): per-token losses equal
+ * the CPU's to 1e-5 relative in fp32 for any batch shape; loss, bits per byte and choice
+ * log-likelihoods of the evaluator to 1e-5 relative in fp32 (token and byte counts exact),
+ * 2e-2 in bf16.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpe.h"
 #include "cast.h"
 #include "cudamodel.h"
 #include "err.h"
+#include "eval.h"
 #include "gpu.h"
 #include "hash.h"
 #include "model.h"
@@ -640,6 +647,212 @@ static void test_eval_and_state_round_trip(void)
 	llm_model_free(m);
 }
 
+/* ---- evaluation on the GPU path ---------------------------------------------------------- */
+
+static llm_cudamodel *inference_model(llm_model *m, int precision)
+{
+	llm_cuda_options o;
+	llm_cuda_options_init(&o);
+	o.precision = precision;
+	o.inference = 1;
+	llm_cudamodel *g = NULL;
+	CHECK_EQ_INT(llm_cudamodel_new(&g, m, &o), LLM_OK);
+	if (g)
+		CHECK_EQ_INT(llm_cudamodel_set_params(g, llm_model_params(m)), LLM_OK);
+	return g;
+}
+
+/* -ln p(target) per position from the CPU forward's logits, in double. */
+static void cpu_token_losses(llm_model *m, const int32_t *x, const int32_t *y, int b, int t,
+                             double *out)
+{
+	int V = llm_model_get_config(m)->vocab_size;
+	CHECK_EQ_INT(llm_model_forward(m, x, NULL, b, t, NULL, NULL), LLM_OK);
+	const float *lg = llm_model_logits(m);
+	for (int r = 0; r < b * t; r++) {
+		const float *row = lg + (size_t)r * V;
+		double mx = row[0], z = 0;
+		for (int v = 1; v < V; v++)
+			mx = row[v] > mx ? row[v] : mx;
+		for (int v = 0; v < V; v++)
+			z += exp(row[v] - mx);
+		out[r] = y[r] < 0 ? 0 : mx + log(z) - row[y[r]];
+	}
+}
+
+/* An inference model: per-token losses for batches of several shapes within and beyond the
+ * first one's size (the positions follow each shape's T), no training memory, and the
+ * training entry points refused. */
+static void test_inference_token_losses(void)
+{
+	llm_model_config cfg = config(0);
+	llm_model *m = llm_model_new(&cfg);
+	llm_model_init(m, 5);
+	llm_cudamodel *g = inference_model(m, LLM_PREC_FP32);
+	if (!g) {
+		llm_model_free(m);
+		return;
+	}
+	static const int shapes[][2] = { { 2, 24 }, { 3, 16 }, { 1, 7 }, { 2, 24 }, { 4, 24 }, { 5, 3 } };
+	float got[4 * 24];
+	double want[4 * 24];
+	for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+		int b = shapes[k][0], t = shapes[k][1], bad = 0;
+		memset(got, 0xff, sizeof got);
+		CHECK_EQ_INT(llm_cudamodel_token_losses(g, xs, ys, b, t, got), LLM_OK);
+		cpu_token_losses(m, xs, ys, b, t, want);
+		for (int r = 0; r < b * t; r++)
+			if (!(fabs(got[r] - want[r]) <= 1e-5 * fabs(want[r]) + 1e-6)) {
+				if (!bad)
+					printf("#   B=%d T=%d: position %d loss %.7f, cpu %.7f\n", b, t, r,
+					       (double)got[r], want[r]);
+				bad++;
+			}
+		CHECK_EQ_INT(bad, 0);
+	}
+	/* Training a model opened for inference is refused, not a crash. */
+	CHECK_EQ_INT(llm_cudamodel_zero_grad(g), LLM_EINVAL);
+	CHECK(strstr(llm_last_error(), "inference") != NULL);
+	CHECK_EQ_INT(llm_cudamodel_train_micro(g, xs, ys, B, T, 1, 1, NULL, NULL), LLM_EINVAL);
+	llm_optim_config c;
+	optim_config(&c);
+	llm_cuda_stepinfo info;
+	CHECK_EQ_INT(llm_cudamodel_step(g, &c, 1e-3, 1, &info), LLM_EINVAL);
+	/* The same batch needs less memory than a training model's. */
+	llm_cuda_options o;
+	llm_cuda_options_init(&o);
+	o.precision = LLM_PREC_FP32;
+	llm_cudamodel *tr;
+	CHECK_EQ_INT(llm_cudamodel_new(&tr, m, &o), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_set_params(tr, llm_model_params(m)), LLM_OK);
+	double l1, l2;
+	CHECK_EQ_INT(llm_cudamodel_eval(tr, xs, ys, 4, 24, &l1, NULL), LLM_OK);
+	CHECK_EQ_INT(llm_cudamodel_eval(g, xs, ys, 4, 24, &l2, NULL), LLM_OK);
+	CHECK(l1 == l2);
+	printf("#   memory for 4 x 24 tokens: training %zu bytes, inference %zu\n",
+	       llm_cudamodel_memory(tr), llm_cudamodel_memory(g));
+	CHECK(llm_cudamodel_memory(g) < llm_cudamodel_memory(tr) / 2);
+	llm_cudamodel_free(tr);
+	llm_cudamodel_free(g);
+	llm_model_free(m);
+}
+
+static llm_bpe *gpt2(void)
+{
+	llm_bpe *bpe = NULL;
+	if (llm_bpe_load(&bpe, unit_path("tests/data/tokenize/hf_gpt2/tokenizer.json.zst"), NULL,
+	                 NULL, NULL) != LLM_OK)
+		printf("# %s\n", llm_last_error());
+	return bpe;
+}
+
+static const char *const eval_texts[][2] = {
+	{ "web", "The evaluator cuts each domain's stream into windows of T + 1 tokens." },
+	{ "code", "int main(void) { return 0; }\n" },
+	{ "web", "Bits per byte: the same text, any tokenizer. Ünïcödé counts bytes." },
+	{ "wiki", "A short one." },
+	{ "code", "for (size_t i = 0; i < n; i++) s += x[i] * x[i];" },
+};
+
+/* The same documents and windows through two evaluators, on the CPU and on the GPU path. */
+static void fill_evaluator(llm_evaluator *ev, llm_bpe *bpe)
+{
+	llm_bpe_enc *enc = llm_bpe_enc_new(bpe);
+	llm_ids ids;
+	llm_ids_init(&ids);
+	for (size_t i = 0; i < sizeof eval_texts / sizeof *eval_texts; i++) {
+		ids.n = 0;
+		const char *t = eval_texts[i][1];
+		CHECK_EQ_INT(llm_bpe_encode(enc, t, strlen(t), LLM_BPE_SPECIAL_IGNORE, &ids), LLM_OK);
+		llm_ids_push(&ids, (uint32_t)llm_bpe_eos(bpe));
+		CHECK_EQ_INT(llm_eval_doc(ev, eval_texts[i][0], ids.v, ids.n), LLM_OK);
+	}
+	/* A full and a short window given directly, as llm-eval --sampled does. */
+	int32_t x[16], y[16];
+	for (int i = 0; i < 16; i++) {
+		x[i] = (int32_t)ids.v[i % ids.n];
+		y[i] = i == 3 ? -1 : (int32_t)ids.v[(i + 1) % ids.n];
+	}
+	CHECK_EQ_INT(llm_eval_window(ev, "sampled", x, y, 16), LLM_OK);
+	CHECK_EQ_INT(llm_eval_window(ev, "sampled", x, y, 9), LLM_OK);
+	CHECK_EQ_INT(llm_eval_flush(ev), LLM_OK);
+	llm_ids_release(&ids);
+	llm_bpe_enc_free(enc);
+}
+
+static void test_evaluator_on_the_gpu_path(void)
+{
+	llm_bpe *bpe = gpt2();
+	CHECK(bpe);
+	if (!bpe)
+		return;
+	llm_model_config cfg = config(0);
+	cfg.vocab_size = (int)llm_bpe_vocab_size(bpe);
+	cfg.initializer_range = 0.5; /* far from uniform predictions, so that errors show */
+	llm_model *m = llm_model_new(&cfg);
+	llm_model_init(m, 7);
+	llm_evaluator *cpu = llm_evaluator_new(m, 16, 3, bpe, llm_bpe_eos(bpe));
+	fill_evaluator(cpu, bpe);
+	static const int precs[] = { LLM_PREC_FP32, LLM_PREC_BF16 };
+	for (int k = 0; k < 2; k++) {
+		double tol = precs[k] == LLM_PREC_FP32 ? 1e-5 : 2e-2;
+		llm_cudamodel *g = inference_model(m, precs[k]);
+		if (!g)
+			break;
+		llm_evaluator *gpu = llm_evaluator_new(m, 16, 3, bpe, llm_bpe_eos(bpe));
+		llm_evaluator_set_gpu(gpu, g);
+		fill_evaluator(gpu, bpe);
+		CHECK_EQ_INT(llm_eval_ndomains(gpu), llm_eval_ndomains(cpu));
+		for (size_t d = 0; d < llm_eval_ndomains(cpu) && d < llm_eval_ndomains(gpu); d++) {
+			const llm_eval_sums *a = llm_eval_domain_sums(cpu, d), *b = llm_eval_domain_sums(gpu, d);
+			CHECK_STR(llm_eval_domain_name(gpu, d), llm_eval_domain_name(cpu, d));
+			CHECK_EQ_U64(b->docs, a->docs);
+			CHECK_EQ_U64(b->tokens, a->tokens);
+			CHECK_EQ_U64(b->text_tokens, a->text_tokens);
+			CHECK_EQ_U64(b->bytes, a->bytes);
+			CHECK_NEAR(b->nats, a->nats, tol * a->nats);
+			CHECK_NEAR(b->text_nats, a->text_nats, tol * a->text_nats);
+		}
+		llm_eval_sums ta, tb;
+		llm_eval_total(cpu, &ta);
+		llm_eval_total(gpu, &tb);
+		CHECK(ta.bytes > 0 && ta.tokens > 40);
+		CHECK_NEAR(llm_eval_loss(&tb), llm_eval_loss(&ta), tol * llm_eval_loss(&ta));
+		CHECK_NEAR(llm_eval_bits_per_byte(&tb), llm_eval_bits_per_byte(&ta),
+		           tol * llm_eval_bits_per_byte(&ta));
+		printf("#   %s: loss %.6f (cpu %.6f), bits/byte %.6f (cpu %.6f)\n",
+		       llm_precision_name(precs[k]), llm_eval_loss(&tb), llm_eval_loss(&ta),
+		       llm_eval_bits_per_byte(&tb), llm_eval_bits_per_byte(&ta));
+		llm_evaluator_free(gpu);
+		llm_cudamodel_free(g);
+	}
+	/* Multiple choice: the same log-likelihoods and picks. */
+	const char *line = "{\"context\": \"The capital of France is \", \"choices\": "
+	                   "[\"Paris\", \"a large potato\", \"Rome, of course\"], \"gold\": 0}";
+	llm_choice_item it;
+	CHECK_EQ_INT(llm_choice_parse(&it, line, strlen(line)), LLM_OK);
+	llm_chooser *cc = llm_chooser_new(m, bpe, llm_bpe_eos(bpe), " ");
+	llm_chooser *gc = llm_chooser_new(m, bpe, llm_bpe_eos(bpe), " ");
+	llm_cudamodel *g = inference_model(m, LLM_PREC_FP32);
+	if (g) {
+		llm_chooser_set_gpu(gc, g);
+		double lc[3], lg[3];
+		size_t pc, pcn, pg, pgn;
+		CHECK_EQ_INT(llm_chooser_score(cc, &it, lc, &pc, &pcn), LLM_OK);
+		CHECK_EQ_INT(llm_chooser_score(gc, &it, lg, &pg, &pgn), LLM_OK);
+		for (int i = 0; i < 3; i++)
+			CHECK_NEAR(lg[i], lc[i], 1e-5 * fabs(lc[i]));
+		CHECK(pg == pc && pgn == pcn);
+		llm_cudamodel_free(g);
+	}
+	llm_chooser_free(cc);
+	llm_chooser_free(gc);
+	llm_choice_item_release(&it);
+	llm_evaluator_free(cpu);
+	llm_model_free(m);
+	llm_bpe_free(bpe);
+}
+
 int main(void)
 {
 	make_batches(config(0).vocab_size);
@@ -650,6 +863,8 @@ int main(void)
 	RUN(test_fp16_overflow_skips_the_step);
 	RUN(test_norms);
 	RUN(test_eval_and_state_round_trip);
+	RUN(test_inference_token_losses);
+	RUN(test_evaluator_on_the_gpu_path);
 	return unit_done();
 }
 
