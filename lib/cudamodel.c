@@ -297,6 +297,14 @@ void llm_cudamodel_free(llm_cudamodel *g)
 	if (!g)
 		return;
 	llm_cuda_sync();
+#ifdef LLM_HAVE_NCCL
+	/* All-reduces still queued on the communication stream read and write g32 (an error
+	 * path can free the model in the middle of a step): they finish before it goes. The
+	 * compute stream's sync above does not cover them, and whether cudaFree waits for other
+	 * streams is not something to rely on. */
+	if (g->world > 1)
+		cudaStreamSynchronize(g->cs);
+#endif
 	free_acts(g);
 	llm_cuda_free(g->p32);
 	llm_cuda_free(g->g32);
