@@ -528,6 +528,8 @@ int llm_cudamodel_dp(llm_cudamodel *g, int rank, int world, const void *id)
 		llm_cuda_free(g->plow);
 		g->p32 = g->g32 = g->m = g->v = NULL;
 		g->plow = NULL;
+		/* What stays: the norm accumulators; the rest is counted again as it comes. */
+		g->bytes_perm = g->nt * sizeof(double);
 		size_t pr = g->shard.per_rank * sizeof(float);
 		if ((rc = dmalloc(g, (void **)&g->p32, g->npad * sizeof(float), 1)) ||
 		    (rc = dmalloc(g, (void **)&g->g32, g->npad * sizeof(float), 1)) ||
