@@ -1463,9 +1463,28 @@ bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verd
 	 * taken as a run of 2n characters, joined without spaces. */
 	size_t scale = p->cjk ? 2 : 1;
 	prefix_hashes(q, 10 * scale);
+	/* An n-gram seen c times covers c * (its words' code points + the spaces) <=
+	 * n * max over words of (count * code points) + (n - 1) * (highest word count): when that
+	 * bound cannot pass a top-n-gram threshold, the n-gram count is not needed. One pass over
+	 * the words usually rules out all three. */
+	size_t maxcov = 0, maxcount = 0;
+	if (on(p->top_ngram_frac[0]) || on(p->top_ngram_frac[1]) || on(p->top_ngram_frac[2])) {
+		hmap_reset(&q->map, nw);
+		for (size_t i = 0; i < nw; i++) {
+			hslot *e = hmap_slot(&q->map, w[i].h, (uint32_t)i);
+			size_t c = ++e->count;
+			if (c * w[i].nchars > maxcov)
+				maxcov = c * w[i].nchars;
+			if (c > maxcount)
+				maxcount = c;
+		}
+	}
 	for (size_t g = 0; g < 3; g++) {
 		size_t gn = (g + 2) * scale;
 		if (!on(p->top_ngram_frac[g]) || nw < gn)
+			continue;
+		size_t bound = gn * maxcov + (p->cjk ? 0 : (gn - 1) * maxcount);
+		if ((double)bound / len <= p->top_ngram_frac[g])
 			continue;
 		/* Counter.most_common(1): the highest count, the first inserted among ties. */
 		hmap_reset(&q->map, nw);
