@@ -289,6 +289,8 @@ void llm_signer_sign(llm_signer *s, const char *text, size_t n, llm_dedup_sig *s
  * which is all the second pass asks for; saving an index reads the file back.
  */
 
+#define SETBUF (1u << 20) /* write buffer of the verification sets */
+
 struct llm_dedup {
 	llm_dedup_params p;
 	llm_simhash_tables tabs;  /* simhash */
@@ -307,9 +309,11 @@ struct llm_dedup {
 	llm_xsort *recs, *fps;    /* both NULL while in tables */
 	/* verification sets */
 	int setfd;
-	uint64_t setbytes, *setoff;
+	uint64_t setbytes, *setoff; /* bytes stored; per node, offset and length */
 	uint32_t *setlen, *scratch;
 	size_t scratchcap;
+	char *setbuf;             /* the last sets, not yet written: from setbufoff to setbytes */
+	uint64_t setbufoff;
 	/* ids */
 	FILE *idf;                /* u64 node, u32 length, id; in node order */
 	uint64_t idnext;          /* nodes below it cannot be named any more */
@@ -363,6 +367,7 @@ void llm_dedup_free(llm_dedup *d)
 	free(d->setoff);
 	free(d->setlen);
 	free(d->scratch);
+	free(d->setbuf);
 	if (d->idf)
 		fclose(d->idf);
 	kt_release(&d->idtab);
@@ -391,7 +396,7 @@ static size_t table_bytes(const llm_dedup *d)
 size_t llm_dedup_memory(const llm_dedup *d)
 {
 	size_t m = d->cap * 8 + table_bytes(d) + d->idtab.cap * sizeof(slot) + d->ids.cap +
-	           d->scratchcap * 4 + (d->hasdup ? d->n / 8 + 1 : 0);
+	           d->scratchcap * 4 + (d->hasdup ? d->n / 8 + 1 : 0) + (d->setbuf ? SETBUF : 0);
 	if (d->recs)
 		m += llm_xsort_memory(d->recs) + (d->fps ? llm_xsort_memory(d->fps) : 0);
 	if (d->setoff)
@@ -465,18 +470,43 @@ static int io_all(int fd, void *p, size_t n, uint64_t off, int wr)
 	return LLM_OK;
 }
 
+/* Sets are appended through a buffer, so that a document costs a memcpy, not a system call;
+ * a set is wholly in the buffer or wholly in the file. */
 static void store_set(llm_dedup *d, uint64_t v, const uint32_t *set, uint32_t n)
 {
+	size_t bytes = (size_t)n * 4, held = (size_t)(d->setbytes - d->setbufoff);
 	if (d->setfd < 0 && !d->err && (d->setfd = llm_tmpfd(d->tmpdir)) < 0) {
 		fail_once(d, d->setfd);
 		d->setfd = -1;
 	}
 	if (d->setfd < 0)
 		return;
-	fail_once(d, io_all(d->setfd, (void *)set, (size_t)n * 4, d->setbytes, 1));
+	if (!d->setbuf)
+		d->setbuf = llm_malloc(SETBUF);
+	if (held + bytes > SETBUF) {
+		fail_once(d, io_all(d->setfd, d->setbuf, held, d->setbufoff, 1));
+		d->setbufoff = d->setbytes;
+		held = 0;
+	}
+	if (bytes > SETBUF) {
+		fail_once(d, io_all(d->setfd, (void *)set, bytes, d->setbytes, 1));
+		d->setbufoff += bytes;
+	} else {
+		memcpy(d->setbuf + held, set, bytes);
+	}
 	d->setoff[v] = d->setbytes;
 	d->setlen[v] = n;
-	d->setbytes += (uint64_t)n * 4;
+	d->setbytes += bytes;
+}
+
+static int load_set(llm_dedup *d, uint64_t v, uint32_t *dst)
+{
+	size_t bytes = (size_t)d->setlen[v] * 4;
+	if (d->setoff[v] >= d->setbufoff) {
+		memcpy(dst, d->setbuf + (d->setoff[v] - d->setbufoff), bytes);
+		return LLM_OK;
+	}
+	return io_all(d->setfd, dst, bytes, d->setoff[v], 0);
 }
 
 static int verified(llm_dedup *d, uint64_t a, uint64_t b)
@@ -488,9 +518,9 @@ static int verified(llm_dedup *d, uint64_t a, uint64_t b)
 		d->scratchcap = na + nb;
 		d->scratch = llm_realloc(d->scratch, d->scratchcap * 4);
 	}
-	int rc = io_all(d->setfd, d->scratch, na * 4, d->setoff[a], 0);
+	int rc = load_set(d, a, d->scratch);
 	if (!rc)
-		rc = io_all(d->setfd, d->scratch + na, nb * 4, d->setoff[b], 0);
+		rc = load_set(d, b, d->scratch + na);
 	fail_once(d, rc);
 	return !rc && llm_jaccard_sorted32(d->scratch, na, d->scratch + na, nb) >= d->p.verify;
 }
