@@ -10,6 +10,7 @@
 #include "dedupdoc.h"
 #include "dedupfile.h"
 #include "err.h"
+#include "hash.h"
 #include "io.h"
 
 static char dir[64];
@@ -138,6 +139,90 @@ static void test_simhash_engine(void)
 	CHECK_EQ_U64(llm_dedup_root(d, 3), 0); /* distance 1 from node 1 */
 	CHECK_EQ_U64(llm_dedup_root(d, 4), 0); /* equal */
 	llm_dedup_free(d);
+}
+
+/* Random signatures with heavy collisions: keys from a small range (exact: two high halves),
+ * fingerprints a few bits apart, sets from a small universe. */
+static void random_sig(llm_rng *r, llm_dedup_method m, uint64_t *keys, uint32_t *set,
+                       llm_dedup_sig *s)
+{
+	memset(s, 0, sizeof *s);
+	s->has = llm_rng_below(r, 50) != 0;
+	s->nkeys = m == LLM_DEDUP_EXACT ? 1 : 2;
+	for (unsigned j = 0; j < 2; j++)
+		keys[j] = llm_rng_below(r, m == LLM_DEDUP_EXACT ? 3000 : 40000) + j * 100000;
+	s->keys = keys;
+	s->key_hi = llm_rng_below(r, 2);
+	s->fp = 0x0123456789abcdefull;
+	for (int k = llm_rng_below(r, 40); k > 0; k--)
+		s->fp ^= 1ull << llm_rng_below(r, 64);
+	s->nset = 8;
+	for (unsigned j = 0; j < 8; j++)
+		set[j] = (uint32_t)(j * 4 + (llm_rng_below(r, 4) == 0));
+	s->set = set;
+}
+
+/* Whatever the budget (tables throughout, records from the first document, or a switch
+ * half-way), every node gets the same survivor, and a saved index is the same file. */
+static void test_memory_budget(void)
+{
+	static const llm_dedup_method methods[] = { LLM_DEDUP_EXACT, LLM_DEDUP_MINHASH,
+		                                    LLM_DEDUP_MINHASH, LLM_DEDUP_SIMHASH };
+	static const size_t budgets[] = { SIZE_MAX, 1, 200000 };
+	enum { N = 20000 };
+	for (size_t mi = 0; mi < 4; mi++) {
+		llm_dedup_params p = mh_params();
+		if (methods[mi] != LLM_DEDUP_MINHASH)
+			llm_dedup_params_default(&p, methods[mi]);
+		if (mi == 2)
+			p.verify = 0.6;
+		uint64_t *roots[3];
+		char *idx[3] = { NULL, NULL, NULL };
+		size_t idxlen[3] = { 0, 0, 0 };
+		for (size_t bi = 0; bi < 3; bi++) {
+			llm_dedup *d;
+			CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+			llm_dedup_set_memory(d, budgets[bi], dir);
+			llm_rng r;
+			llm_rng_seed(&r, mi);
+			for (int i = 0; i < N; i++) {
+				uint64_t keys[2];
+				uint32_t set[8];
+				llm_dedup_sig s;
+				random_sig(&r, methods[mi], keys, set, &s);
+				llm_dedup_add(d, &s);
+			}
+			CHECK_EQ_INT(llm_dedup_finish(d), LLM_OK);
+			CHECK_EQ_INT(llm_dedup_runs(d) > 0, bi > 0);
+			roots[bi] = malloc(N * sizeof **roots);
+			for (uint64_t v = 0; v < N; v++) {
+				roots[bi][v] = llm_dedup_root(d, v);
+				if (roots[bi][v] == v && p.verify == 0) {
+					char id[16];
+					snprintf(id, sizeof id, "n%llu", (unsigned long long)v);
+					llm_dedup_set_id(d, v, id, strlen(id));
+				}
+			}
+			if (p.verify == 0) {
+				CHECK_EQ_INT(llm_dedup_save_index(d, tmp("budget.idx")), LLM_OK);
+				CHECK_EQ_INT(llm_read_file(tmp("budget.idx"), &idx[bi], &idxlen[bi]), LLM_OK);
+			}
+			llm_dedup_free(d);
+		}
+		size_t differ = 0, joined = 0;
+		for (uint64_t v = 0; v < N; v++) {
+			differ += roots[1][v] != roots[0][v] || roots[2][v] != roots[0][v];
+			joined += roots[0][v] != v;
+		}
+		CHECK_EQ_U64(differ, 0);
+		CHECK(joined > N / 10 && joined < N - N / 10); /* the test is not trivial */
+		for (size_t bi = 1; bi < 3; bi++)
+			CHECK(idxlen[bi] == idxlen[0] && (!idxlen[0] || !memcmp(idx[bi], idx[0], idxlen[0])));
+		for (size_t bi = 0; bi < 3; bi++) {
+			free(idx[bi]);
+			free(roots[bi]);
+		}
+	}
 }
 
 /* Run docs [from, to) of a fixed key set through an engine; name every survivor. */
@@ -388,6 +473,7 @@ int main(void)
 	RUN(test_exact_needs_both_halves);
 	RUN(test_verify);
 	RUN(test_simhash_engine);
+	RUN(test_memory_budget);
 	RUN(test_index);
 	RUN(test_sigfile);
 	RUN(test_removal_list);
