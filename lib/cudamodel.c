@@ -804,6 +804,12 @@ int llm_cudamodel_token_losses(llm_cudamodel *g, const int32_t *inputs, const in
 	return forward(g, inputs, targets, B, T, 0, NULL, NULL, losses);
 }
 
+int llm_cudamodel_token_loss_fn(void *g, const int32_t *inputs, const int32_t *targets, int B,
+                                int T, float *losses)
+{
+	return llm_cudamodel_token_losses(g, inputs, targets, B, T, losses);
+}
+
 int llm_cudamodel_train_micro(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets,
                               int B, int T, float scale, int last, double *loss, int64_t *count)
 {
@@ -1021,6 +1027,11 @@ int llm_cudamodel_eval(llm_cudamodel *g, const int32_t *inputs, const int32_t *t
 }
 int llm_cudamodel_token_losses(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets,
                                int B, int T, float *losses)
+{
+	return no_cuda();
+}
+int llm_cudamodel_token_loss_fn(void *g, const int32_t *inputs, const int32_t *targets, int B,
+                                int T, float *losses)
 {
 	return no_cuda();
 }

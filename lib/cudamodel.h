@@ -105,6 +105,9 @@ int llm_cudamodel_eval(llm_cudamodel *g, const int32_t *inputs, const int32_t *t
  * target is < 0. The only entry point besides set_params that an inference model serves. */
 int llm_cudamodel_token_losses(llm_cudamodel *g, const int32_t *inputs, const int32_t *targets,
                                int B, int T, float *losses);
+/* The same with the model as a void *: an llm_token_loss_fn of eval.h. */
+int llm_cudamodel_token_loss_fn(void *g, const int32_t *inputs, const int32_t *targets, int B,
+                                int T, float *losses);
 
 typedef struct {
 	double grad_norm;   /* global norm of the (all-reduced, unscaled) gradient */

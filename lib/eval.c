@@ -73,8 +73,9 @@ struct llm_evaluator {
 	int32_t *x, *y;    /* pending windows [B, T] */
 	size_t *wdom;      /* their domains */
 	int nwin;
-	llm_cudamodel *gpu; /* forwards there when set */
-	float *losses;      /* [B, T] per-token losses from the GPU */
+	llm_token_loss_fn score; /* forwards there when set */
+	void *score_ctx;
+	float *losses;           /* [B, T] per-token losses from it */
 };
 
 llm_evaluator *llm_evaluator_new(llm_model *m, int seq_len, int batch, const llm_bpe *bpe,
@@ -118,10 +119,11 @@ void llm_evaluator_free(llm_evaluator *ev)
 	free(ev);
 }
 
-void llm_evaluator_set_gpu(llm_evaluator *ev, llm_cudamodel *g)
+void llm_evaluator_set_scorer(llm_evaluator *ev, llm_token_loss_fn fn, void *ctx)
 {
-	ev->gpu = g;
-	if (g && !ev->losses)
+	ev->score = fn;
+	ev->score_ctx = ctx;
+	if (fn && !ev->losses)
 		ev->losses = llm_malloc((size_t)ev->B * ev->T * sizeof *ev->losses);
 }
 
@@ -146,11 +148,11 @@ static int run_batch(llm_evaluator *ev)
 		return LLM_OK;
 	int T = ev->T, V = ev->V;
 	const float *logits = NULL;
-	int rc = ev->gpu ? llm_cudamodel_token_losses(ev->gpu, ev->x, ev->y, ev->nwin, T, ev->losses)
-	                 : llm_model_forward(ev->m, ev->x, NULL, ev->nwin, T, NULL, NULL);
+	int rc = ev->score ? ev->score(ev->score_ctx, ev->x, ev->y, ev->nwin, T, ev->losses)
+	                   : llm_model_forward(ev->m, ev->x, NULL, ev->nwin, T, NULL, NULL);
 	if (rc)
 		return rc;
-	if (!ev->gpu)
+	if (!ev->score)
 		logits = llm_model_logits(ev->m);
 	for (int w = 0; w < ev->nwin; w++) {
 		llm_eval_sums *s = &ev->dom[ev->wdom[w]].sums;
@@ -159,7 +161,7 @@ static int run_batch(llm_evaluator *ev)
 			int32_t t = ev->y[r];
 			if (t < 0)
 				continue;
-			double l = ev->gpu ? (double)ev->losses[r] : nll(logits + r * V, V, t);
+			double l = ev->score ? (double)ev->losses[r] : nll(logits + r * V, V, t);
 			s->tokens++;
 			s->nats += l;
 			if (ev->tokbytes && ev->tokbytes[t] >= 0) {
@@ -362,8 +364,9 @@ struct llm_chooser {
 	llm_buf text;
 	int32_t *x, *y; /* [nchoices, T] inputs and targets (-1 outside the continuation) */
 	size_t cap;
-	llm_cudamodel *gpu; /* forwards there when set */
-	float *losses;      /* [nchoices, T] per-token losses from the GPU */
+	llm_token_loss_fn score; /* forwards there when set */
+	void *score_ctx;
+	float *losses;           /* [nchoices, T] per-token losses from it */
 };
 
 llm_chooser *llm_chooser_new(llm_model *m, const llm_bpe *bpe, int64_t prefix_id,
@@ -394,9 +397,10 @@ void llm_chooser_free(llm_chooser *c)
 	free(c);
 }
 
-void llm_chooser_set_gpu(llm_chooser *c, llm_cudamodel *g)
+void llm_chooser_set_scorer(llm_chooser *c, llm_token_loss_fn fn, void *ctx)
 {
-	c->gpu = g;
+	c->score = fn;
+	c->score_ctx = ctx;
 }
 
 static int is_space(char ch)
@@ -489,10 +493,10 @@ int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, siz
 			y[p] = s + 1 >= npre + nctx ? (int32_t)tg : -1;
 		}
 	}
-	if ((rc = c->gpu ? llm_cudamodel_token_losses(c->gpu, c->x, c->y, (int)nch, T, c->losses)
-	                 : llm_model_forward(c->m, c->x, NULL, (int)nch, T, NULL, NULL)))
+	if ((rc = c->score ? c->score(c->score_ctx, c->x, c->y, (int)nch, T, c->losses)
+	                   : llm_model_forward(c->m, c->x, NULL, (int)nch, T, NULL, NULL)))
 		return rc;
-	const float *logits = c->gpu ? NULL : llm_model_logits(c->m);
+	const float *logits = c->score ? NULL : llm_model_logits(c->m);
 	double best = -INFINITY, best_norm = -INFINITY;
 	*pred = *pred_norm = 0;
 	for (size_t i = 0; i < nch; i++) {
@@ -500,7 +504,7 @@ int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, siz
 		for (size_t p = 0; p < (size_t)T; p++) {
 			size_t r = i * (size_t)T + p;
 			if (c->y[r] >= 0)
-				s -= c->gpu ? (double)c->losses[r] : nll(logits + r * V, V, c->y[r]);
+				s -= c->score ? (double)c->losses[r] : nll(logits + r * V, V, c->y[r]);
 		}
 		ll[i] = s;
 		size_t len = chars(it->choices[i]);

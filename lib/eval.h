@@ -19,11 +19,13 @@
  * per byte, as lm-evaluation-harness scores a document's text without an end-of-text token.
  * Without a tokenizer the byte count is unknown and bits per byte is NaN.
  *
- * GPU: llm_evaluator_set_gpu / llm_chooser_set_gpu run the forwards on a GPU copy of the model
- * (cudamodel.h, llm-eval --device cuda) instead. The per-token losses then come from the GPU's
- * fused cross-entropy (fp32 log-sum-exp over the logits in the compute type) rather than the
- * double log-sum-exp here; everything else (windows, sums, bytes, choices) is the same code.
- * In fp32 the two agree to about 1e-6 relative per token (the products' summation order).
+ * Scorers: llm_evaluator_set_scorer / llm_chooser_set_scorer take the per-token losses from
+ * another forward, e.g. a GPU copy of the model (llm_cudamodel_token_losses, llm-eval --device
+ * cuda), instead of this model's logits. With the GPU they come from its fused cross-entropy
+ * (fp32 log-sum-exp over the logits in the compute type) rather than the double log-sum-exp
+ * here; everything else (windows, sums, bytes, choices) is the same code. In fp32 the two
+ * agree to about 1e-6 relative per token (the products' summation order). A function pointer
+ * rather than a cudamodel.h dependency: users of eval.c do not link the CUDA backend.
  *
  * Memory: the model's activations for B x T plus B x T x V logits, and per domain a window
  * buffer of T+1 tokens. Thread safety: an evaluator uses its model; one per thread.
@@ -35,7 +37,6 @@
 #include <stdint.h>
 
 #include "bpe.h"
-#include "cudamodel.h"
 #include "hash.h"
 #include "model.h"
 
@@ -65,9 +66,13 @@ typedef struct llm_evaluator llm_evaluator;
 llm_evaluator *llm_evaluator_new(llm_model *m, int seq_len, int batch, const llm_bpe *bpe,
                                  int64_t start_id);
 void llm_evaluator_free(llm_evaluator *ev);
-/* Forwards on g, a GPU copy of the evaluator's model with its parameters set (used, not owned;
- * NULL: the CPU again). Call before adding windows. */
-void llm_evaluator_set_gpu(llm_evaluator *ev, llm_cudamodel *g);
+/* Per-token losses of a batch: losses[B*T] receives -ln p(targets[i]) given the inputs of its
+ * row up to i, 0 where targets[i] < 0; LLM_OK or a negative status with its detail. */
+typedef int (*llm_token_loss_fn)(void *ctx, const int32_t *inputs, const int32_t *targets, int B,
+                                 int T, float *losses);
+/* Score with fn(ctx, ...) instead of the model's own forward (fn NULL: the model again); the
+ * scorer must compute the same model. Call before adding windows. */
+void llm_evaluator_set_scorer(llm_evaluator *ev, llm_token_loss_fn fn, void *ctx);
 
 /* Add a document of domain (NULL or "" = "unknown"). Tokens must be below the model's vocabulary
  * (LLM_EINVAL naming the token otherwise, nothing added). May run forwards. */
@@ -117,8 +122,8 @@ typedef struct llm_chooser llm_chooser;
 llm_chooser *llm_chooser_new(llm_model *m, const llm_bpe *bpe, int64_t prefix_id,
                              const char *delimiter);
 void llm_chooser_free(llm_chooser *c);
-/* As llm_evaluator_set_gpu. */
-void llm_chooser_set_gpu(llm_chooser *c, llm_cudamodel *g);
+/* As llm_evaluator_set_scorer. */
+void llm_chooser_set_scorer(llm_chooser *c, llm_token_loss_fn fn, void *ctx);
 /* Score it; ll[nchoices] receives the log-likelihoods, *pred / *pred_norm the chosen indices.
  * LLM_EINVAL when a continuation encodes to no token or a token is beyond the model. */
 int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, size_t *pred,

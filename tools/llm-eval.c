@@ -22,6 +22,7 @@
 
 #include "bpe.h"
 #include "ckpt.h"
+#include "cudamodel.h"
 #include "dataloader.h"
 #include "eval.h"
 #include "gpu.h"
@@ -441,7 +442,8 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 	int64_t start = bpe ? llm_bpe_eos(bpe) : llm_model_get_config(mt->m)->eos_token_id;
 	double t0 = now();
 	llm_evaluator *ev = llm_evaluator_new(mt->m, T, B, bpe, start);
-	llm_evaluator_set_gpu(ev, mt->gpu);
+	if (mt->gpu)
+		llm_evaluator_set_scorer(ev, llm_cudamodel_token_loss_fn, mt->gpu);
 	*bad = 0;
 	if (o->sampled) {
 		if (nfiles != 1)
@@ -567,7 +569,8 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
                        int nfiles, choice_res *res)
 {
 	llm_chooser *ch = llm_chooser_new(mt->m, bpe, doc_prefix(o, bpe), o->delim ? o->delim : " ");
-	llm_chooser_set_gpu(ch, mt->gpu);
+	if (mt->gpu)
+		llm_chooser_set_scorer(ch, llm_cudamodel_token_loss_fn, mt->gpu);
 	double *ll = NULL;
 	size_t llcap = 0;
 	for (int f = 0; f < nfiles; f++) {

@@ -800,7 +800,7 @@ static void test_evaluator_on_the_gpu_path(void)
 		if (!g)
 			break;
 		llm_evaluator *gpu = llm_evaluator_new(m, 16, 3, bpe, llm_bpe_eos(bpe));
-		llm_evaluator_set_gpu(gpu, g);
+		llm_evaluator_set_scorer(gpu, llm_cudamodel_token_loss_fn, g);
 		fill_evaluator(gpu, bpe);
 		CHECK_EQ_INT(llm_eval_ndomains(gpu), llm_eval_ndomains(cpu));
 		for (size_t d = 0; d < llm_eval_ndomains(cpu) && d < llm_eval_ndomains(gpu); d++) {
@@ -835,7 +835,7 @@ static void test_evaluator_on_the_gpu_path(void)
 	llm_chooser *gc = llm_chooser_new(m, bpe, llm_bpe_eos(bpe), " ");
 	llm_cudamodel *g = inference_model(m, LLM_PREC_FP32);
 	if (g) {
-		llm_chooser_set_gpu(gc, g);
+		llm_chooser_set_scorer(gc, llm_cudamodel_token_loss_fn, g);
 		double lc[3], lg[3];
 		size_t pc, pcn, pg, pgn;
 		CHECK_EQ_INT(llm_chooser_score(cc, &it, lc, &pc, &pcn), LLM_OK);

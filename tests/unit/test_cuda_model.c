@@ -296,7 +296,7 @@ static void test_eval_matches_cpu(void)
 			break;
 		}
 		llm_evaluator *gpu = llm_evaluator_new(m, T, 3, NULL, -1);
-		llm_evaluator_set_gpu(gpu, g);
+		llm_evaluator_set_scorer(gpu, llm_cudamodel_token_loss_fn, g);
 		for (int w = 0; w < NW; w++)
 			CHECK_EQ_INT(llm_eval_window(gpu, "x", xs + w * T, ys + w * T,
 			                             w == NW - 1 ? T / 2 : T), LLM_OK);
