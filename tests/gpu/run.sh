@@ -13,7 +13,7 @@
 # the phases after it); a phase that no longer fits is reported as skipped, never run half.
 # Logs and a summary go to $OUT (the device tool's result folder) when set, else build/gpu-run.
 # Where the machine cannot build (no nvcc, or no -dev packages), run tests/gpu/build-portable.sh
-# on one that can and carry build/gpu (about 12 MB); the script then runs those programs. MFU
+# on one that can and carry build/gpu (about 17 MB); the script then runs those programs. MFU
 # is against the GPU's dense bf16 tensor-core peak.
 #
 # A note on expectations: attention here is a scalar fp32 FlashAttention-style kernel (no
@@ -123,7 +123,7 @@ fi
 field() { echo "$1" | sed -n "s/.*\"$2\": \"*\([^,\"}]*\).*/\1/p"; }
 printf '%-22s %12s %10s %8s %10s\n' impl tokens/s step_s MFU mem_MB
 for r in "$ours" "$ffn" "$peer"; do
-	case $r in *'"impl"'*) ;; *) continue ;; esac # skipped, stopped or failed: no row
+	case $r in *skipped* | '') continue ;; *'"impl"'*) ;; *) continue ;; esac # no row
 	name=$(field "$r" impl)
 	[ "$(field "$r" recompute)" = ffn ] && name="$name (recompute ffn)"
 	printf '%-22s %12s %10s %8s %10s\n' "$name" "$(field "$r" tokens_per_s)" \
