@@ -27,6 +27,7 @@
 #include "json.h"
 #include "tool.h"
 #include "tox.h"
+#include "toxeval.h"
 
 static const char usage[] =
 	"usage: llm-tox [options] [file ...]\n"
@@ -612,57 +613,26 @@ static int cmd_train(const struct cfg *c, char **files, int nfiles)
 
 /* ---- eval ---- */
 
-typedef struct {
-	int lang, label;
-	double per_1k, score;
-	size_t hits;
-} scored;
-
 struct eval {
 	const struct cfg *c;
 	const llm_tox *tox;
 	llm_tox_scratch *s;
-	scored *v;
-	size_t n, cap;
-	char langs[64][16];
-	int nlangs;
+	llm_toxeval *table;
 	llm_buf tmp, lang;
-	uint64_t skipped;
 };
-
-static int lang_index(struct eval *e, const char *lang, size_t len)
-{
-	char key[16] = "und";
-	if (lang) {
-		size_t n = 0;
-		while (n < len && n < sizeof key - 1 && lang[n] != '-' && lang[n] != '_')
-			n++;
-		if (n) {
-			memcpy(key, lang, n);
-			key[n] = 0;
-		}
-	}
-	for (int i = 0; i < e->nlangs; i++)
-		if (strcmp(e->langs[i], key) == 0)
-			return i;
-	if (e->nlangs == 64)
-		return 63; /* the 64th slot gathers the rarest languages' overflow */
-	strcpy(e->langs[e->nlangs], key);
-	return e->nlangs++;
-}
 
 static int eval_one(void *ctx, record *r)
 {
 	struct eval *e = ctx;
 	if (r->reason) {
 		skip_record(e->c, r, r->msg);
-		e->skipped++;
+		llm_toxeval_skip(e->table);
 		return 0;
 	}
 	int label = record_label(e->c, r, &e->tmp);
 	if (label < 0) {
 		skip_record(e->c, r, "no usable label");
-		e->skipped++;
+		llm_toxeval_skip(e->table);
 		return 0;
 	}
 	const char *lang;
@@ -670,123 +640,26 @@ static int eval_one(void *ctx, record *r)
 	lang_of(r, &lang, &lang_len, &e->lang);
 	llm_tox_result res;
 	llm_tox_score(e->tox, e->s, r->text.p, r->text.len, lang, lang_len, &res);
-	if (e->n == e->cap) {
-		e->cap = e->cap ? e->cap * 2 : 1024;
-		e->v = llm_realloc(e->v, e->cap * sizeof *e->v);
-	}
-	e->v[e->n++] = (scored){ lang_index(e, lang, lang_len), label, res.per_1k, res.score, res.hits };
+	llm_toxeval_add(e->table, lang, lang_len, &res, label);
 	return 0;
-}
-
-typedef struct {
-	uint64_t tp, fp, tn, fn;
-} confusion;
-
-/* stage: 0 words, 1 model, 2 words OR model */
-static confusion count(const struct eval *e, int lang, int stage, double thr)
-{
-	confusion k = { 0, 0, 0, 0 };
-	for (size_t i = 0; i < e->n; i++) {
-		const scored *s = &e->v[i];
-		if (lang >= 0 && s->lang != lang)
-			continue;
-		llm_tox_result r = { s->hits, 0, s->per_1k, s->score };
-		int w = llm_tox_words_fire(&r, e->c->per_1k), m = llm_tox_model_fires(&r, thr);
-		int pred = stage == 0 ? w : stage == 1 ? m : (w || m);
-		if (pred)
-			s->label ? k.tp++ : k.fp++;
-		else
-			s->label ? k.fn++ : k.tn++;
-	}
-	return k;
-}
-
-static double ratio(uint64_t a, uint64_t b)
-{
-	return b ? (double)a / (double)b : 0.0;
-}
-
-static void put_row(llm_buf *o, int json, const char *lang, const char *stage, double thr,
-                    confusion k, int mark)
-{
-	double p = ratio(k.tp, k.tp + k.fp), r = ratio(k.tp, k.tp + k.fn);
-	double f1 = p + r > 0 ? 2 * p * r / (p + r) : 0.0, fpr = ratio(k.fp, k.fp + k.tn);
-	if (json) {
-		llm_buf_addf(o, "{\"stage\": \"%s\", ", stage);
-		if (thr >= 0)
-			llm_buf_addf(o, "\"threshold\": %g, ", thr);
-		llm_buf_addf(o, "\"tp\": %llu, \"fp\": %llu, \"tn\": %llu, \"fn\": %llu, "
-		             "\"precision\": %.4f, \"recall\": %.4f, \"f1\": %.4f, \"fpr\": %.4f}",
-		             (unsigned long long)k.tp, (unsigned long long)k.fp, (unsigned long long)k.tn,
-		             (unsigned long long)k.fn, p, r, f1, fpr);
-		return;
-	}
-	char t[16] = "-";
-	if (thr >= 0)
-		snprintf(t, sizeof t, "%g", thr);
-	llm_buf_addf(o, "%-5s %-11s %5s%s %6llu %6llu %6llu %6llu %6.3f %6.3f %6.3f %6.3f\n", lang,
-	             stage, t, mark ? "*" : " ", (unsigned long long)k.tp, (unsigned long long)k.fp,
-	             (unsigned long long)k.tn, (unsigned long long)k.fn, p, r, f1, fpr);
-}
-
-static void eval_report(const struct eval *e, llm_buf *o)
-{
-	const struct cfg *c = e->c;
-	int json = c->json, words = llm_tox_has_words(e->tox), model = llm_tox_has_model(e->tox);
-	if (json)
-		llm_buf_addf(o, "{\"records\": %zu, \"skipped\": %llu, \"words_per_1k\": %g, "
-		             "\"threshold\": %g, \"languages\": {", e->n, (unsigned long long)e->skipped,
-		             c->per_1k, c->threshold);
-	else
-		llm_buf_addf(o, "%-5s %-11s %5s  %6s %6s %6s %6s %6s %6s %6s %6s\n", "lang", "stage",
-		             "thr", "tp", "fp", "tn", "fn", "prec", "recall", "f1", "fpr");
-	for (int li = -1; li < e->nlangs; li++) {
-		const char *name = li < 0 ? "all" : e->langs[li];
-		if (json) {
-			uint64_t n = 0, pos = 0;
-			for (size_t i = 0; i < e->n; i++)
-				if (li < 0 || e->v[i].lang == li) {
-					n++;
-					pos += e->v[i].label != 0;
-				}
-			llm_buf_addf(o, "%s\"%s\": {\"records\": %llu, \"toxic\": %llu, \"rows\": [",
-			             li >= 0 ? ", " : "", name, (unsigned long long)n, (unsigned long long)pos);
-		}
-		int first = 1;
-		if (words) {
-			put_row(o, json, name, "words", -1, count(e, li, 0, 0), 0);
-			first = 0;
-		}
-		for (int stage = 1; model && stage <= (words ? 2 : 1); stage++)
-			for (int t = 0; t < c->nthresholds; t++) {
-				if (json && !first)
-					llm_buf_adds(o, ", ");
-				first = 0;
-				double thr = c->thresholds[t];
-				put_row(o, json, name, stage == 1 ? "model" : "words|model", thr,
-				        count(e, li, stage, thr), fabs(thr - c->threshold) < 1e-9);
-			}
-		if (json)
-			llm_buf_adds(o, "]}");
-	}
-	if (json)
-		llm_buf_adds(o, "}}\n");
-	else
-		llm_buf_addf(o, "(%zu records; * marks --threshold %g; words fire at %g hits per 1k chars)\n",
-		             e->n, c->threshold, c->per_1k);
 }
 
 static int cmd_eval(const struct cfg *c, char **files, int nfiles)
 {
-	struct eval e = { .c = c };
+	struct eval e = { .c = c, .table = llm_toxeval_new() };
 	e.tox = make_tox(c);
 	if (!llm_tox_has_words(e.tox) && !llm_tox_has_model(e.tox))
 		usage_error("--no-words and --no-model leave nothing to evaluate");
 	if (!(e.s = llm_tox_scratch_new(e.tox)))
 		die("out of memory for the word-list matcher");
 	int failed = each_record(c, files, nfiles, eval_one, &e, NULL);
+	llm_toxeval_opts op = {
+		.words_per_1k = c->per_1k, .threshold = c->threshold, .thresholds = c->thresholds,
+		.nthresholds = c->nthresholds, .words = llm_tox_has_words(e.tox),
+		.model = llm_tox_has_model(e.tox), .json = c->json
+	};
 	llm_buf o = LLM_BUF_INIT;
-	eval_report(&e, &o);
+	llm_toxeval_report(e.table, &op, &o);
 	llm_writer *out;
 	if (llm_writer_open(&out, c->co.output) != LLM_OK)
 		die("%s", llm_last_error());
@@ -795,7 +668,7 @@ static int cmd_eval(const struct cfg *c, char **files, int nfiles)
 	llm_buf_release(&o);
 	llm_buf_release(&e.tmp);
 	llm_buf_release(&e.lang);
-	free(e.v);
+	llm_toxeval_free(e.table);
 	llm_tox_scratch_free(e.s);
 	llm_tox_free((llm_tox *)e.tox);
 	return failed;
