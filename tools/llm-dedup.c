@@ -7,7 +7,8 @@
  * A single run reads its input twice (files are reopened, standard input is spooled to a
  * temporary file): the first pass signs and clusters, the second writes, because whether a
  * document survives can depend on documents after it (see dedup.h).
- * Memory: the engine's (dedup.h, per document) plus one record; stated in llm-dedup(1).
+ * Memory: the engine's (dedup.h): its tables up to --memory, then sorted runs on disk, plus
+ * 8 bytes per document and one record; stated in llm-dedup(1).
  */
 #include <errno.h>
 #include <stdio.h>
