@@ -8,6 +8,8 @@ needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*Shared library: \[\(.*\)\]/\1
 # What a GPU machine without any -dev package (or MPI) has: the C and C++ runtimes, the CUDA
 # runtime libraries and the driver.
 allowed='^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux-x86-64|ld-linux-aarch64|libcuda|libcudart|libcublas|libcublasLt)\.so'
+# A sanitizer build (never shipped) brings its runtimes.
+[ "${SAN:-0}" = 1 ] && allowed="$allowed|^(libasan|libubsan)\.so"
 
 for p in llm-train llm-eval; do
 	test_expect_success "$p links no OpenBLAS, MPI or data library dynamically" "
