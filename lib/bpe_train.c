@@ -1,21 +1,41 @@
 /*
  * bpe_train.c — byte-level BPE training (see bpe_train.h).
  *
- * The classic incremental algorithm: pair counts are kept for all distinct pieces ("words")
- * weighted by frequency, each pair remembers the words it occurs in, and a max-heap with lazy
- * entries yields the next merge. A merge rewrites only the words in its list and adjusts the
- * counts of the neighbouring pairs; a heap entry whose count is out of date is pushed again
- * with the current count when popped. Increases are pushed right away, so the heap's top is
- * always the true maximum.
+ * Counting: a hash table of the distinct pieces (their bytes back to back in one arena, so a
+ * piece's length is the distance to the next one's offset). With a budget, a table that
+ * would outgrow it is written out as a run sorted by (64-bit hash, length, bytes): sorting
+ * by hash is sorting integers for all but the rare equal hashes, and the bytes that follow
+ * make equality exact. The sort reuses the table's hash slots as its key array, so a spill
+ * needs no memory beyond the table. Runs are merged with a heap, equal pieces' counts
+ * summed; pieces, not records of their hashes and file offsets (lib/extsort.h), so that
+ * merging reads every run front to back and never seeks to compare two pieces' bytes.
+ *
+ * Which pieces to keep: a histogram of the pieces by count (exact below 4096, 8 buckets per
+ * octave above) with their number and bytes gives the smallest count T whose pieces' training
+ * estimate fits; a second merge (or a compaction of the table) keeps those. Pieces seen
+ * equally often are kept or dropped together, so the choice does not depend on the order of
+ * the input or on where the runs were cut.
+ *
+ * Training: the classic incremental algorithm. Pair counts are kept for all distinct pieces
+ * ("words") weighted by frequency, each pair remembers the words it occurs in, and a max-heap
+ * with lazy entries yields the next merge. A merge rewrites only the words in its list and
+ * adjusts the counts of the neighbouring pairs; a heap entry whose count is out of date is
+ * pushed again with the current count when popped. Increases are pushed right away, so the
+ * heap's top is always the true maximum. None of this depends on the order of the words, so
+ * the tokenizer is the same whether the pieces come from the table or from merged runs.
  */
 #include "bpe_train.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpe.h"
 #include "err.h"
 #include "hash.h"
+#include "io.h"
 #include "json.h"
 #include "pretok.h"
 #include "utf8.h"
@@ -102,11 +122,558 @@ static long strmap_find(const strmap *m, const char *s, size_t n)
 	return -1;
 }
 
+/* ---- the piece table ---- */
+
+/* Distinct pieces with their counts. slot: index + 1, 0 = empty; NULL once counting is over
+ * (the table then only lists pieces). The arena has no gaps: piece i ends where i + 1 begins. */
+typedef struct {
+	uint32_t *slot;
+	size_t mask;
+	uint64_t *off, *cnt;
+	size_t n, cap;
+	char *bytes;
+	size_t blen, bcap;
+} ptable;
+
+#define PT_MIN_SLOTS 1024
+#define PT_MAX_PIECES ((size_t)UINT32_MAX - 1)
+
+static void pt_init(ptable *t)
+{
+	memset(t, 0, sizeof *t);
+	/* Allocated as 64-bit words: a spill sorts 64-bit keys in this memory (see pt_spill). */
+	t->slot = llm_calloc(PT_MIN_SLOTS / 2, sizeof(uint64_t));
+	t->mask = PT_MIN_SLOTS - 1;
+}
+
+static void pt_release(ptable *t)
+{
+	free(t->slot);
+	free(t->off);
+	free(t->cnt);
+	free(t->bytes);
+	memset(t, 0, sizeof *t);
+}
+
+static size_t pt_len(const ptable *t, size_t i)
+{
+	return (size_t)((i + 1 < t->n ? t->off[i + 1] : t->blen) - t->off[i]);
+}
+
+static size_t pt_memory(const ptable *t)
+{
+	return (t->slot ? (t->mask + 1) * sizeof *t->slot : 0) + t->cap * 2 * sizeof(uint64_t) + t->bcap;
+}
+
+static void pt_rehash(ptable *t, size_t slots)
+{
+	free(t->slot);
+	t->slot = llm_calloc(slots / 2, sizeof(uint64_t));
+	t->mask = slots - 1;
+	for (size_t j = 0; j < t->n; j++) {
+		size_t q = llm_hash64(t->bytes + t->off[j], pt_len(t, j), 0) & t->mask;
+		while (t->slot[q])
+			q = (q + 1) & t->mask;
+		t->slot[q] = (uint32_t)j + 1;
+	}
+}
+
+static void pt_resize(ptable *t, size_t cap, size_t bcap)
+{
+	if (cap != t->cap) {
+		t->off = llm_realloc(t->off, (cap ? cap : 1) * sizeof *t->off);
+		t->cnt = llm_realloc(t->cnt, (cap ? cap : 1) * sizeof *t->cnt);
+		t->cap = cap;
+	}
+	if (bcap != t->bcap) {
+		t->bytes = llm_realloc(t->bytes, bcap ? bcap : 1);
+		t->bcap = bcap;
+	}
+}
+
+/*
+ * Make room for one more piece of n bytes, keeping pt_memory within limit (0: no limit)
+ * unless the table is empty. Growth doubles, or takes an eighth more when doubling would not
+ * fit. 1 when there is no room: the caller spills the table and tries again.
+ */
+static int pt_reserve(ptable *t, size_t n, size_t limit)
+{
+	if (t->n == PT_MAX_PIECES)
+		return 1;
+	size_t cap = t->cap, bcap = t->bcap, slots = t->mask + 1;
+	bool grow_cap = t->n == cap, grow_bytes = t->blen + n > bcap;
+	if (grow_cap)
+		cap = cap ? 2 * cap : 1024;
+	if (grow_bytes) {
+		bcap = bcap ? 2 * bcap : 65536;
+		if (bcap < t->blen + n)
+			bcap = t->blen + n;
+	}
+	if ((t->n + 1) * 2 > t->mask)
+		slots *= 2;
+	bool grows = grow_cap || grow_bytes || slots != t->mask + 1;
+	if (limit && t->n && grows) {
+		size_t fixed = slots * sizeof *t->slot;
+		if (fixed + cap * 2 * sizeof(uint64_t) + bcap > limit) {
+			if (grow_cap)
+				cap = t->cap + t->cap / 8;
+			if (grow_bytes) {
+				bcap = t->bcap + t->bcap / 8;
+				if (bcap < t->blen + n)
+					bcap = t->blen + n;
+			}
+			if (fixed + cap * 2 * sizeof(uint64_t) + bcap > limit)
+				return 1;
+		}
+	}
+	pt_resize(t, cap, bcap);
+	if (slots != t->mask + 1)
+		pt_rehash(t, slots);
+	return 0;
+}
+
+/* Add by to the count of piece s (inserting it). 1 when the table is full (see pt_reserve). */
+static int pt_add(ptable *t, const char *s, size_t n, uint64_t by, size_t limit)
+{
+	uint64_t h = llm_hash64(s, n, 0);
+	size_t i = h & t->mask;
+	for (; t->slot[i]; i = (i + 1) & t->mask) {
+		size_t k = t->slot[i] - 1;
+		if (pt_len(t, k) == n && memcmp(t->bytes + t->off[k], s, n) == 0) {
+			t->cnt[k] += by;
+			return 0;
+		}
+	}
+	size_t old_slots = t->mask + 1;
+	if (pt_reserve(t, n, limit))
+		return 1;
+	if (t->mask + 1 != old_slots)
+		for (i = h & t->mask; t->slot[i]; i = (i + 1) & t->mask)
+			;
+	size_t k = t->n++;
+	t->off[k] = t->blen;
+	t->cnt[k] = by;
+	memcpy(t->bytes + t->blen, s, n);
+	t->blen += n;
+	t->slot[i] = (uint32_t)k + 1;
+	return 0;
+}
+
+/* Order of pieces in runs: 64-bit hash, then length, then bytes. */
+static int piece_cmp(uint64_t ha, const char *a, size_t na, uint64_t hb, const char *b, size_t nb)
+{
+	if (ha != hb)
+		return ha < hb ? -1 : 1;
+	if (na != nb)
+		return na < nb ? -1 : 1;
+	return memcmp(a, b, na);
+}
+
+/* Sort keys are (hash >> 32) << 32 | index: integers compare in the order of pieces except
+ * when the high halves of the hashes are equal. */
+static int key_cmp(const ptable *t, uint64_t x, uint64_t y)
+{
+	if (x >> 32 != y >> 32)
+		return x >> 32 < y >> 32 ? -1 : 1;
+	size_t i = (uint32_t)x, j = (uint32_t)y, ni = pt_len(t, i), nj = pt_len(t, j);
+	const char *a = t->bytes + t->off[i], *b = t->bytes + t->off[j];
+	return piece_cmp(llm_hash64(a, ni, 0), a, ni, llm_hash64(b, nj, 0), b, nj);
+}
+
+/* Quicksort (keys are hashes, so median-of-three pivots behave); no memory besides the stack,
+ * which the loop on the larger side keeps to O(log n) frames. */
+static void sort_keys(uint64_t *k, size_t n, const ptable *t)
+{
+	while (n > 16) {
+		size_t m = n / 2;
+		uint64_t x;
+#define SWAP(i, j) (x = k[i], k[i] = k[j], k[j] = x)
+		if (key_cmp(t, k[m], k[0]) < 0)
+			SWAP(m, 0);
+		if (key_cmp(t, k[n - 1], k[m]) < 0) {
+			SWAP(n - 1, m);
+			if (key_cmp(t, k[m], k[0]) < 0)
+				SWAP(m, 0);
+		}
+		uint64_t pv = k[m];
+		size_t i = 0, j = n - 1;
+		for (;;) {
+			while (key_cmp(t, k[i], pv) < 0)
+				i++;
+			while (key_cmp(t, k[j], pv) > 0)
+				j--;
+			if (i >= j)
+				break;
+			SWAP(i, j);
+			i++;
+			j--;
+		}
+#undef SWAP
+		/* [0, j] <= pv <= [j + 1, n) */
+		if (j + 1 < n - j - 1) {
+			sort_keys(k, j + 1, t);
+			k += j + 1;
+			n -= j + 1;
+		} else {
+			sort_keys(k + j + 1, n - j - 1, t);
+			n = j + 1;
+		}
+	}
+	for (size_t i = 1; i < n; i++) {
+		uint64_t v = k[i];
+		size_t j = i;
+		for (; j > 0 && key_cmp(t, v, k[j - 1]) < 0; j--)
+			k[j] = k[j - 1];
+		k[j] = v;
+	}
+}
+
+/* ---- runs on disk ---- */
+
+/* A run: records (u64 hash, varint count, varint length, bytes) in piece order, at [off, end)
+ * of the temporary file. */
+typedef struct {
+	uint64_t off, end;
+} runinfo;
+
+#define WBUF_SIZE ((size_t)64 << 10)
+#define MIN_WINDOW ((size_t)4 << 10)
+#define MAX_WINDOW ((size_t)1 << 20)
+
+typedef struct {
+	int fd;
+	uint64_t pos;
+	char *buf;
+	size_t len;
+	int err;
+} fwriter;
+
+static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+	const char *s = p;
+	while (n) {
+		ssize_t k = pwrite(fd, s, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return llm_fail(LLM_EIO, "temporary file of piece counts: %s",
+			                k < 0 ? strerror(errno) : "no space written");
+		s += k, n -= (size_t)k, off += (uint64_t)k;
+	}
+	return LLM_OK;
+}
+
+static int pread_all(int fd, void *p, size_t n, uint64_t off)
+{
+	char *s = p;
+	while (n) {
+		ssize_t k = pread(fd, s, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return llm_fail(LLM_EIO, "temporary file of piece counts: %s",
+			                k < 0 ? strerror(errno) : "shorter than written");
+		s += k, n -= (size_t)k, off += (uint64_t)k;
+	}
+	return LLM_OK;
+}
+
+static void fw_flush(fwriter *w)
+{
+	if (w->len && !w->err)
+		w->err = pwrite_all(w->fd, w->buf, w->len, w->pos);
+	w->pos += w->len;
+	w->len = 0;
+}
+
+static void fw_put(fwriter *w, const void *p, size_t n)
+{
+	if (w->len + n > WBUF_SIZE)
+		fw_flush(w);
+	if (n > WBUF_SIZE) {
+		if (!w->err)
+			w->err = pwrite_all(w->fd, p, n, w->pos);
+		w->pos += n;
+		return;
+	}
+	memcpy(w->buf + w->len, p, n);
+	w->len += n;
+}
+
+static void fw_record(fwriter *w, uint64_t hash, uint64_t count, const char *s, size_t n)
+{
+	unsigned char h[8 + 20];
+	size_t k = 0;
+	for (int i = 0; i < 8; i++)
+		h[k++] = (unsigned char)(hash >> (8 * i));
+	for (uint64_t v = count;; v >>= 7) {
+		h[k++] = (unsigned char)((v & 127) | (v >= 128 ? 128 : 0));
+		if (v < 128)
+			break;
+	}
+	for (uint64_t v = n;; v >>= 7) {
+		h[k++] = (unsigned char)((v & 127) | (v >= 128 ? 128 : 0));
+		if (v < 128)
+			break;
+	}
+	fw_put(w, h, k);
+	fw_put(w, s, n);
+}
+
+/* One run being read: a window of it in memory and its current record. */
+typedef struct {
+	uint64_t pos, end;
+	char *win;
+	size_t wlen, wpos;
+	uint64_t hash, count;
+	llm_buf key;
+} mcursor;
+
+/* A merge of runs, yielding each distinct piece once with its summed count. */
+typedef struct {
+	int fd;
+	const runinfo *runs;
+	mcursor *cur;
+	size_t ncur, window;
+	size_t *heap, nheap;
+	char *wins;
+} merger;
+
+static int mc_fill(const merger *m, mcursor *c)
+{
+	size_t n = c->end - c->pos < m->window ? (size_t)(c->end - c->pos) : m->window;
+	if (!n)
+		return llm_fail(LLM_EIO, "temporary file of piece counts: a record runs past its run");
+	int rc = pread_all(m->fd, c->win, n, c->pos);
+	c->pos += n;
+	c->wlen = n;
+	c->wpos = 0;
+	return rc;
+}
+
+static int mc_read(const merger *m, mcursor *c, void *dst, size_t n)
+{
+	char *d = dst;
+	while (n) {
+		if (c->wpos == c->wlen) {
+			int rc = mc_fill(m, c);
+			if (rc)
+				return rc;
+		}
+		size_t k = c->wlen - c->wpos < n ? c->wlen - c->wpos : n;
+		memcpy(d, c->win + c->wpos, k);
+		c->wpos += k, d += k, n -= k;
+	}
+	return LLM_OK;
+}
+
+static int mc_varint(const merger *m, mcursor *c, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		unsigned char b;
+		int rc = mc_read(m, c, &b, 1);
+		if (rc)
+			return rc;
+		*v |= (uint64_t)(b & 127) << shift;
+		if (!(b & 128))
+			return LLM_OK;
+	}
+	return llm_fail(LLM_EIO, "temporary file of piece counts: a bad count");
+}
+
+/* The cursor's next record; LLM_EOF at the end of its run. */
+static int mc_next(const merger *m, mcursor *c)
+{
+	if (c->wpos == c->wlen && c->pos == c->end)
+		return LLM_EOF;
+	unsigned char h[8];
+	uint64_t n;
+	int rc = mc_read(m, c, h, 8);
+	if (!rc)
+		rc = mc_varint(m, c, &c->count);
+	if (!rc)
+		rc = mc_varint(m, c, &n);
+	if (rc)
+		return rc;
+	c->hash = 0;
+	for (int i = 0; i < 8; i++)
+		c->hash |= (uint64_t)h[i] << (8 * i);
+	llm_buf_reset(&c->key);
+	llm_buf_grow(&c->key, (size_t)n);
+	rc = mc_read(m, c, c->key.p, (size_t)n);
+	c->key.len = (size_t)n;
+	return rc;
+}
+
+static bool mc_less(const mcursor *a, const mcursor *b)
+{
+	return piece_cmp(a->hash, a->key.p, a->key.len, b->hash, b->key.p, b->key.len) < 0;
+}
+
+static void merger_sift(merger *m, size_t i)
+{
+	size_t *h = m->heap, n = m->nheap;
+	for (;;) {
+		size_t l = 2 * i + 1, s = i;
+		if (l < n && mc_less(&m->cur[h[l]], &m->cur[h[s]]))
+			s = l;
+		if (l + 1 < n && mc_less(&m->cur[h[l + 1]], &m->cur[h[s]]))
+			s = l + 1;
+		if (s == i)
+			return;
+		size_t t = h[i];
+		h[i] = h[s];
+		h[s] = t;
+		i = s;
+	}
+}
+
+/* Start (again) at the first record of every run. */
+static int merger_rewind(merger *m)
+{
+	m->nheap = 0;
+	for (size_t i = 0; i < m->ncur; i++) {
+		mcursor *c = &m->cur[i];
+		c->pos = m->runs[i].off;
+		c->end = m->runs[i].end;
+		c->wlen = c->wpos = 0;
+		int rc = mc_next(m, c);
+		if (rc == LLM_OK)
+			m->heap[m->nheap++] = i;
+		else if (rc != LLM_EOF)
+			return rc;
+	}
+	for (size_t i = m->nheap / 2; i-- > 0;)
+		merger_sift(m, i);
+	return LLM_OK;
+}
+
+static int merger_open(merger *m, int fd, const runinfo *runs, size_t n, size_t window)
+{
+	memset(m, 0, sizeof *m);
+	m->fd = fd;
+	m->runs = runs;
+	m->ncur = n;
+	m->window = window;
+	m->cur = llm_calloc(n ? n : 1, sizeof *m->cur);
+	m->heap = llm_malloc((n ? n : 1) * sizeof *m->heap);
+	m->wins = llm_malloc(n * window + 1);
+	for (size_t i = 0; i < n; i++)
+		m->cur[i].win = m->wins + i * window;
+	return merger_rewind(m);
+}
+
+static void merger_close(merger *m)
+{
+	for (size_t i = 0; i < m->ncur; i++)
+		llm_buf_release(&m->cur[i].key);
+	free(m->cur);
+	free(m->heap);
+	free(m->wins);
+}
+
+static size_t merger_memory(const merger *m)
+{
+	size_t b = m->ncur * (m->window + sizeof *m->cur + sizeof *m->heap);
+	for (size_t i = 0; i < m->ncur; i++)
+		b += m->cur[i].key.cap;
+	return b;
+}
+
+/* The next distinct piece (copied to key) with its count summed over the runs; LLM_EOF at
+ * the end. */
+static int merger_next(merger *m, uint64_t *hash, uint64_t *count, llm_buf *key)
+{
+	if (!m->nheap)
+		return LLM_EOF;
+	bool first = true;
+	while (m->nheap) {
+		mcursor *c = &m->cur[m->heap[0]];
+		if (first) {
+			*hash = c->hash;
+			*count = c->count;
+			llm_buf_reset(key);
+			llm_buf_add(key, c->key.p, c->key.len);
+			first = false;
+		} else if (piece_cmp(c->hash, c->key.p, c->key.len, *hash, key->p, key->len) == 0) {
+			*count += c->count;
+		} else {
+			break;
+		}
+		int rc = mc_next(m, c);
+		if (rc == LLM_EOF)
+			m->heap[0] = m->heap[--m->nheap];
+		else if (rc)
+			return rc;
+		if (m->nheap)
+			merger_sift(m, 0);
+	}
+	return LLM_OK;
+}
+
+/* ---- the trainer ---- */
+
+/* Histogram of pieces by count: exact below HEXACT, 8 buckets per octave above. */
+#define HEXACT 4096
+#define NBUCKETS (HEXACT + 8 * 52)
+
+typedef struct {
+	uint64_t pieces[NBUCKETS], bytes[NBUCKETS], occ[NBUCKETS], text[NBUCKETS];
+} histogram;
+
+static size_t hbucket(uint64_t c)
+{
+	if (c < HEXACT)
+		return (size_t)c;
+	int lg = 63 - __builtin_clzll(c);
+	return HEXACT + (size_t)(lg - 12) * 8 + (size_t)((c >> (lg - 3)) & 7);
+}
+
+/* The smallest count in bucket b (b <= NBUCKETS; NBUCKETS: above every count). */
+static uint64_t hlow(size_t b)
+{
+	if (b < HEXACT)
+		return b;
+	if (b >= NBUCKETS)
+		return UINT64_MAX;
+	size_t q = b - HEXACT;
+	int lg = 12 + (int)(q / 8);
+	return (uint64_t)1 << lg | (uint64_t)(q % 8) << (lg - 3);
+}
+
+static void hist_add(histogram *h, uint64_t count, size_t len)
+{
+	size_t b = hbucket(count);
+	h->pieces[b]++;
+	h->bytes[b] += len;
+	h->occ[b] += count;
+	h->text[b] += count * len;
+}
+
+/* Training memory of the pieces, per piece and per byte besides the pair allowance:
+ * bytes + offset + count (n + 16), symbols (4n), symbol count (4). */
+#define WORD_FIXED 20
+#define WORD_PER_BYTE 5
+/* First guess of the pairs' memory per byte of the pieces trained on (see bpe_train.h): all
+ * the samples' pieces take 30 at 32k tokens; fewer pieces for as many tokens take more, and
+ * then training starts again. */
+#define PAIR_ALLOWANCE 40.0
+
 struct llm_bpe_trainer {
 	char *pattern;
 	llm_pretok *pt;
 	llm_pretok_state *st;
-	strmap words; /* piece bytes -> frequency */
+	ptable words;      /* counting: piece -> count; then the pieces trained on */
+	size_t budget;     /* 0: unlimited */
+	size_t table_limit;
+	const char *tmpdir;
+	int fd;            /* runs, or -1 */
+	uint64_t fsize;
+	runinfo *runs;
+	size_t nruns, cruns;
+	llm_bpe_train_stats stats;
+	int failed;        /* a spill failed: no more adds */
 	/* the result */
 	strmap tokens; /* token bytes -> id */
 	uint32_t *merge_l, *merge_r;
@@ -115,6 +682,12 @@ struct llm_bpe_trainer {
 	size_t nspecials;
 	bool trained;
 };
+
+static void note_memory(llm_bpe_trainer *tr, size_t bytes)
+{
+	if (bytes > tr->stats.peak_memory)
+		tr->stats.peak_memory = bytes;
+}
 
 int llm_bpe_trainer_new(llm_bpe_trainer **out, const char *pattern)
 {
@@ -127,7 +700,8 @@ int llm_bpe_trainer_new(llm_bpe_trainer **out, const char *pattern)
 	}
 	tr->pattern = llm_strdup(pattern);
 	tr->st = llm_pretok_state_new(tr->pt);
-	strmap_init(&tr->words);
+	tr->fd = -1;
+	pt_init(&tr->words);
 	strmap_init(&tr->tokens);
 	*out = tr;
 	return LLM_OK;
@@ -140,7 +714,10 @@ void llm_bpe_trainer_free(llm_bpe_trainer *tr)
 	llm_pretok_state_free(tr->st);
 	llm_pretok_free(tr->pt);
 	free(tr->pattern);
-	strmap_release(&tr->words);
+	pt_release(&tr->words);
+	if (tr->fd >= 0)
+		close(tr->fd);
+	free(tr->runs);
 	strmap_release(&tr->tokens);
 	free(tr->merge_l);
 	free(tr->merge_r);
@@ -150,24 +727,280 @@ void llm_bpe_trainer_free(llm_bpe_trainer *tr)
 	free(tr);
 }
 
+void llm_bpe_trainer_set_memory(llm_bpe_trainer *tr, size_t budget, const char *tmpdir)
+{
+	tr->budget = budget;
+	/* A spill needs its write buffer besides the table. */
+	tr->table_limit = budget > 2 * WBUF_SIZE ? budget - WBUF_SIZE : budget;
+	tr->tmpdir = tmpdir;
+}
+
+void llm_bpe_trainer_set_table_memory(llm_bpe_trainer *tr, size_t bytes)
+{
+	tr->table_limit = bytes;
+}
+
+static void add_run(llm_bpe_trainer *tr, uint64_t off, uint64_t end)
+{
+	if (tr->nruns == tr->cruns) {
+		tr->cruns = tr->cruns ? 2 * tr->cruns : 16;
+		tr->runs = llm_realloc(tr->runs, tr->cruns * sizeof *tr->runs);
+	}
+	tr->runs[tr->nruns++] = (runinfo){ off, end };
+}
+
+/* Write the table as a run and empty it, keeping its memory for the next one. */
+static int spill(llm_bpe_trainer *tr)
+{
+	ptable *t = &tr->words;
+	if (tr->fd < 0 && (tr->fd = llm_tmpfd(tr->tmpdir)) < 0)
+		return tr->fd;
+	/* The slots hold at least 2n + 1 32-bit entries (load <= 1/2): room for n 64-bit keys. */
+	uint64_t *keys = (uint64_t *)(void *)t->slot;
+	for (size_t i = 0; i < t->n; i++)
+		keys[i] = (llm_hash64(t->bytes + t->off[i], pt_len(t, i), 0) >> 32) << 32 | i;
+	sort_keys(keys, t->n, t);
+	fwriter w = { tr->fd, tr->fsize, llm_malloc(WBUF_SIZE), 0, LLM_OK };
+	note_memory(tr, pt_memory(t) + WBUF_SIZE);
+	for (size_t q = 0; q < t->n; q++) {
+		size_t i = (uint32_t)keys[q], n = pt_len(t, i);
+		const char *s = t->bytes + t->off[i];
+		fw_record(&w, llm_hash64(s, n, 0), t->cnt[i], s, n);
+	}
+	fw_flush(&w);
+	free(w.buf);
+	if (w.err)
+		return w.err;
+	add_run(tr, tr->fsize, w.pos);
+	tr->fsize = w.pos;
+	tr->stats.runs++;
+	t->n = 0;
+	t->blen = 0;
+	memset(t->slot, 0, (t->mask + 1) * sizeof *t->slot);
+	/* A piece longer than the limit grew the arena past it: let it grow again from nothing. */
+	if (tr->table_limit && pt_memory(t) > tr->table_limit)
+		pt_resize(t, t->cap, 0);
+	return LLM_OK;
+}
+
 int llm_bpe_trainer_add(llm_bpe_trainer *tr, const char *text, size_t len)
 {
+	if (tr->trained)
+		return llm_fail(LLM_EINVAL, "the trainer has already trained");
+	if (tr->failed)
+		return llm_fail(tr->failed, "an earlier piece count could not be written");
 	llm_pretok_begin(tr->st, text, len);
 	size_t a, z;
 	int rc;
 	while ((rc = llm_pretok_next(tr->st, &a, &z)) == LLM_OK) {
-		size_t k = strmap_get(&tr->words, text + a, z - a); /* may move val */
-		tr->words.val[k]++;
+		while (pt_add(&tr->words, text + a, z - a, 1, tr->table_limit)) {
+			int e = spill(tr);
+			if (e) /* the table's index is gone: the counts can no longer be trusted */
+				return tr->failed = e;
+		}
 	}
+	note_memory(tr, pt_memory(&tr->words));
 	return rc == LLM_EOF ? LLM_OK : rc;
 }
 
-/* ---- training state ---- */
+/* What is left of a budget for the pieces once fixed costs are taken (1 byte at least: a
+ * budget, not "unlimited"). */
+static size_t budget_less(size_t budget, size_t fixed)
+{
+	return budget > fixed ? budget - fixed : 1;
+}
 
-typedef struct {
-	uint64_t key; /* (l + 1) << 32 | r; 0 = empty */
-	uint32_t idx;
-} pairslot;
+/* The smallest count whose pieces, with all more frequent ones, fit in budget for training
+ * (0: no limit). Sets the pruned totals of the stats. */
+static uint64_t pick_min_count(llm_bpe_trainer *tr, const histogram *h, size_t budget,
+                               double allowance)
+{
+	uint64_t t = 1;
+	if (budget) {
+		double acc = 0;
+		for (size_t b = NBUCKETS; b-- > 1;) {
+			acc += (double)h->pieces[b] * WORD_FIXED +
+			       (double)h->bytes[b] * (WORD_PER_BYTE + allowance);
+			if (acc > (double)budget) {
+				t = hlow(b + 1);
+				break;
+			}
+		}
+	}
+	llm_bpe_train_stats *st = &tr->stats;
+	st->min_count = t;
+	st->pruned_pieces = st->pruned_occurrences = st->pruned_bytes = 0;
+	for (size_t b = 1; b < NBUCKETS && hlow(b) < t; b++) {
+		st->pruned_pieces += h->pieces[b];
+		st->pruned_occurrences += h->occ[b];
+		st->pruned_bytes += h->text[b];
+	}
+	return t;
+}
+
+/* Keep only the table's pieces seen at least min_count times, in place, and give back the
+ * rest of its memory, growth slack included. */
+static void pt_prune(ptable *t, uint64_t min_count)
+{
+	size_t k = 0, blen = 0;
+	for (size_t i = 0; i < t->n && min_count > 1; i++) {
+		if (t->cnt[i] < min_count)
+			continue;
+		size_t n = pt_len(t, i); /* reads off[i + 1], not yet overwritten: k <= i */
+		memmove(t->bytes + blen, t->bytes + t->off[i], n);
+		t->off[k] = blen;
+		t->cnt[k] = t->cnt[i];
+		k++;
+		blen += n;
+	}
+	if (min_count > 1) {
+		t->n = k;
+		t->blen = blen;
+	}
+	pt_resize(t, t->n, t->blen);
+}
+
+static void set_totals(llm_bpe_trainer *tr, const histogram *h)
+{
+	tr->stats.pieces = tr->stats.occurrences = tr->stats.bytes = 0;
+	for (size_t b = 1; b < NBUCKETS; b++) {
+		tr->stats.pieces += h->pieces[b];
+		tr->stats.occurrences += h->occ[b];
+		tr->stats.bytes += h->text[b];
+	}
+}
+
+static void table_histogram(const ptable *t, histogram *h)
+{
+	memset(h, 0, sizeof *h);
+	for (size_t i = 0; i < t->n; i++)
+		hist_add(h, t->cnt[i], pt_len(t, i));
+}
+
+/*
+ * From the counted input to the pieces to train on (tr->words without its index): merge
+ * the runs when there are any, and prune to the budget. allowance: pair bytes per piece byte.
+ */
+static int gather(llm_bpe_trainer *tr, double allowance)
+{
+	histogram *h = llm_malloc(sizeof *h);
+	ptable *t = &tr->words;
+	int rc = LLM_OK;
+	if (!tr->nruns) {
+		free(t->slot);
+		t->slot = NULL;
+		table_histogram(t, h);
+		set_totals(tr, h);
+		uint64_t mc = pick_min_count(tr, h, tr->budget ? budget_less(tr->budget, sizeof *h) : 0,
+		                             allowance);
+		pt_prune(t, mc); /* also gives back the growth slack, which the estimate leaves out */
+		free(h);
+		return LLM_OK;
+	}
+	if (t->n && (rc = spill(tr)) != LLM_OK) {
+		free(h);
+		return rc;
+	}
+	pt_release(t);
+	/* Read windows: an eighth of the budget, at least MIN_WINDOW per run; more runs than
+	 * that allows are first merged into longer runs, fanout at a time. */
+	size_t wbudget = tr->budget ? tr->budget / 8 : (size_t)64 << 20;
+	size_t fanout = wbudget / MIN_WINDOW < 2 ? 2 : wbudget / MIN_WINDOW;
+	size_t first = 0;
+	llm_buf key = LLM_BUF_INIT;
+	merger m;
+	while (tr->nruns - first > fanout) {
+		size_t window = wbudget / fanout > MAX_WINDOW ? MAX_WINDOW : wbudget / fanout;
+		if ((rc = merger_open(&m, tr->fd, tr->runs + first, fanout, window)) == LLM_OK) {
+			fwriter w = { tr->fd, tr->fsize, llm_malloc(WBUF_SIZE), 0, LLM_OK };
+			uint64_t hash, count;
+			while ((rc = merger_next(&m, &hash, &count, &key)) == LLM_OK)
+				fw_record(&w, hash, count, key.p, key.len);
+			fw_flush(&w);
+			free(w.buf);
+			note_memory(tr, merger_memory(&m) + WBUF_SIZE + key.cap);
+			rc = rc == LLM_EOF ? w.err : rc;
+			if (!rc) {
+				/* The merged runs lie back to back: give their disk space back. */
+				uint64_t from = tr->runs[first].off, to = tr->runs[first + fanout - 1].end;
+				(void)fallocate(tr->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				                (off_t)from, (off_t)(to - from));
+				add_run(tr, tr->fsize, w.pos);
+				tr->fsize = w.pos;
+				first += fanout;
+				tr->stats.merge_passes++;
+			}
+		}
+		merger_close(&m);
+		if (rc)
+			goto out;
+	}
+	size_t nr = tr->nruns - first, window = wbudget / nr;
+	if (window > MAX_WINDOW)
+		window = MAX_WINDOW;
+	if (window < MIN_WINDOW)
+		window = MIN_WINDOW;
+	if ((rc = merger_open(&m, tr->fd, tr->runs + first, nr, window)) != LLM_OK)
+		goto close;
+	/* First pass: the histogram. Second: keep the pieces seen often enough. */
+	memset(h, 0, sizeof *h);
+	uint64_t hash, count, kept_n = 0, kept_b = 0;
+	while ((rc = merger_next(&m, &hash, &count, &key)) == LLM_OK)
+		hist_add(h, count, key.len);
+	if (rc != LLM_EOF)
+		goto close;
+	size_t reserve = sizeof *h + merger_memory(&m) + key.cap;
+	set_totals(tr, h);
+	uint64_t mc = pick_min_count(tr, h, tr->budget ? budget_less(tr->budget, reserve) : 0, allowance);
+	for (size_t b = 1; b < NBUCKETS; b++)
+		if (hlow(b) >= mc) {
+			kept_n += h->pieces[b];
+			kept_b += h->bytes[b];
+		}
+	if (kept_n > PT_MAX_PIECES) {
+		rc = llm_fail(LLM_EUNSUPPORTED, "more than %zu distinct pieces to train on; "
+		              "set a memory limit", PT_MAX_PIECES);
+		goto close;
+	}
+	pt_resize(t, (size_t)kept_n, (size_t)kept_b);
+	if ((rc = merger_rewind(&m)) != LLM_OK)
+		goto close;
+	while ((rc = merger_next(&m, &hash, &count, &key)) == LLM_OK) {
+		if (count < mc)
+			continue;
+		t->off[t->n] = t->blen;
+		t->cnt[t->n++] = count;
+		memcpy(t->bytes + t->blen, key.p, key.len);
+		t->blen += key.len;
+	}
+	if (rc == LLM_EOF)
+		rc = LLM_OK;
+	note_memory(tr, pt_memory(t) + reserve);
+close:
+	merger_close(&m);
+out:
+	llm_buf_release(&key);
+	free(h);
+	return rc;
+}
+
+/* Prune the pieces to train on further, for a larger pair allowance. */
+static void regather(llm_bpe_trainer *tr, double allowance)
+{
+	histogram *h = llm_malloc(sizeof *h);
+	llm_bpe_train_stats old = tr->stats;
+	table_histogram(&tr->words, h);
+	uint64_t mc = pick_min_count(tr, h, budget_less(tr->budget, sizeof *h), allowance);
+	pt_prune(&tr->words, mc);
+	tr->stats.pruned_pieces += old.pruned_pieces;
+	tr->stats.pruned_occurrences += old.pruned_occurrences;
+	tr->stats.pruned_bytes += old.pruned_bytes;
+	if (tr->stats.min_count < old.min_count)
+		tr->stats.min_count = old.min_count;
+	free(h);
+}
+
+/* ---- training ---- */
 
 typedef struct {
 	uint32_t l, r;
@@ -182,20 +1015,43 @@ typedef struct {
 	uint32_t l, r;
 } hitem;
 
+/* Bytes malloc adds to each pair's word list (its chunk header and rounding). */
+#define LIST_OVERHEAD 16
+
 typedef struct {
-	pairslot *slot;
+	uint32_t *slot;   /* pair index + 1; 0 = empty */
 	size_t mask;
 	pairinfo *p;
 	size_t n, cap;
 	hitem *heap;
 	size_t hn, hcap;
-	uint32_t **sym;  /* per word: its symbols */
+	uint32_t *sym;    /* the words' symbols: word w's at off[w], nsym[w] of them */
+	const uint64_t *off;
 	uint32_t *nsym;
-	uint64_t *freq;
+	const uint64_t *freq;
 	uint32_t merge_no;
 	uint32_t *dirty;  /* pairs whose count rose during this merge */
 	size_t ndirty, cdirty;
+	size_t held;      /* bytes of all the above and of the words */
+	size_t limit;     /* 0: none */
+	bool over;        /* held would pass limit: stop after this merge */
 } trainstate;
+
+/*
+ * The capacity after cap for an array of elem-byte items: double, or under a limit that
+ * doubling would pass, an eighth more, and stop after this merge. So held passes the limit
+ * by at most an eighth of one array, for the rest of one merge.
+ */
+static size_t grow(trainstate *s, size_t cap, size_t elem, size_t first)
+{
+	if (!cap)
+		return first;
+	if (s->limit && s->held + cap * elem > s->limit) {
+		s->over = true;
+		return cap + cap / 8 + 1;
+	}
+	return 2 * cap;
+}
 
 static uint64_t mixkey(uint64_t x)
 {
@@ -209,27 +1065,38 @@ static pairinfo *pair_get(trainstate *s, uint32_t l, uint32_t r)
 {
 	uint64_t key = ((uint64_t)l + 1) << 32 | r;
 	size_t i = mixkey(key) & s->mask;
-	for (; s->slot[i].key; i = (i + 1) & s->mask)
-		if (s->slot[i].key == key)
-			return &s->p[s->slot[i].idx];
+	for (; s->slot[i]; i = (i + 1) & s->mask) {
+		pairinfo *q = &s->p[s->slot[i] - 1];
+		if (q->l == l && q->r == r)
+			return q;
+	}
 	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 4096;
-		s->p = llm_realloc(s->p, s->cap * sizeof *s->p);
+		size_t cap = grow(s, s->cap, sizeof *s->p, 256);
+		s->p = llm_realloc(s->p, cap * sizeof *s->p);
+		s->held += (cap - s->cap) * sizeof *s->p;
+		s->cap = cap;
 	}
 	size_t idx = s->n++;
 	s->p[idx] = (pairinfo){ l, r, 0, NULL, 0, 0, UINT32_MAX };
-	s->slot[i] = (pairslot){ key, (uint32_t)idx };
+	s->slot[i] = (uint32_t)idx + 1;
 	if (s->n * 2 > s->mask) {
 		size_t cap = (s->mask + 1) * 2;
+		if (s->limit && s->held + (s->mask + 1) * sizeof *s->slot > s->limit) {
+			/* Fuller slots until this merge ends, but never full. */
+			s->over = true;
+			if (s->n * 8 < s->mask * 7)
+				return &s->p[idx];
+		}
 		free(s->slot);
 		s->slot = llm_calloc(cap, sizeof *s->slot);
+		s->held += (cap - (s->mask + 1)) * sizeof *s->slot;
 		s->mask = cap - 1;
 		for (size_t j = 0; j < s->n; j++) {
 			uint64_t k = ((uint64_t)s->p[j].l + 1) << 32 | s->p[j].r;
 			size_t q = mixkey(k) & s->mask;
-			while (s->slot[q].key)
+			while (s->slot[q])
 				q = (q + 1) & s->mask;
-			s->slot[q] = (pairslot){ k, (uint32_t)j };
+			s->slot[q] = (uint32_t)j + 1;
 		}
 	}
 	return &s->p[idx];
@@ -248,8 +1115,10 @@ static bool hbefore(const hitem *a, const hitem *b)
 static void hpush(trainstate *s, hitem x)
 {
 	if (s->hn == s->hcap) {
-		s->hcap = s->hcap ? s->hcap * 2 : 4096;
-		s->heap = llm_realloc(s->heap, s->hcap * sizeof *s->heap);
+		size_t cap = grow(s, s->hcap, sizeof *s->heap, 256);
+		s->heap = llm_realloc(s->heap, cap * sizeof *s->heap);
+		s->held += (cap - s->hcap) * sizeof *s->heap;
+		s->hcap = cap;
 	}
 	size_t i = s->hn++;
 	while (i > 0) {
@@ -282,13 +1151,15 @@ static hitem hpop(trainstate *s)
 	return top;
 }
 
-static void add_word(pairinfo *p, uint32_t w)
+static void add_word(trainstate *s, pairinfo *p, uint32_t w)
 {
 	if (p->nw && p->words[p->nw - 1] == w)
 		return;
 	if (p->nw == p->cw) {
-		p->cw = p->cw ? p->cw * 2 : 4;
-		p->words = llm_realloc(p->words, p->cw * sizeof *p->words);
+		uint32_t cw = p->cw ? p->cw * 2 : 4;
+		p->words = llm_realloc(p->words, cw * sizeof *p->words);
+		s->held += (cw - p->cw) * sizeof *p->words + (p->cw ? 0 : LIST_OVERHEAD);
+		p->cw = cw;
 	}
 	p->words[p->nw++] = w;
 }
@@ -297,12 +1168,14 @@ static void inc(trainstate *s, uint32_t l, uint32_t r, uint32_t w, int64_t by)
 {
 	pairinfo *p = pair_get(s, l, r);
 	p->count += by;
-	add_word(p, w);
+	add_word(s, p, w);
 	if (p->dirty != s->merge_no) {
 		p->dirty = s->merge_no;
 		if (s->ndirty == s->cdirty) {
-			s->cdirty = s->cdirty ? s->cdirty * 2 : 1024;
-			s->dirty = llm_realloc(s->dirty, s->cdirty * sizeof *s->dirty);
+			size_t cap = s->cdirty ? s->cdirty * 2 : 1024;
+			s->dirty = llm_realloc(s->dirty, cap * sizeof *s->dirty);
+			s->held += (cap - s->cdirty) * sizeof *s->dirty;
+			s->cdirty = cap;
 		}
 		s->dirty[s->ndirty++] = (uint32_t)(p - s->p);
 	}
@@ -324,53 +1197,59 @@ static void dec(trainstate *s, uint32_t l, uint32_t r, int64_t by)
 	pair_get(s, l, r)->count -= by;
 }
 
-int llm_bpe_trainer_train(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_freq,
-                          const char *const *specials, size_t nspecials)
+static void train_release(trainstate *s)
 {
-	if (tr->trained)
-		return llm_fail(LLM_EINVAL, "the trainer has already trained");
-	if (vocab_size < 256 + nspecials)
-		return llm_fail(LLM_EINVAL, "vocabulary size %zu is below 256 bytes + %zu special tokens",
-		                vocab_size, nspecials);
-	for (size_t i = 0; i < nspecials; i++) {
-		if (!*specials[i])
-			return llm_fail(LLM_EINVAL, "empty special token");
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(specials[i], specials[j]) == 0)
-				return llm_fail(LLM_EINVAL, "special token '%s' given twice", specials[i]);
+	free(s->dirty);
+	for (size_t i = 0; i < s->n; i++)
+		free(s->p[i].words);
+	free(s->p);
+	free(s->slot);
+	free(s->heap);
+	free(s->sym);
+	free(s->nsym);
+}
+
+/*
+ * Learn the merges from tr->words into tr->tokens and tr->merge_*. 1 when the training state
+ * outgrew limit (0: none) before the vocabulary was complete: the caller prunes and starts
+ * again.
+ */
+static int train_words(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_freq, size_t nspecials,
+                       size_t limit, size_t *pair_bytes)
+{
+	const ptable *wd = &tr->words;
+	trainstate s;
+	memset(&s, 0, sizeof s);
+	s.mask = 1023;
+	s.slot = llm_calloc(s.mask + 1, sizeof *s.slot);
+	s.limit = limit;
+	size_t nw = wd->n;
+	s.sym = llm_malloc((wd->blen ? wd->blen : 1) * sizeof *s.sym);
+	s.nsym = llm_malloc((nw ? nw : 1) * sizeof *s.nsym);
+	s.off = wd->off;
+	s.freq = wd->cnt;
+	size_t words_held = pt_memory(wd) + wd->blen * sizeof *s.sym + nw * sizeof *s.nsym;
+	s.held = words_held + (s.mask + 1) * sizeof *s.slot;
+	for (size_t i = 0; i < wd->blen; i++)
+		s.sym[i] = (unsigned char)wd->bytes[i];
+	for (size_t w = 0; w < nw; w++)
+		s.nsym[w] = (uint32_t)pt_len(wd, w);
+	for (size_t w = 0; w < nw && !s.over; w++) {
+		const uint32_t *sy = s.sym + s.off[w];
+		for (uint32_t i = 0; i + 1 < s.nsym[w]; i++)
+			inc(&s, sy[i], sy[i + 1], (uint32_t)w, (int64_t)s.freq[w]);
+		s.over |= limit && s.held > limit;
 	}
-	if (min_freq < 1)
-		min_freq = 1;
-	tr->trained = true;
+	push_dirty(&s);
 	for (int c = 0; c < 256; c++) {
 		char ch = (char)c;
 		size_t k = strmap_get(&tr->tokens, &ch, 1);
 		tr->tokens.val[k] = (uint64_t)c;
 	}
-	trainstate s;
-	memset(&s, 0, sizeof s);
-	s.mask = 4095;
-	s.slot = llm_calloc(s.mask + 1, sizeof *s.slot);
-	size_t nw = tr->words.n;
-	s.sym = llm_malloc((nw + 1) * sizeof *s.sym);
-	s.nsym = llm_malloc((nw + 1) * sizeof *s.nsym);
-	s.freq = tr->words.val;
-	for (size_t w = 0; w < nw; w++) {
-		size_t n;
-		const unsigned char *p = (const unsigned char *)strmap_key(&tr->words, w, &n);
-		s.sym[w] = llm_malloc((n ? n : 1) * sizeof **s.sym);
-		s.nsym[w] = (uint32_t)n;
-		for (size_t i = 0; i < n; i++)
-			s.sym[w][i] = p[i];
-	}
-	for (size_t w = 0; w < nw; w++)
-		for (uint32_t i = 0; i + 1 < s.nsym[w]; i++)
-			inc(&s, s.sym[w][i], s.sym[w][i + 1], (uint32_t)w, (int64_t)s.freq[w]);
-	push_dirty(&s);
 	llm_buf bytes = LLM_BUF_INIT;
 	/* Token ids equal their index in tr->tokens: bytes first, then each new token in turn. */
 	uint32_t next_id = 256;
-	while (next_id + nspecials < vocab_size && s.hn) {
+	while (!s.over && next_id + nspecials < vocab_size && s.hn) {
 		hitem top = hpop(&s);
 		pairinfo *p = pair_get(&s, top.l, top.r);
 		if (p->count != top.count) {
@@ -407,11 +1286,12 @@ int llm_bpe_trainer_train(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_f
 		tr->nmerges++;
 		s.merge_no++;
 		uint32_t *wl = p->words, nwl = p->nw;
+		s.held -= p->cw * sizeof *p->words + (p->cw ? LIST_OVERHEAD : 0);
 		p->words = NULL;
 		p->nw = p->cw = 0;
 		for (uint32_t q = 0; q < nwl; q++) {
 			uint32_t w = wl[q];
-			uint32_t *sy = s.sym[w], n = s.nsym[w], j = 0;
+			uint32_t *sy = s.sym + s.off[w], n = s.nsym[w], j = 0;
 			int64_t f = (int64_t)s.freq[w];
 			/* Left to right, non-overlapping, as encoding applies the merge. */
 			for (uint32_t i = 0; i < n;) {
@@ -435,23 +1315,70 @@ int llm_bpe_trainer_train(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_f
 		}
 		free(wl);
 		push_dirty(&s);
+		note_memory(tr, s.held);
+		s.over |= limit && s.held > limit;
 	}
+	note_memory(tr, s.held);
 	llm_buf_release(&bytes);
-	free(s.dirty);
-	for (size_t i = 0; i < s.n; i++)
-		free(s.p[i].words);
-	free(s.p);
-	free(s.slot);
-	free(s.heap);
-	for (size_t w = 0; w < nw; w++)
-		free(s.sym[w]);
-	free(s.sym);
-	free(s.nsym);
+	if (s.n > tr->stats.pairs)
+		tr->stats.pairs = s.n;
+	*pair_bytes = s.held - words_held;
+	train_release(&s);
+	return s.over && next_id + nspecials < vocab_size;
+}
+
+int llm_bpe_trainer_train(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_freq,
+                          const char *const *specials, size_t nspecials)
+{
+	if (tr->trained)
+		return llm_fail(LLM_EINVAL, "the trainer has already trained");
+	if (vocab_size < 256 + nspecials)
+		return llm_fail(LLM_EINVAL, "vocabulary size %zu is below 256 bytes + %zu special tokens",
+		                vocab_size, nspecials);
+	for (size_t i = 0; i < nspecials; i++) {
+		if (!*specials[i])
+			return llm_fail(LLM_EINVAL, "empty special token");
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(specials[i], specials[j]) == 0)
+				return llm_fail(LLM_EINVAL, "special token '%s' given twice", specials[i]);
+	}
+	if (min_freq < 1)
+		min_freq = 1;
+	if (tr->failed)
+		return llm_fail(tr->failed, "an earlier piece count could not be written");
+	tr->trained = true;
+	double allowance = PAIR_ALLOWANCE;
+	int rc = gather(tr, allowance);
+	if (rc)
+		return rc;
+	if (tr->fd >= 0) {
+		close(tr->fd);
+		tr->fd = -1;
+	}
+	size_t pair_bytes;
+	while (train_words(tr, vocab_size, min_freq, nspecials, tr->budget, &pair_bytes) &&
+	       tr->words.n) {
+		/* The pairs outgrew the allowance: at least double it, and more if they took more
+		 * per byte than it allowed, then train again on fewer pieces. */
+		double used = tr->words.blen ? (double)pair_bytes / (double)tr->words.blen : 0;
+		allowance = 2 * (used > allowance ? used : allowance);
+		regather(tr, allowance);
+		tr->stats.retrains++;
+		strmap_release(&tr->tokens);
+		strmap_init(&tr->tokens);
+		tr->nmerges = 0;
+	}
+	pt_release(&tr->words);
 	tr->specials = llm_malloc((nspecials + 1) * sizeof *tr->specials);
 	for (size_t i = 0; i < nspecials; i++)
 		tr->specials[i] = llm_strdup(specials[i]);
 	tr->nspecials = nspecials;
 	return LLM_OK;
+}
+
+void llm_bpe_trainer_stats(const llm_bpe_trainer *tr, llm_bpe_train_stats *st)
+{
+	*st = tr->stats;
 }
 
 size_t llm_bpe_trainer_vocab_size(const llm_bpe_trainer *tr)
