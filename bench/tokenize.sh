@@ -77,3 +77,24 @@ ht=$($PEERS train --docs "$W/tok-mix.jsonl" --vocab-size 32000 --out "$W/tok-hf-
 	awk '$1 == "hf-train" && $2 + 0 > 0 {print $2}')
 [ -n "$ht" ] && line="$line, HF BpeTrainer ${ht}s ($(echo "$ht $tt" | awk '{printf "%.1fx", $1 / $2}'))"
 echo "$line"
+
+# Training within --memory: wall time, peak resident size, and what was pruned to fit, on
+# all of samples/corpus (its CJK and code runs make many long, unique pieces).
+cat "$TOP"/samples/corpus/*.jsonl >"$W/tok-all.jsonl"
+for m in default 64M 16M 4M; do
+	a=
+	[ "$m" = default ] || a="--memory $m"
+	# shellcheck disable=SC2086
+	/usr/bin/time -o "$W/tok-time" -f "%e %M" llm-tokenize train -q $a --vocab-size 32000 \
+		--stats "$W/tok-train.json" -o "$W/tok-trained-m.json" "$W/tok-all.jsonl" 2>/dev/null ||
+		{ echo "failed: train --memory $m" >&2; continue; }
+	python3 - "$W/tok-train.json" "$m" "$(cat "$W/tok-time")" <<-\PY
+	import json, sys
+	t = json.load(open(sys.argv[1]))["train"]
+	wall, rss = sys.argv[3].split()
+	print("train 32k on samples/corpus, --memory %s: %.1fs, peak RSS %.1f MB, %d tokens, pruned "
+	      "%d of %d pieces (%.1f%% of occurrences, %.1f%% of bytes), %d runs on disk"
+	      % (sys.argv[2], float(wall), int(rss) / 1024, t["vocab_size"], t["pruned_pieces"],
+	         t["pieces"], 100 * t["pruned_fraction"], 100 * t["pruned_bytes_fraction"], t["runs"]))
+	PY
+done

@@ -7,12 +7,15 @@
  * writes finished ones in input order, so output is identical for every N. Memory: the
  * vocabulary plus 2N batches of at most 4 MiB of input (and one line up to --max-line).
  * decode: token stream or JSONL with "tokens" -> JSONL documents; one record in memory.
- * train: see lib/bpe_train.h for its memory (the distinct pieces of the input).
+ * train: the distinct pieces of the input and, while training, their adjacent pairs, within
+ * --memory (default a quarter of physical memory): beyond it counts spill to --tmpdir and the
+ * rarest pieces are left out of training (lib/bpe_train.h).
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bpe.h"
 #include "bpe_doc.h"
@@ -51,6 +54,9 @@ static const char usage[] =
 	"      --min-frequency F merge only pairs seen at least F times (default 2)\n"
 	"      --special TOKEN   add a special token (repeatable; default <|endoftext|>)\n"
 	"      --tiktoken FILE   also write the ranks as a tiktoken file\n"
+	"      --memory SIZE     piece counts beyond SIZE spill to disk, and training keeps the\n"
+	"                        most frequent pieces that fit (default: a quarter of memory)\n"
+	"      --tmpdir DIR      temporary files there (default: $TMPDIR, else /tmp)\n"
 	"\n"
 	"  -o, --output FILE     write to FILE (NAME.zst compresses) instead of standard output\n"
 	"      --threads N       worker threads (0 = one per core; default 1)\n"
@@ -66,7 +72,8 @@ static const char usage[] =
 
 enum {
 	OPT_MERGES = TOOL_OPT_FIRST_PRIVATE, OPT_PATTERN, OPT_EOS, OPT_NO_EOS, OPT_BOS, OPT_SPECIAL,
-	OPT_META, OPT_KEEP_SPECIAL, OPT_VOCAB_SIZE, OPT_MIN_FREQ, OPT_TIKTOKEN
+	OPT_META, OPT_KEEP_SPECIAL, OPT_VOCAB_SIZE, OPT_MIN_FREQ, OPT_TIKTOKEN,
+	OPT_MEMORY, OPT_TMPDIR
 };
 
 static const struct option longopts[] = {
@@ -85,6 +92,8 @@ static const struct option longopts[] = {
 	{ "vocab-size", required_argument, NULL, OPT_VOCAB_SIZE },
 	{ "min-frequency", required_argument, NULL, OPT_MIN_FREQ },
 	{ "tiktoken", required_argument, NULL, OPT_TIKTOKEN },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "tmpdir", required_argument, NULL, OPT_TMPDIR },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -93,7 +102,7 @@ enum { CMD_ENCODE, CMD_DECODE, CMD_TRAIN };
 struct opts {
 	struct tool_common co;
 	int cmd;
-	const char *tokenizer, *merges, *encoding, *pattern, *format, *tiktoken;
+	const char *tokenizer, *merges, *encoding, *pattern, *format, *tiktoken, *tmpdir;
 	const char *special_arg;
 	const char *specials[64];
 	int nspecials;
@@ -101,6 +110,7 @@ struct opts {
 	char *meta_list;
 	const char *meta_keys[32];
 	long long vocab_size, min_freq;
+	size_t memory;
 };
 
 /* ---- encode ---- */
@@ -713,6 +723,50 @@ static int cmd_decode(struct opts *o, int nfiles, char **files)
 
 /* ---- train ---- */
 
+/* What was counted and what training left out, as a line before the summary and in --stats. */
+static void train_report(const struct opts *o, const llm_bpe_trainer *tr, llm_run *run)
+{
+	llm_bpe_train_stats st;
+	llm_bpe_trainer_stats(tr, &st);
+	double frac = st.occurrences ? (double)st.pruned_occurrences / (double)st.occurrences : 0;
+	double bfrac = st.bytes ? (double)st.pruned_bytes / (double)st.bytes : 0;
+	llm_buf b = LLM_BUF_INIT;
+	llm_buf_addf(&b, "%llu distinct pieces, %llu occurrences; ", (unsigned long long)st.pieces,
+	             (unsigned long long)st.occurrences);
+	if (st.pruned_pieces)
+		llm_buf_addf(&b, "pruned %llu pieces seen fewer than %llu times (%.2f%% of occurrences, "
+		             "%.2f%% of bytes) to fit --memory", (unsigned long long)st.pruned_pieces,
+		             (unsigned long long)st.min_count, 100 * frac, 100 * bfrac);
+	else
+		llm_buf_adds(&b, "none pruned");
+	if (st.runs)
+		llm_buf_addf(&b, "; %u runs spilled to disk", st.runs);
+	llm_buf_addf(&b, "; %zu tokens, peak %.1f MB", llm_bpe_trainer_vocab_size(tr),
+	             (double)st.peak_memory / 1e6);
+	llm_info("%s", b.p);
+	if (st.pruned_pieces && llm_bpe_trainer_vocab_size(tr) < (size_t)o->vocab_size)
+		llm_warn("%zu tokens, not %lld: no more pairs of the pieces kept within --memory are seen "
+		         "%lld times; raise --memory", llm_bpe_trainer_vocab_size(tr), o->vocab_size,
+		         o->min_freq);
+	llm_buf_reset(&b);
+	llm_buf_addf(&b, "\"train\": {\"pieces\": %llu, \"occurrences\": %llu, \"bytes\": %llu, "
+	             "\"pruned_pieces\": %llu, \"pruned_occurrences\": %llu, \"pruned_bytes\": %llu, "
+	             "\"pruned_fraction\": ", (unsigned long long)st.pieces,
+	             (unsigned long long)st.occurrences, (unsigned long long)st.bytes,
+	             (unsigned long long)st.pruned_pieces, (unsigned long long)st.pruned_occurrences,
+	             (unsigned long long)st.pruned_bytes);
+	llm_json_put_f64(&b, frac);
+	llm_buf_adds(&b, ", \"pruned_bytes_fraction\": ");
+	llm_json_put_f64(&b, bfrac);
+	llm_buf_addf(&b, ", \"min_count\": %llu, \"pairs\": %llu, \"runs\": %u, \"merge_passes\": %u, "
+	             "\"retrains\": %u, \"memory_limit\": %zu, \"peak_memory\": %zu, \"vocab_size\": %zu}",
+	             (unsigned long long)st.min_count, (unsigned long long)st.pairs, st.runs,
+	             st.merge_passes, st.retrains, o->memory, st.peak_memory,
+	             llm_bpe_trainer_vocab_size(tr));
+	llm_run_stats_extra(run, b.p);
+	llm_buf_release(&b);
+}
+
 static int cmd_train(struct opts *o, int nfiles, char **files)
 {
 	if (o->vocab_size <= 0)
@@ -724,6 +778,7 @@ static int cmd_train(struct opts *o, int nfiles, char **files)
 	llm_bpe_trainer *tr;
 	if (llm_bpe_trainer_new(&tr, named ? named : pattern) != LLM_OK)
 		usage_error("%s", llm_last_error());
+	llm_bpe_trainer_set_memory(tr, o->memory, o->tmpdir);
 	llm_run *run = tool_run_new(&o->co);
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
@@ -798,6 +853,7 @@ static int cmd_train(struct opts *o, int nfiles, char **files)
 			die("%s", llm_last_error());
 	}
 	llm_buf_release(&out);
+	train_report(o, tr, run);
 	llm_bpe_trainer_free(tr);
 	return tool_run_finish(run, failed);
 }
@@ -811,6 +867,8 @@ int main(int argc, char **argv)
 	tool_common_init(&o.co, usage);
 	o.eos = true;
 	o.min_freq = 2;
+	long pages = sysconf(_SC_PHYS_PAGES), pagesize = sysconf(_SC_PAGESIZE);
+	o.memory = pages > 0 && pagesize > 0 ? (size_t)pages / 4 * (size_t)pagesize : (size_t)1 << 30;
 	o.cmd = CMD_ENCODE;
 	if (argc > 1 && strcmp(argv[1], "decode") == 0)
 		o.cmd = CMD_DECODE;
@@ -850,6 +908,12 @@ int main(int argc, char **argv)
 		case OPT_VOCAB_SIZE: o.vocab_size = tool_int("--vocab-size", optarg, 257, 1 << 24); break;
 		case OPT_MIN_FREQ: o.min_freq = tool_int("--min-frequency", optarg, 1, 1LL << 40); break;
 		case OPT_TIKTOKEN: o.tiktoken = optarg; break;
+		case OPT_MEMORY:
+			o.memory = (size_t)tool_size("--memory", optarg);
+			if (o.memory < ((size_t)1 << 20))
+				usage_error("--memory: at least 1M");
+			break;
+		case OPT_TMPDIR: o.tmpdir = optarg; break;
 		default: tool_bad_option();
 		}
 	}
