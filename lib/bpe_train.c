@@ -348,40 +348,12 @@ typedef struct {
 	int err;
 } fwriter;
 
-static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
-{
-	const char *s = p;
-	while (n) {
-		ssize_t k = pwrite(fd, s, n, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return llm_fail(LLM_EIO, "temporary file of piece counts: %s",
-			                k < 0 ? strerror(errno) : "no space written");
-		s += k, n -= (size_t)k, off += (uint64_t)k;
-	}
-	return LLM_OK;
-}
-
-static int pread_all(int fd, void *p, size_t n, uint64_t off)
-{
-	char *s = p;
-	while (n) {
-		ssize_t k = pread(fd, s, n, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return llm_fail(LLM_EIO, "temporary file of piece counts: %s",
-			                k < 0 ? strerror(errno) : "shorter than written");
-		s += k, n -= (size_t)k, off += (uint64_t)k;
-	}
-	return LLM_OK;
-}
+#define COUNTS_FILE "temporary file of piece counts"
 
 static void fw_flush(fwriter *w)
 {
 	if (w->len && !w->err)
-		w->err = pwrite_all(w->fd, w->buf, w->len, w->pos);
+		w->err = llm_pwrite_all(w->fd, w->buf, w->len, w->pos, COUNTS_FILE);
 	w->pos += w->len;
 	w->len = 0;
 }
@@ -392,7 +364,7 @@ static void fw_put(fwriter *w, const void *p, size_t n)
 		fw_flush(w);
 	if (n > WBUF_SIZE) {
 		if (!w->err)
-			w->err = pwrite_all(w->fd, p, n, w->pos);
+			w->err = llm_pwrite_all(w->fd, p, n, w->pos, COUNTS_FILE);
 		w->pos += n;
 		return;
 	}
@@ -444,7 +416,7 @@ static int mc_fill(const merger *m, mcursor *c)
 	size_t n = c->end - c->pos < m->window ? (size_t)(c->end - c->pos) : m->window;
 	if (!n)
 		return llm_fail(LLM_EIO, "temporary file of piece counts: a record runs past its run");
-	int rc = pread_all(m->fd, c->win, n, c->pos);
+	int rc = llm_pread_all(m->fd, c->win, n, c->pos, COUNTS_FILE);
 	c->pos += n;
 	c->wlen = n;
 	c->wpos = 0;

@@ -290,6 +290,7 @@ void llm_signer_sign(llm_signer *s, const char *text, size_t n, llm_dedup_sig *s
  */
 
 #define SETBUF (1u << 20) /* write buffer of the verification sets */
+#define SETFILE "temporary verification file"
 
 struct llm_dedup {
 	llm_dedup_params p;
@@ -455,21 +456,6 @@ static void join(llm_dedup *d, uint64_t a, uint64_t b)
 
 /* ---- verification sets ---- */
 
-static int io_all(int fd, void *p, size_t n, uint64_t off, int wr)
-{
-	char *s = p;
-	while (n) {
-		ssize_t k = wr ? pwrite(fd, s, n, (off_t)off) : pread(fd, s, n, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return llm_fail(LLM_EIO, "temporary verification file: %s",
-			                k < 0 ? strerror(errno) : "short transfer");
-		s += k, n -= (size_t)k, off += (uint64_t)k;
-	}
-	return LLM_OK;
-}
-
 /* Sets are appended through a buffer, so that a document costs a memcpy, not a system call;
  * a set is wholly in the buffer or wholly in the file. */
 static void store_set(llm_dedup *d, uint64_t v, const uint32_t *set, uint32_t n)
@@ -484,12 +470,12 @@ static void store_set(llm_dedup *d, uint64_t v, const uint32_t *set, uint32_t n)
 	if (!d->setbuf)
 		d->setbuf = llm_malloc(SETBUF);
 	if (held + bytes > SETBUF) {
-		fail_once(d, io_all(d->setfd, d->setbuf, held, d->setbufoff, 1));
+		fail_once(d, llm_pwrite_all(d->setfd, d->setbuf, held, d->setbufoff, SETFILE));
 		d->setbufoff = d->setbytes;
 		held = 0;
 	}
 	if (bytes > SETBUF) {
-		fail_once(d, io_all(d->setfd, (void *)set, bytes, d->setbytes, 1));
+		fail_once(d, llm_pwrite_all(d->setfd, set, bytes, d->setbytes, SETFILE));
 		d->setbufoff += bytes;
 	} else {
 		memcpy(d->setbuf + held, set, bytes);
@@ -506,7 +492,7 @@ static int load_set(llm_dedup *d, uint64_t v, uint32_t *dst)
 		memcpy(dst, d->setbuf + (d->setoff[v] - d->setbufoff), bytes);
 		return LLM_OK;
 	}
-	return io_all(d->setfd, dst, bytes, d->setoff[v], 0);
+	return llm_pread_all(d->setfd, dst, bytes, d->setoff[v], SETFILE);
 }
 
 static int verified(llm_dedup *d, uint64_t a, uint64_t b)

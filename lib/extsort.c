@@ -7,7 +7,6 @@
  */
 #include "extsort.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,43 +83,14 @@ void llm_xsort_free(llm_xsort *x)
 	free(x);
 }
 
-static int write_all(int fd, const void *p, size_t n, uint64_t off)
-{
-	const char *s = p;
-	while (n) {
-		ssize_t k = pwrite(fd, s, n, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return llm_fail(LLM_EIO, "temporary sort file: %s",
-			                k < 0 ? strerror(errno) : "no space written");
-		s += k, n -= (size_t)k, off += (uint64_t)k;
-	}
-	return LLM_OK;
-}
-
-static int read_all(int fd, void *p, size_t n, uint64_t off)
-{
-	char *s = p;
-	while (n) {
-		ssize_t k = pread(fd, s, n, (off_t)off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return llm_fail(LLM_EIO, "temporary sort file: %s",
-			                k < 0 ? strerror(errno) : "shorter than written");
-		s += k, n -= (size_t)k, off += (uint64_t)k;
-	}
-	return LLM_OK;
-}
-
 /* Sort the buffer and append it to the file as a run. */
 static int spill(llm_xsort *x)
 {
 	if (x->fd < 0 && (x->fd = llm_tmpfd(x->dir)) < 0)
 		return x->fd;
 	qsort(x->buf, x->n, sizeof *x->buf, rec_cmp);
-	int rc = write_all(x->fd, x->buf, x->n * sizeof *x->buf, x->filerecs * sizeof *x->buf);
+	int rc = llm_pwrite_all(x->fd, x->buf, x->n * sizeof *x->buf, x->filerecs * sizeof *x->buf,
+	                        "temporary sort file");
 	if (rc)
 		return rc;
 	if (x->nruns == x->runcap) {
@@ -157,7 +127,8 @@ static int refill(llm_xsort *x, cursor *k, int *status)
 	if (!left)
 		return 0;
 	size_t n = left < x->window ? (size_t)left : x->window;
-	*status = read_all(x->fd, k->win, n * sizeof *k->win, k->next * sizeof *k->win);
+	*status = llm_pread_all(x->fd, k->win, n * sizeof *k->win, k->next * sizeof *k->win,
+	                        "temporary sort file");
 	if (*status)
 		return 0;
 	k->next += n;

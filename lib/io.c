@@ -517,6 +517,30 @@ void llm_tmpfiles_unlink(void)
 			unlink(tmpfiles[i]);
 }
 
+static int pio_all(int fd, char *p, size_t n, uint64_t off, const char *what, int wr)
+{
+	while (n) {
+		ssize_t k = wr ? pwrite(fd, p, n, (off_t)off) : pread(fd, p, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return llm_fail(LLM_EIO, "%s: %s", what,
+			                k < 0 ? strerror(errno) : wr ? "nothing written" : "short");
+		p += k, n -= (size_t)k, off += (uint64_t)k;
+	}
+	return LLM_OK;
+}
+
+int llm_pread_all(int fd, void *p, size_t n, uint64_t off, const char *what)
+{
+	return pio_all(fd, p, n, off, what, 0);
+}
+
+int llm_pwrite_all(int fd, const void *p, size_t n, uint64_t off, const char *what)
+{
+	return pio_all(fd, (char *)p, n, off, what, 1);
+}
+
 int llm_tmpfd(const char *dir)
 {
 	if (!dir || !*dir)

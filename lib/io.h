@@ -92,6 +92,12 @@ int llm_write_file(const char *path, const void *data, size_t n);
  */
 void llm_tmpfiles_unlink(void);
 
+/* pread/pwrite of exactly n bytes at off, retried on EINTR and short transfers; LLM_EIO
+ * naming what (e.g. "temporary sort file") with the system's reason, or "short" at the end
+ * of the file. */
+int llm_pread_all(int fd, void *p, size_t n, uint64_t off, const char *what);
+int llm_pwrite_all(int fd, const void *p, size_t n, uint64_t off, const char *what);
+
 /* An anonymous temporary file in dir (NULL or "": $TMPDIR, else /tmp), unlinked at once so
  * that nothing is left behind; the descriptor, or LLM_EIO naming the directory. */
 int llm_tmpfd(const char *dir);
