@@ -21,7 +21,7 @@ TOX_OPTS       := --threshold 0.85
 # Keep one tokenizer for every run of a model family (training a new one each month would
 # change the ids); set TOKENIZER and leave TOKENIZER_OPTS for the first run only.
 TOKENIZER      := /data/tokenizers/web-zh-en-64k.json
-TOKENIZER_OPTS := --vocab-size 65536
+TOKENIZER_OPTS := --vocab-size 65536 --memory 64G --tmpdir /data/tmp
 TOKENIZE_OPTS  := --eos --threads 8
 NOISE_OPTS     := --docs 0.05 --mask 0.03 --mask-id 3 --swap 0.15
 SHARD_OPTS     := --val-fraction 0.005 --shard-size 1G --truncate-quantile 0.995
