@@ -12,6 +12,8 @@
 #
 # Build probes (each prints what it found; override on the command line):
 #   CUDA=auto|0|1        compile kernels/ with nvcc; 1 fails when nvcc is missing
+#   CUDA_ARCH=auto|80,90 GPU compute capabilities to build for; auto: those nvidia-smi
+#                        lists, else 90 (H100/H200); 80,90 also runs on A100
 #   BLAS=auto|0|1        OpenBLAS for matrix products; 0 uses the portable loops in lib/
 #   MPI=auto|0|1         MPI data parallelism in llm-train (Open MPI opened at run time)
 #
@@ -23,6 +25,7 @@
 VERSION  := 0.1.0
 PREFIX   ?= /usr/local
 CUDA     ?= auto
+CUDA_ARCH ?= auto
 BLAS     ?= auto
 MPI      ?= auto
 SAN      ?= 0
@@ -60,7 +63,7 @@ endif
 $(shell mkdir -p build && echo '$(SAN)' | cmp -s - build/bin-flavour || echo '$(SAN)' > build/bin-flavour)
 
 # Probes run once per configuration; their results land in $(B)/config.mk.
-PROBE_VARS := CC=$(CC) NVCC=$(NVCC) CUDA=$(CUDA) BLAS=$(BLAS) MPI=$(MPI)
+PROBE_VARS := CC=$(CC) NVCC=$(NVCC) CUDA=$(CUDA) CUDA_ARCH=$(CUDA_ARCH) BLAS=$(BLAS) MPI=$(MPI)
 $(shell mkdir -p $(B) && echo '$(PROBE_VARS)' | cmp -s - $(B)/config.vars || echo '$(PROBE_VARS)' > $(B)/config.vars)
 $(B)/config.mk: $(B)/config.vars mk/probe.sh
 	@$(PROBE_VARS) sh mk/probe.sh $(B) > $@.tmp && mv $@.tmp $@

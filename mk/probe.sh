@@ -85,10 +85,26 @@ case $CUDA in
 	if [ -n "$NVCC" ] && [ -x "$NVCC" ]; then
 		cudadir=$(dirname "$(dirname "$NVCC")")
 		printf '__global__ void k(float*x){x[threadIdx.x]=1;}\nint main(){return 0;}\n' > "$t.cu"
-		if "$NVCC" -c "$t.cu" -o "$t.o" >/dev/null 2>&1; then
-			say "CUDA: $("$NVCC" --version | tail -n 1) ($NVCC)"
+		# Machine code for each architecture asked for (auto: the GPUs present, else 90),
+		# and the newest one's PTX too, so that later GPUs compile it when they load it.
+		arch=$(echo "${CUDA_ARCH:-auto}" | tr ',' ' ')
+		if [ "$arch" = auto ]; then
+			arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
+			       tr -d '. ' | sort -u | tr '\n' ' ')
+			[ -n "$arch" ] || arch=90
+		fi
+		gen= top=0
+		for a in $arch; do
+			case $a in ''|*[!0-9]*) fail "CUDA_ARCH: '$a' is not a compute capability such as 80 or 90" ;; esac
+			gen="$gen -gencode arch=compute_$a,code=sm_$a"
+			[ "$a" -gt "$top" ] && top=$a
+		done
+		gen="$gen -gencode arch=compute_$top,code=compute_$top"
+		# shellcheck disable=SC2086
+		if "$NVCC" $gen -c "$t.cu" -o "$t.o" >/dev/null 2>&1; then
+			say "CUDA: $("$NVCC" --version | tail -n 1) ($NVCC), code for sm_$(echo $arch | sed 's/ /, sm_/g')"
 			echo "HAVE_CUDA := 1"
-			echo "NVCCFLAGS := -O2 -std=c++17 -arch=sm_90 -DLLM_HAVE_CUDA=1"
+			echo "NVCCFLAGS := -O2 -std=c++17$gen -DLLM_HAVE_CUDA=1"
 			# -isystem: the toolkit's headers (nccl.h) are not warning-free under -Wstrict-prototypes.
 			echo "PROBE_CPPFLAGS += -DLLM_HAVE_CUDA=1 -isystem $cudadir/include"
 			# NCCL (multi-GPU data parallel): only its header at build time; lib/cudamodel.c
@@ -103,7 +119,7 @@ int main(void){ncclUniqueId u;(void)u;return ncclSuccess;}' -isystem "$cudadir/i
 			# The runtime linked statically: a GPU machine needs the driver and cuBLASLt only.
 			echo "PROBE_CUDA_LDLIBS := -L$cudadir/lib64 -lcublasLt -lcudart_static -lrt -ldl -lpthread -lstdc++"
 		else
-			fail "nvcc at $NVCC cannot compile a trivial kernel"
+			fail "nvcc at $NVCC cannot compile a trivial kernel for sm_$(echo $arch | sed 's/ /, sm_/g')"
 		fi
 	else
 		[ "$CUDA" = 1 ] && fail "CUDA=1 but nvcc was not found (set NVCC=/path/to/nvcc)"

@@ -2,7 +2,7 @@
 test_description='build probes, make deps, make install'
 . "$(dirname "$0")/../lib.sh"
 
-probe() { CC=${CC:-cc} NVCC=${NVCC-} CUDA=${CUDA:-auto} BLAS=${BLAS:-auto} MPI=${MPI:-auto} sh "$TOP/mk/probe.sh" . ; }
+probe() { CC=${CC:-cc} NVCC=${NVCC-} CUDA=${CUDA:-auto} CUDA_ARCH=${CUDA_ARCH:-auto} BLAS=${BLAS:-auto} MPI=${MPI:-auto} sh "$TOP/mk/probe.sh" . ; }
 
 test_expect_success 'CUDA=1 without nvcc fails loudly' '
 	test_must_fail env NVCC=/nonexistent/nvcc CUDA=1 sh -c "CC=cc BLAS=0 MPI=0 sh $TOP/mk/probe.sh ." >out 2>err &&
@@ -35,6 +35,16 @@ test_expect_success 'nvcc present: the probe finds it and the kernels compiled' 
 	if test -n "$nvcc"; then
 		NVCC=$nvcc CUDA=auto BLAS=0 MPI=0 probe >out 2>err && test_grep "HAVE_CUDA := 1" out &&
 		{ test -z "$(ls $TOP/kernels/*.cu 2>/dev/null)" || test -f "$TOP/$B/libllmcuda.a"; }
+	fi
+'
+
+test_expect_success 'CUDA_ARCH: code for each architecture asked, a bad value fails loudly' '
+	nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null);
+	if test -n "$nvcc"; then
+		NVCC=$nvcc CUDA=auto CUDA_ARCH=80,90 BLAS=0 MPI=0 probe >out 2>err &&
+		test_grep "arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90" out &&
+		test_must_fail env NVCC=$nvcc CUDA=auto CUDA_ARCH=9x sh -c "CC=cc BLAS=0 MPI=0 sh $TOP/mk/probe.sh ." >out 2>err &&
+		test_grep "CUDA_ARCH: .9x. is not a compute capability" err
 	fi
 '
 
