@@ -4,8 +4,9 @@
  * The writer produces the file in one sequential pass: a zeroed header, the tokens section
  * streamed from the 4 MiB buffer, then at close the per-document arrays from memory and the
  * inputs and metadata copied from their spools, each section hashed as its bytes go out;
- * finally the header is written at offset 0. Sequential writes keep the file system's
- * write-behind effective, which is what lets shard writing run near the speed of cat.
+ * finally the header is written at offset 0. The disk writes the file while it is being
+ * produced (writeback_behind), so the fsync before it is named waits for little more than
+ * the last chunk.
  */
 #include "shard.h"
 
@@ -94,6 +95,9 @@ typedef struct {
 	size_t len, cap;
 	uint64_t pos;    /* file offset of buf[0] */
 	llm_hasher *h;
+	int durable;     /* fsynced at the end: start writeback early (writeback_behind) */
+	uint64_t queued; /* writeback started for [0, queued) */
+	uint64_t waited; /* [0, waited) is on disk, or was when we waited for it */
 } obuf;
 
 /* A file written under a temporary identity and given its name only when complete. */
@@ -136,6 +140,40 @@ static int write_all(int fd, const void *p, size_t n, const char *name)
 	return LLM_OK;
 }
 
+/*
+ * A file that is fsynced before it is named would otherwise reach the disk only at that
+ * fsync: with the default dirty limits a whole 1 GiB shard sits in the page cache, and the
+ * fsync then waits for all of it (1.6 s of a 3.3 s run on the benchmark). Starting the
+ * writeback of each WB_CHUNK as soon as it is written lets the disk work while the next
+ * chunks are prepared, so the final fsync finds little left; waiting for the chunk WB_AHEAD
+ * behind keeps the dirty pages of one file bounded instead of crowding the page cache. The
+ * waits cost nothing while the disk keeps up, and when it does not, the disk is the limit
+ * anyway. (Linux; elsewhere the fsync at the end does all of it.)
+ */
+#define WB_CHUNK ((uint64_t)8 << 20)
+#define WB_AHEAD ((uint64_t)8 * WB_CHUNK)
+
+static void writeback_behind(obuf *o)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	if (o->pos - o->queued < WB_CHUNK)
+		return;
+	uint64_t end = o->pos / WB_CHUNK * WB_CHUNK;
+	/* best effort: the fsync at the end reports any error */
+	sync_file_range(o->fd, (off_t)o->queued, (off_t)(end - o->queued), SYNC_FILE_RANGE_WRITE);
+	o->queued = end;
+	if (end - o->waited > WB_AHEAD) {
+		uint64_t to = end - WB_AHEAD;
+		sync_file_range(o->fd, (off_t)o->waited, (off_t)(to - o->waited),
+		                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+		                SYNC_FILE_RANGE_WAIT_AFTER);
+		o->waited = to;
+	}
+#else
+	(void)o;
+#endif
+}
+
 static int obuf_flush(obuf *o, const char *name)
 {
 	if (!o->len)
@@ -145,6 +183,8 @@ static int obuf_flush(obuf *o, const char *name)
 	int st = write_all(o->fd, o->buf, o->len, name);
 	o->pos += o->len;
 	o->len = 0;
+	if (o->durable && st == LLM_OK)
+		writeback_behind(o);
 	return st;
 }
 
@@ -198,6 +238,8 @@ static void obuf_init(obuf *o, int fd, size_t cap)
 	o->len = 0;
 	o->pos = 0;
 	o->h = NULL;
+	o->durable = 0;
+	o->queued = o->waited = 0;
 }
 
 static void obuf_release(obuf *o)
@@ -501,6 +543,7 @@ static int afile_open(afile *f, const char *path)
 		return LLM_EIO;
 	f->path = llm_strdup(path);
 	obuf_init(&f->out, fd, WBUF_SIZE);
+	f->out.durable = 1;
 	return LLM_OK;
 }
 

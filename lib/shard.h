@@ -125,7 +125,8 @@ const char *llm_shard_domain(const llm_shard *s, size_t id); /* NUL-terminated *
  * path by llm_shard_writer_close; a killed process leaves nothing under path (and, where the
  * file system has O_TMPFILE, nothing at all). Memory: a 4 MiB write buffer plus 24 bytes per
  * document and the domain names; noised inputs and metadata are spooled to temporary files
- * and copied in at close.
+ * and copied in at close. The file's writeback starts as it is written (about 64 MiB
+ * at most wait in the page cache), so the fsync at close waits for little more than the last part.
  */
 typedef struct llm_shard_writer llm_shard_writer;
 
