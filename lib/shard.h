@@ -123,7 +123,7 @@ const char *llm_shard_domain(const llm_shard *s, size_t id); /* NUL-terminated *
 /*
  * Writer. One shard file, written to a temporary file in the same directory and renamed to
  * path by llm_shard_writer_close; a killed process leaves nothing under path (and, where the
- * file system has O_TMPFILE, nothing at all). Memory: a 4 MiB write buffer plus 24 bytes per
+ * file system has O_TMPFILE, nothing at all). Memory: a 1 MiB write buffer plus 24 bytes per
  * document and the domain names; noised inputs and metadata are spooled to temporary files
  * and copied in at close. The file's writeback starts as it is written (about 64 MiB
  * at most wait in the page cache), so the fsync at close waits for little more than the last part.
@@ -179,7 +179,7 @@ void llm_shard_writer_abort(llm_shard_writer *w);
  *       > 65536; fewer than 2^31 tokens per file.
  *   LLM_EXPORT_RAW       PATH: the tokens back to back, uint16 (nanoGPT's train.bin) or
  *       uint32 when vocab size > 65536.
- * Memory: the 4 MiB write buffer; Megatron's lengths are spooled (4 bytes per document).
+ * Memory: the 1 MiB write buffer; Megatron's lengths are spooled (4 bytes per document).
  */
 enum { LLM_EXPORT_MEGATRON, LLM_EXPORT_LLMC, LLM_EXPORT_RAW };
 #define LLM_EXPORT_LLMC_MAX_TOKENS (((uint64_t)1 << 31) - 1)
