@@ -3,10 +3,10 @@
  *
  * The writer produces the file in one sequential pass: a zeroed header, the tokens section
  * streamed from the 1 MiB buffer, then at close the per-document arrays from memory and the
- * inputs and metadata copied from their spools, each section hashed as its bytes go out;
- * finally the header is written at offset 0. The disk writes the file while it is being
- * produced (writeback_behind), so the fsync before it is named waits for little more than
- * the last chunk.
+ * inputs and metadata from their spools (hashed as they were spooled, copied in by the
+ * kernel), each section hashed as its bytes go out; finally the header is written at offset
+ * 0. The disk writes the file while it is being produced (writeback_behind), so the fsync
+ * before it is named waits for little more than the last chunk.
  */
 #include "shard.h"
 
@@ -318,10 +318,12 @@ int llm_shard_writer_open(llm_shard_writer **out, const char *path, const llm_sh
 	if ((fd = tmp_open(dir, base, &spool, 0)) < 0)
 		goto fail;
 	obuf_init(&w->meta, fd, (size_t)1 << 16);
+	w->meta.h = llm_hasher_new(0);
 	if (p->noised) {
 		if ((fd = tmp_open(dir, base, &spool, 0)) < 0)
 			goto fail;
 		obuf_init(&w->inputs, fd, WBUF_SIZE);
+		w->inputs.h = llm_hasher_new(0);
 	}
 	/* The header is written last; keep its place with zeros. */
 	static const unsigned char zero[LLM_SHARD_HEADER_SIZE];
@@ -465,28 +467,59 @@ static int end_section(llm_shard_writer *w, llm_shard_info *in, int kind, uint64
 	return st;
 }
 
-/* Append a spool's content to the output. */
+/*
+ * Append a spool's content to the output as the next section's bytes. The spool hashed them
+ * as they were added, so its hasher becomes the section's; the bytes themselves are copied
+ * inside the kernel (copy_file_range: no round trip through this process, and a reflink
+ * where the file system shares blocks), with read and write as the fallback.
+ */
 static int copy_spool(llm_shard_writer *w, obuf *sp)
 {
+	obuf *o = &w->f.out;
 	int st = obuf_flush(sp, w->path);
+	if (st == LLM_OK)
+		st = obuf_flush(o, w->path);
 	if (st != LLM_OK)
 		return st;
-	uint64_t off = 0;
-	while (off < sp->pos) {
-		if (w->f.out.len == w->f.out.cap && (st = obuf_flush(&w->f.out, w->path)) != LLM_OK)
-			return st;
-		size_t want = w->f.out.cap - w->f.out.len;
-		if (want > sp->pos - off)
-			want = (size_t)(sp->pos - off);
-		ssize_t k = pread(sp->fd, w->f.out.buf + w->f.out.len, want, (off_t)off);
+	llm_hasher_free(o->h);
+	o->h = sp->h;
+	sp->h = NULL;
+	off_t in_off = 0, out_off = (off_t)o->pos;
+#ifdef __linux__
+	int in_kernel = 1;
+#endif
+	while ((uint64_t)in_off < sp->pos) {
+		size_t want = (size_t)(sp->pos - (uint64_t)in_off);
+		ssize_t k;
+#ifdef __linux__
+		if (in_kernel) {
+			k = copy_file_range(sp->fd, &in_off, o->fd, &out_off, want, 0);
+			if (k > 0 || (k < 0 && errno == EINTR))
+				continue;
+			in_kernel = 0; /* not supported here (or an error the plain path will report) */
+		}
+#endif
+		if (want > o->cap)
+			want = o->cap;
+		k = pread(sp->fd, o->buf, want, in_off);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			return llm_fail(LLM_EIO, "%s: reading back a spool: %s", w->path,
 			                k < 0 ? strerror(errno) : "short file");
-		w->f.out.len += (size_t)k;
-		off += (uint64_t)k;
+		ssize_t put;
+		do
+			put = pwrite(o->fd, o->buf, (size_t)k, out_off);
+		while (put < 0 && errno == EINTR);
+		if (put < 0)
+			return llm_fail(LLM_EIO, "%s: %s", w->path, strerror(errno));
+		in_off += put;
+		out_off += put;
 	}
+	o->pos = (uint64_t)out_off;
+	if (lseek(o->fd, out_off, SEEK_SET) < 0)
+		return llm_fail(LLM_EIO, "%s: %s", w->path, strerror(errno));
+	writeback_behind(o);
 	return LLM_OK;
 }
 
