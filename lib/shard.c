@@ -734,18 +734,22 @@ int llm_export_open(llm_export **out, int format, const char *path, uint32_t voc
 	return LLM_OK;
 }
 
-int llm_export_add(llm_export *e, const uint32_t *t, size_t n)
+/* The limits of a document of n tokens, before anything of it is written. */
+static int export_check(const llm_export *e, size_t n)
 {
-	if (n && llm_tok_max(t, n) >= e->vocab)
-		return llm_fail(LLM_EINVAL, "%s: a token is not below vocab size %u", e->bin.path,
-		                e->vocab);
 	if (e->format == LLM_EXPORT_LLMC && e->tokens + n > LLM_EXPORT_LLMC_MAX_TOKENS)
 		return llm_fail(LLM_EINVAL, "%s: llm.c files hold fewer than 2^31 tokens", e->bin.path);
 	if (e->format == LLM_EXPORT_MEGATRON && n > INT32_MAX)
 		return llm_fail(LLM_EINVAL, "%s: document of %zu tokens is too long for Megatron",
 		                e->bin.path, n);
-	int st = obuf_put_tokens(&e->bin.out, t, n, e->width, e->bin.path);
-	if (st == LLM_OK && e->format == LLM_EXPORT_MEGATRON) {
+	return LLM_OK;
+}
+
+/* Count a document of n tokens whose tokens are written. */
+static int export_done(llm_export *e, size_t n)
+{
+	int st = LLM_OK;
+	if (e->format == LLM_EXPORT_MEGATRON) {
 		int32_t len = (int32_t)n;
 		st = obuf_put(&e->lens, &len, 4, e->bin.path);
 	}
@@ -754,6 +758,50 @@ int llm_export_add(llm_export *e, const uint32_t *t, size_t n)
 		e->docs++;
 	}
 	return st;
+}
+
+static int export_bad_token(const llm_export *e)
+{
+	return llm_fail(LLM_EINVAL, "%s: a token is not below vocab size %u", e->bin.path, e->vocab);
+}
+
+int llm_export_add(llm_export *e, const uint32_t *t, size_t n)
+{
+	if (n && llm_tok_max(t, n) >= e->vocab)
+		return export_bad_token(e);
+	int st = export_check(e, n);
+	if (st == LLM_OK)
+		st = obuf_put_tokens(&e->bin.out, t, n, e->width, e->bin.path);
+	return st == LLM_OK ? export_done(e, n) : st;
+}
+
+int llm_export_add_raw(llm_export *e, const void *raw, uint32_t width, size_t n, uint32_t eos)
+{
+	if ((width != 2 && width != 4) || width > e->width)
+		return llm_fail(LLM_EINVAL, "%s: %u-byte tokens do not fit a %u-byte export", e->bin.path,
+		                width, e->width);
+	size_t m = n + (eos != LLM_SHARD_NO_EOS);
+	if ((n && (width == 2 ? llm_tok_max16(raw, n) : llm_tok_max(raw, n)) >= e->vocab) ||
+	    (eos != LLM_SHARD_NO_EOS && eos >= e->vocab))
+		return export_bad_token(e);
+	int st = export_check(e, m);
+	if (st != LLM_OK)
+		return st;
+	obuf *o = &e->bin.out;
+	if (width == e->width) {
+		st = obuf_put(o, raw, n * width, e->bin.path);
+	} else { /* 2 to 4: Megatron's int32 for vocabularies of 65500 to 65536 */
+		const unsigned char *p = raw;
+		uint32_t wide[1024];
+		for (size_t i = 0; i < n && st == LLM_OK; i += 1024) {
+			size_t k = n - i < 1024 ? n - i : 1024;
+			llm_tok_widen16(p + 2 * i, wide, k);
+			st = obuf_put(o, wide, 4 * k, e->bin.path);
+		}
+	}
+	if (st == LLM_OK && eos != LLM_SHARD_NO_EOS)
+		st = obuf_put_tokens(o, &eos, 1, e->width, e->bin.path);
+	return st == LLM_OK ? export_done(e, m) : st;
 }
 
 uint64_t llm_export_tokens(const llm_export *e) { return e->tokens; }

@@ -189,6 +189,11 @@ int llm_export_open(llm_export **e, int format, const char *path, uint32_t vocab
 /* Append one document (tokens < vocab size, else LLM_EINVAL). LLMC: LLM_EINVAL past
  * LLM_EXPORT_LLMC_MAX_TOKENS. */
 int llm_export_add(llm_export *e, const uint32_t *tokens, size_t n);
+/* The same for n tokens as a token stream stores them (width 2: little-endian u16 at any
+ * alignment; 4: u32, 4-byte aligned; not wider than the export's tokens), followed by eos
+ * unless it is LLM_SHARD_NO_EOS: one document of n + 1 tokens. Tokens that already have the
+ * export's width are copied without conversion. */
+int llm_export_add_raw(llm_export *e, const void *raw, uint32_t width, size_t n, uint32_t eos);
 uint64_t llm_export_tokens(const llm_export *e);
 /* Bytes of token data written so far (for rotation). */
 uint64_t llm_export_bytes(const llm_export *e);

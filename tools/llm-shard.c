@@ -108,8 +108,6 @@ struct shard_run {
 	sink sinks[LLM_NSPLITS];
 	llm_manifest m;
 	llm_run *run;
-	uint32_t *doc;           /* a document plus its EOS, for exports */
-	size_t doc_cap;
 	llm_json_rec rec;
 	llm_buf id, dom;
 	int warned_inputs;
@@ -343,6 +341,17 @@ static int sink_ready(struct shard_run *r, sink *s, size_t ntok, size_t meta_len
 	return 0;
 }
 
+/* Token n - 1 of a record, from its stored bytes. */
+static uint32_t last_token(const llm_tok_header *h, const llm_tok_rec *t, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)t->raw_tokens + (n - 1) * h->width;
+	uint32_t v = 0;
+	memcpy(&v, p, h->width); /* little-endian host (tokstream.c checks) */
+	return v;
+}
+
+/* Tokens go to shards and exports as the stream stores them: the reader does not widen them
+ * (shard_one) and nothing here copies them. */
 static int add_doc(struct shard_run *r, const llm_tok_rec *t, const meta_fields *f, size_t n,
                    int split, int truncated)
 {
@@ -351,39 +360,21 @@ static int add_doc(struct shard_run *r, const llm_tok_rec *t, const meta_fields 
 		return 1;
 	int st;
 	if (s->w) {
-		/* tokens as stored: the reader skipped widening them (shard_one) */
 		llm_shard_doc_in d = { .n = n, .domain = f->domain, .weight = f->weight,
 			               .flags = truncated ? LLM_SHARD_DOC_TRUNCATED : 0,
 			               .meta = t->meta, .meta_len = t->meta_len,
 			               .raw_tokens = t->raw_tokens, .raw_inputs = t->raw_inputs };
 		st = llm_shard_writer_add(s->w, &d);
 	} else {
-		if (t->inputs && !r->warned_inputs++)
+		if (t->raw_inputs && !r->warned_inputs++)
 			llm_warn("noised inputs are not exported: %s holds one sequence per document",
 			         r->format == LLM_EXPORT_MEGATRON ? "megatron" : r->format == LLM_EXPORT_LLMC ? "llmc" : "raw");
-		if (r->doc_cap < n + 1) {
-			free(r->doc);
-			r->doc_cap = n + 1;
-			r->doc = llm_malloc(r->doc_cap * sizeof *r->doc);
-		}
-		memcpy(r->doc, t->tokens, n * sizeof *r->doc);
-		size_t m = n;
-		if (r->eos != LLM_SHARD_NO_EOS && (n == 0 || t->tokens[n - 1] != r->eos))
-			r->doc[m++] = r->eos;
-		st = llm_export_add(s->e, r->doc, m);
+		int eos = r->eos != LLM_SHARD_NO_EOS && (n == 0 || last_token(&r->h, t, n) != r->eos);
+		st = llm_export_add_raw(s->e, t->raw_tokens, r->h.width, n, eos ? r->eos : LLM_SHARD_NO_EOS);
 	}
 	if (st != LLM_OK)
 		die("%s", llm_last_error());
 	return 0;
-}
-
-/* Token n - 1 of a record, from its stored bytes. */
-static uint32_t last_token(const llm_tok_header *h, const llm_tok_rec *t, size_t n)
-{
-	const unsigned char *p = (const unsigned char *)t->raw_tokens + (n - 1) * h->width;
-	uint32_t v = 0;
-	memcpy(&v, p, h->width); /* little-endian host (tokstream.c checks) */
-	return v;
 }
 
 static int shard_one(struct shard_run *r, const char *path, const char *name)
@@ -397,8 +388,7 @@ static int shard_one(struct shard_run *r, const char *path, const char *name)
 		llm_tokreader_free(tr);
 		return 1;
 	}
-	/* Shards store tokens at the stream's width: no need to widen them on the way. */
-	llm_tokreader_set_widen(tr, r->format != FMT_SHARDS);
+	llm_tokreader_set_widen(tr, 0); /* see add_doc */
 	llm_run_begin_input(r->run, name, llm_tokreader_size(tr));
 	llm_tok_rec t;
 	meta_fields f;
@@ -780,7 +770,6 @@ int main(int argc, char **argv)
 	free(r.doms);
 	free(spooled);
 	free(inputs);
-	free(r.doc);
 	llm_manifest_release(&r.m);
 	llm_json_rec_release(&r.rec);
 	llm_buf_release(&r.id);

@@ -409,6 +409,74 @@ static void test_exports(void)
 	CHECK_EQ_INT(dir_entries(), 0);
 }
 
+/* Files written from tokens as a stream stores them (llm_export_add_raw, the EOS passed
+ * apart) equal those written from uint32_t tokens with the EOS appended, in every format,
+ * including Megatron's int32 for a 2-byte stream of vocab 65500..65536. */
+static void test_exports_raw(void)
+{
+	static const struct { int format; uint32_t vocab; } cases[] = {
+		{ LLM_EXPORT_MEGATRON, 50257 }, { LLM_EXPORT_MEGATRON, 65520 },
+		{ LLM_EXPORT_MEGATRON, 100000 }, { LLM_EXPORT_LLMC, 50257 }, { LLM_EXPORT_LLMC, 200000 },
+		{ LLM_EXPORT_RAW, 65536 }, { LLM_EXPORT_RAW, 70000 },
+	};
+	llm_rng g;
+	llm_rng_seed(&g, 8);
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		uint32_t vocab = cases[c].vocab, width = vocab <= 65536 ? 2 : 4, eos = vocab - 1;
+		char pa[300], pb[300];
+		snprintf(pa, sizeof pa, "%s", tmp_path("xa"));
+		snprintf(pb, sizeof pb, "%s", tmp_path("xb"));
+		llm_export *a, *b;
+		CHECK_EQ_INT(llm_export_open(&a, cases[c].format, pa, vocab), LLM_OK);
+		CHECK_EQ_INT(llm_export_open(&b, cases[c].format, pb, vocab), LLM_OK);
+		if (!a || !b)
+			return;
+		uint32_t t[1200], raw32[1200];
+		unsigned char raw16[2400];
+		for (int d = 0; d < 40; d++) {
+			size_t n = (size_t)llm_rng_below(&g, 1100);
+			for (size_t i = 0; i < n; i++)
+				t[i] = (uint32_t)llm_rng_below(&g, vocab);
+			int add_eos = d % 3 != 0;
+			memcpy(raw32, t, n * 4);
+			llm_tok_narrow16(t, raw16, width == 2 ? n : 0);
+			if (add_eos)
+				t[n] = eos;
+			CHECK_EQ_INT(llm_export_add(a, t, n + (size_t)add_eos), LLM_OK);
+			CHECK_EQ_INT(llm_export_add_raw(b, width == 2 ? (void *)raw16 : (void *)raw32, width, n,
+			                                add_eos ? eos : LLM_SHARD_NO_EOS), LLM_OK);
+		}
+		uint32_t big = vocab;
+		CHECK_EQ_INT(llm_export_add_raw(b, &big, 4, 1, LLM_SHARD_NO_EOS), LLM_EINVAL);
+		CHECK_EQ_INT(llm_export_add_raw(b, raw32, width, 0, vocab), LLM_EINVAL);
+		CHECK_EQ_U64(llm_export_tokens(a), llm_export_tokens(b));
+		CHECK_EQ_INT(llm_export_close(a), LLM_OK);
+		CHECK_EQ_INT(llm_export_close(b), LLM_OK);
+		const char *ext[2] = { ".bin", ".idx" };
+		for (int k = 0; k < (cases[c].format == LLM_EXPORT_MEGATRON ? 2 : 1); k++) {
+			char fa[320], fb[320];
+			const char *x = cases[c].format == LLM_EXPORT_MEGATRON ? ext[k] : "";
+			snprintf(fa, sizeof fa, "%s%s", pa, x);
+			snprintf(fb, sizeof fb, "%s%s", pb, x);
+			size_t na = 0, nb = 0;
+			unsigned char *ba = slurp(fa, &na), *bb = slurp(fb, &nb);
+			CHECK(ba && bb && na > 0);
+			CHECK_MEM(ba, na, bb, nb);
+			free(ba);
+			free(bb);
+			unlink(fa);
+			unlink(fb);
+		}
+	}
+	/* 4-byte tokens do not narrow into a 2-byte export */
+	llm_export *e;
+	CHECK_EQ_INT(llm_export_open(&e, LLM_EXPORT_RAW, tmp_path("xc"), 50257), LLM_OK);
+	uint32_t one = 1;
+	CHECK_EQ_INT(llm_export_add_raw(e, &one, 4, 1, LLM_SHARD_NO_EOS), LLM_EINVAL);
+	llm_export_abort(e);
+	CHECK_EQ_INT(dir_entries(), 0);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test_shard.XXXXXX");
@@ -418,6 +486,7 @@ int main(void)
 	RUN(test_empty);
 	RUN(test_corruption);
 	RUN(test_abort);
+	RUN(test_exports_raw);
 	RUN(test_manifest);
 	RUN(test_exports);
 	rmdir(dir);
