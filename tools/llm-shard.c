@@ -394,7 +394,7 @@ static int shard_one(struct shard_run *r, const char *path, const char *name)
 	meta_fields f;
 	int st, failed = 0;
 	while (!failed && (st = llm_tokreader_next(tr, &t)) == LLM_OK) {
-		size_t bytes = 8 + t.meta_len + t.n * r->h.width * (t.inputs ? 2 : 1);
+		size_t bytes = 8 + t.meta_len + t.n * r->h.width * (t.raw_inputs ? 2 : 1);
 		parse_meta(r, &t, &f);
 		int dom = llm_run_in(r->run, bytes, f.domain, strlen(f.domain));
 		uint64_t key = f.id ? llm_hash64(f.id, f.id_len, r->seed)

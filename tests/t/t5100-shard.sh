@@ -236,6 +236,18 @@ test_expect_success PYTHON 'records in = out, per-domain counts in --stats and t
 	EOF
 '
 
+test_expect_success PYTHON 'bytes in --stats are the records as stored, noised inputs included' '
+	llm-shard -o sb --stats plain.json corpus.tok &&
+	llm-shard -o sn --stats noised.json noised.tok &&
+	llm-shard -o sm --format megatron --stats mg.json noised.tok 2>/dev/null &&
+	python3 - <<-\EOF
+	import json, os
+	for stats, tok in (("plain.json", "corpus.tok"), ("noised.json", "noised.tok"), ("mg.json", "noised.tok")):
+	    s = json.load(open(stats))
+	    assert s["bytes_in"] == s["bytes_out"] == os.path.getsize(tok) - 32, (stats, s["bytes_in"])
+	EOF
+'
+
 test_expect_success 'usage errors (exit 2)' '
 	test_must_fail --code=2 llm-shard </dev/null 2>err && grep "\-o DIR is required" err &&
 	test_must_fail --code=2 llm-shard -o x --format parquet </dev/null &&
