@@ -221,6 +221,17 @@ uint64_t llm_noise_doc_key(const char *id, size_t id_len, const uint32_t *labels
 	return id ? llm_hash64(id, id_len, 1) : llm_hash64(labels, n * sizeof *labels, 2);
 }
 
+int llm_noise_select(const llm_noise_opts *o, uint64_t key, size_t n, llm_noise_counts *k)
+{
+	llm_rng r;
+	llm_rng_seed2(&r, o->seed, key);
+	if (llm_rng_uniform(&r) < o->docs) /* the draw llm_noise_apply starts with */
+		return 1;
+	k->docs++;
+	k->tokens += n;
+	return 0;
+}
+
 int llm_noise_apply(const llm_noise_opts *o, uint64_t key, const uint32_t *labels,
                     uint32_t *inputs, size_t n, llm_noise_counts *k)
 {

@@ -74,6 +74,15 @@ void llm_noise_opts_init(llm_noise_opts *o);
 uint64_t llm_noise_doc_key(const char *id, size_t id_len, const uint32_t *labels, size_t n);
 
 /*
+ * Whether llm_noise_apply would noise the document of this key: its first draw, with no
+ * tokens needed. When it would not (0), the document is counted as a clean one of n tokens
+ * and needs no llm_noise_apply: its inputs are its labels, or the inputs it has. When it
+ * would (1), nothing is counted: call llm_noise_apply. This lets a caller pass the clean
+ * documents, the large majority, through as they are stored.
+ */
+int llm_noise_select(const llm_noise_opts *o, uint64_t key, size_t n, llm_noise_counts *counts);
+
+/*
  * Noise one document. labels: n tokens (read only); inputs: n tokens, holding the inputs to
  * start from (a copy of labels for a clean document), modified in place. Returns 1 when the
  * document was selected for noise, 0 otherwise (inputs unchanged). counts are added to.

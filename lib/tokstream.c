@@ -533,6 +533,34 @@ int llm_tokwriter_write(llm_tokwriter *tw, const char *meta, size_t meta_len,
 	return tw->buf.len >= TOKWRITER_FLUSH ? tokwriter_flush(tw) : LLM_OK;
 }
 
+int llm_tokwriter_write_raw(llm_tokwriter *tw, const char *meta, size_t meta_len,
+                            const void *raw_tokens, const void *raw_inputs, size_t n)
+{
+	const llm_tok_header *h = &tw->h;
+	int noised = !!(h->flags & LLM_TOK_NOISED);
+	if (n > LLM_TOK_MAX_TOKENS || n > UINT32_MAX)
+		return llm_fail(LLM_EINVAL, "record of %zu tokens is over the limit", n);
+	if (meta_len > LLM_TOK_MAX_META)
+		return llm_fail(LLM_EINVAL, "metadata of %zu bytes is over the limit", meta_len);
+	if (noised && !raw_inputs && n)
+		return llm_fail(LLM_EINVAL, "noised stream record without inputs");
+	for (int k = 0; k <= noised && n; k++) {
+		const void *t = k ? raw_inputs : raw_tokens;
+		if ((h->width == 2 ? llm_tok_max16(t, n) : llm_tok_max(t, n)) >= h->vocab_size)
+			return llm_fail(LLM_EINVAL, "a token is not below vocab size %u", h->vocab_size);
+	}
+	unsigned char pre[8];
+	put32(pre, (uint32_t)n);
+	put32(pre + 4, (uint32_t)meta_len);
+	llm_buf_add(&tw->buf, pre, 8);
+	llm_buf_add(&tw->buf, meta, meta_len);
+	llm_buf_add(&tw->buf, raw_tokens, n * h->width);
+	if (noised)
+		llm_buf_add(&tw->buf, raw_inputs, n * h->width);
+	tw->records++;
+	return tw->buf.len >= TOKWRITER_FLUSH ? tokwriter_flush(tw) : LLM_OK;
+}
+
 int llm_tokwriter_close(llm_tokwriter *tw)
 {
 	int st = tokwriter_flush(tw);

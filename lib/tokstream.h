@@ -134,6 +134,10 @@ int llm_tokwriter_open(llm_tokwriter **w, const char *path, const llm_tok_header
 /* Append a record (see llm_tok_record_encode for the arguments and LLM_EINVAL). */
 int llm_tokwriter_write(llm_tokwriter *w, const char *meta, size_t meta_len,
                         const uint32_t *tokens, const uint32_t *inputs, size_t n);
+/* The same with tokens as a reader's raw_tokens / raw_inputs hold them: n tokens each at the
+ * stream's width (2: any alignment; 4: 4-byte aligned), copied without conversion. */
+int llm_tokwriter_write_raw(llm_tokwriter *w, const char *meta, size_t meta_len,
+                            const void *raw_tokens, const void *raw_inputs, size_t n);
 /* Flush and close (rename into place for files). Frees w. */
 int llm_tokwriter_close(llm_tokwriter *w);
 /* Discard the output (remove the temporary file). Frees w. */

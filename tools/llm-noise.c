@@ -62,7 +62,7 @@ struct state {
 	const char *output;
 	llm_run *run;
 	llm_noise_counts k;
-	uint32_t *inputs;
+	uint32_t *labels, *inputs; /* a noised document's tokens as uint32_t */
 	size_t cap;
 	uint64_t bad_meta;
 	llm_json_rec rec;
@@ -118,11 +118,12 @@ static int noise_one(struct state *s, const char *path)
 		llm_tokreader_free(r);
 		return 1;
 	}
+	llm_tokreader_set_widen(r, 0); /* see below */
 	llm_run_begin_input(s->run, llm_tokreader_name(r), llm_tokreader_size(r));
 	llm_tok_rec t;
 	int st, width = (int)llm_tokreader_header(r)->width;
 	while ((st = llm_tokreader_next(r, &t)) == LLM_OK) {
-		size_t bytes = 8 + t.meta_len + t.n * (size_t)width * (t.inputs ? 2 : 1);
+		size_t bytes = 8 + t.meta_len + t.n * (size_t)width * (t.raw_inputs ? 2 : 1);
 		const char *id = NULL, *domain = NULL;
 		size_t id_len = 0, dom_len = 0;
 		llm_buf_reset(&s->id);
@@ -139,17 +140,38 @@ static int noise_one(struct state *s, const char *path)
 			s->bad_meta++;
 		}
 		int dom = llm_run_in(s->run, bytes, domain, dom_len);
-		if (s->cap < t.n) {
+		if (s->cap < t.n || !s->labels) {
+			free(s->labels);
 			free(s->inputs);
-			s->cap = t.n;
+			s->cap = t.n ? t.n : 1;
+			s->labels = llm_malloc(s->cap * sizeof *s->labels);
 			s->inputs = llm_malloc(s->cap * sizeof *s->inputs);
 		}
-		if (t.n)
-			memcpy(s->inputs, t.inputs ? t.inputs : t.tokens, t.n * sizeof *s->inputs);
-		uint64_t key = llm_noise_doc_key(id, id_len, t.tokens, t.n);
-		if (llm_noise_apply(&s->o, key, t.tokens, s->inputs, t.n, &s->k))
+		/* The reader does not widen 2-byte tokens: clean documents, nearly all of them,
+		 * are written back as stored, and only a document to noise (or the key of one
+		 * without an id, a hash of its tokens) needs them as uint32_t. */
+		const uint32_t *labels = t.tokens;
+		if (!labels && !id)
+			llm_tok_widen16(t.raw_tokens, s->labels, t.n), labels = s->labels;
+		uint64_t key = llm_noise_doc_key(id, id_len, labels, t.n);
+		int wst;
+		if (!llm_noise_select(&s->o, key, t.n, &s->k)) {
+			wst = llm_tokwriter_write_raw(s->out, t.meta, t.meta_len, t.raw_tokens,
+			                             t.raw_inputs ? t.raw_inputs : t.raw_tokens, t.n);
+		} else {
+			if (!labels)
+				llm_tok_widen16(t.raw_tokens, s->labels, t.n), labels = s->labels;
+			if (t.inputs)
+				memcpy(s->inputs, t.inputs, t.n * sizeof *s->inputs);
+			else if (t.raw_inputs)
+				llm_tok_widen16(t.raw_inputs, s->inputs, t.n);
+			else if (t.n)
+				memcpy(s->inputs, labels, t.n * sizeof *s->inputs);
+			llm_noise_apply(&s->o, key, labels, s->inputs, t.n, &s->k);
 			llm_run_count_domain(s->run, dom, "noised", 1);
-		if (llm_tokwriter_write(s->out, t.meta, t.meta_len, t.tokens, s->inputs, t.n) != LLM_OK)
+			wst = llm_tokwriter_write(s->out, t.meta, t.meta_len, labels, s->inputs, t.n);
+		}
+		if (wst != LLM_OK)
 			die("%s", llm_last_error());
 		llm_run_out(s->run, dom, bytes);
 		llm_run_progress(s->run, llm_tokreader_raw_bytes(r));
@@ -241,6 +263,7 @@ int main(int argc, char **argv)
 	llm_json_rec_release(&s.rec);
 	llm_buf_release(&s.id);
 	llm_buf_release(&s.dom);
+	free(s.labels);
 	free(s.inputs);
 	llm_confusions_free(conf);
 	return tool_run_finish(s.run, failed);

@@ -138,9 +138,83 @@ static void test_confusions(void)
 	llm_confusions_free(c);
 }
 
+/* The noise as first written, one llm_rng_uniform call per draw (single-token confusion from
+ * -> to): llm_noise_apply keeps its own copy of the generator in registers and must draw
+ * exactly the same numbers, so that a seed gives the same noise in every version. */
+static int ref_apply(const llm_noise_opts *o, uint64_t key, uint32_t from, uint32_t to,
+                     uint32_t *in, size_t n)
+{
+	llm_rng r;
+	llm_rng_seed2(&r, o->seed, key);
+	if (!(llm_rng_uniform(&r) < o->docs))
+		return 0;
+	if (o->confuse > 0)
+		for (size_t i = 0; i < n; i++)
+			if (in[i] == from && llm_rng_uniform(&r) < o->confuse)
+				in[i] = to;
+	if (o->swap > 0)
+		for (size_t i = 0; i + 1 < n;) {
+			if (llm_rng_uniform(&r) < o->swap) {
+				uint32_t t = in[i];
+				in[i] = in[i + 1];
+				in[i + 1] = t;
+				i += 2;
+			} else {
+				i++;
+			}
+		}
+	if (o->mask > 0)
+		for (size_t i = 0; i < n; i++)
+			if (llm_rng_uniform(&r) < o->mask)
+				in[i] = o->mask_id;
+	return 1;
+}
+
+static void test_same_draws(void)
+{
+	llm_confusions *c = llm_confusions_new();
+	uint32_t from = 7, to = 8;
+	CHECK_EQ_INT(llm_confusions_add(c, &from, 1, &to, 1), LLM_OK);
+	llm_rng g;
+	llm_rng_seed(&g, 5);
+	enum { LEN = 300 };
+	uint32_t lab[LEN], a[LEN], b[LEN];
+	int same = 1, selects = 1;
+	for (int round = 0; round < 3000; round++) {
+		llm_noise_opts o;
+		llm_noise_opts_init(&o);
+		o.docs = round % 3 == 0 ? 1 : 0.5;
+		o.mask = (double)(round % 4) * 0.1;
+		o.swap = (double)(round % 5) * 0.2;
+		o.confuse = round % 2 ? 0.5 : 0;
+		o.confusions = c;
+		o.mask_id = 1;
+		o.seed = (uint64_t)round / 7;
+		size_t n = (size_t)llm_rng_below(&g, LEN + 1);
+		for (size_t i = 0; i < n; i++)
+			lab[i] = (uint32_t)llm_rng_below(&g, 12);
+		memcpy(a, lab, sizeof lab);
+		memcpy(b, lab, sizeof lab);
+		uint64_t key = llm_rng_next(&g);
+		llm_noise_counts k, ks;
+		memset(&k, 0, sizeof k);
+		memset(&ks, 0, sizeof ks);
+		int want = ref_apply(&o, key, from, to, a, n);
+		int got = llm_noise_apply(&o, key, lab, b, n, &k);
+		same &= got == want && memcmp(a, b, n * sizeof *a) == 0;
+		/* select: the same decision; a clean document is counted, a noised one is not */
+		int sel = llm_noise_select(&o, key, n, &ks);
+		selects &= sel == want && ks.docs == (uint64_t)!sel && ks.tokens == (sel ? 0 : n);
+	}
+	CHECK(same);
+	CHECK(selects);
+	llm_confusions_free(c);
+}
+
 int main(void)
 {
 	RUN(test_rates);
+	RUN(test_same_draws);
 	RUN(test_determinism);
 	RUN(test_confusions);
 	return unit_done();

@@ -4,6 +4,7 @@
 
 #include "err.h"
 #include "hash.h"
+#include "io.h"
 #include "tokstream.h"
 #include "unit.h"
 
@@ -287,9 +288,54 @@ static void test_raw(void)
 	llm_buf_release(&s);
 }
 
+/* Records copied as stored (llm_tokwriter_write_raw) give back the stream byte for byte, at
+ * both widths, with and without inputs; a token outside the vocabulary is refused. */
+static void test_write_raw(void)
+{
+	for (int c = 0; c < 4; c++) {
+		llm_tok_header h;
+		llm_tok_header_init(&h, c & 1 ? 100000 : 300, 9, c & 2 ? LLM_TOK_NOISED : 0);
+		llm_buf s = LLM_BUF_INIT;
+		make_stream(&s, &h, 50, (uint64_t)c);
+		char path[] = "/tmp/test_tokstream.XXXXXX";
+		int fd = mkstemp(path);
+		CHECK(fd >= 0);
+		close(fd);
+		llm_tokreader *r;
+		llm_tokwriter *w;
+		CHECK_EQ_INT(llm_tokreader_open_mem(&r, s.p, s.len, "s"), LLM_OK);
+		CHECK_EQ_INT(llm_tokwriter_open(&w, path, &h), LLM_OK);
+		llm_tokreader_set_widen(r, 0);
+		llm_tok_rec rec;
+		while (llm_tokreader_next(r, &rec) == LLM_OK)
+			CHECK_EQ_INT(llm_tokwriter_write_raw(w, rec.meta, rec.meta_len, rec.raw_tokens,
+			                                     rec.raw_inputs, rec.n), LLM_OK);
+		/* a token at the vocab size, in the labels or in the inputs */
+		uint32_t big[2] = { h.vocab_size, 1 }, small[2] = { 1, 1 };
+		unsigned char b16[4] = { 0x2c, 0x01, 1, 0 }; /* 300, 1 */
+		const void *bad = h.width == 2 ? (const void *)b16 : (const void *)big;
+		CHECK_EQ_INT(llm_tokwriter_write_raw(w, "", 0, bad, small, 2), LLM_EINVAL);
+		if (h.flags & LLM_TOK_NOISED) {
+			CHECK_EQ_INT(llm_tokwriter_write_raw(w, "", 0, small, bad, 2), LLM_EINVAL);
+			CHECK_EQ_INT(llm_tokwriter_write_raw(w, "", 0, small, NULL, 2), LLM_EINVAL);
+		}
+		CHECK_EQ_U64(llm_tokwriter_records(w), 50);
+		CHECK_EQ_INT(llm_tokwriter_close(w), LLM_OK);
+		llm_tokreader_free(r);
+		char *back;
+		size_t len;
+		CHECK_EQ_INT(llm_read_file(path, &back, &len), LLM_OK);
+		CHECK_MEM(back, len, s.p, s.len);
+		free(back);
+		unlink(path);
+		llm_buf_release(&s);
+	}
+}
+
 int main(void)
 {
 	RUN(test_round_trip);
+	RUN(test_write_raw);
 	RUN(test_layout);
 	RUN(test_encode_rejects);
 	RUN(test_truncation);
