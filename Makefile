@@ -124,7 +124,7 @@ $(LIBLLM): $(LIB_OBJ)
 
 $(B)/kernels/%.o: kernels/%.cu $(B)/config.mk
 	@mkdir -p $(@D)
-	$(Q_NVCC)$(NVCC) $(NVCCFLAGS) -Ilib -c $< -o $@
+	$(Q_NVCC)$(NVCC) $(NVCCFLAGS) -Ilib -MMD -MP -c $< -o $@
 
 $(LIBCUDA): $(CU_OBJ)
 	@rm -f $@
@@ -202,4 +202,4 @@ clean:
 	rm -rf build bin lib/libllm.a
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_SRC:tools/%.c=$(B)/tools/%.d) $(TOOLSUP_OBJ:.o=.d) \
-	$(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%.d)
+	$(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%.d) $(CU_OBJ:.o=.d)

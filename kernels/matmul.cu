@@ -8,8 +8,13 @@
  * Accumulation is always fp32 (CUBLAS_COMPUTE_32F: true fp32 for fp32 operands, not TF32, so
  * the fp32 check against the CPU holds at 1e-5). The algorithm comes from cuBLASLt's heuristic
  * and is cached per shape: asking costs tens of microseconds, a model has a few dozen shapes.
+ *
+ * libcublasLt is opened at run time (dlopen, on the first GPU use), like libnccl: the programs
+ * then start, and run on the CPU, on machines without the CUDA libraries, and a CPU run does
+ * not pay for loading the library (about 0.2 s).
  */
 #include <cublasLt.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,9 +54,55 @@ static int lt_check(cublasStatus_t s, const char *what, int line)
 		}                                                        \
 	} while (0)
 
+#define LT_FUNCS(X)                                                                      \
+	X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtMatmulDescCreate)                  \
+	X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute)                    \
+	X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy)                      \
+	X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)              \
+	X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic)         \
+	X(cublasLtMatmul)
+
+static struct {
+#define LT_PTR(f) decltype(&::f) f;
+	LT_FUNCS(LT_PTR)
+#undef LT_PTR
+} lt;
+
+#define LT_STR_(x) #x
+#define LT_STR(x) LT_STR_(x)
+
+/* Open the cuBLASLt of the major version the kernels were built against. */
+static int lt_open(void)
+{
+	static int opened;
+	if (opened)
+		return LLM_OK;
+	static const char *const names[] = { "libcublasLt.so." LT_STR(CUBLAS_VER_MAJOR),
+		                             "libcublasLt.so" };
+	void *h = NULL;
+	for (size_t i = 0; i < 2 && !h; i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		return llm_fail(LLM_EUNSUPPORTED,
+		                "cannot open %s (%s): install the CUDA toolkit's cuBLAS, or put the "
+		                "directory of PyTorch's nvidia-cublas library on LD_LIBRARY_PATH",
+		                names[0], dlerror());
+#define LT_SYM(f)                                                                          \
+	if (!(lt.f = (decltype(&::f))dlsym(h, #f)))                                        \
+		return llm_fail(LLM_EUNSUPPORTED, "%s has no %s: not the cuBLASLt %d this "      \
+		                "build needs", names[0], #f, CUBLAS_VER_MAJOR);
+	LT_FUNCS(LT_SYM)
+#undef LT_SYM
+	opened = 1;
+	return LLM_OK;
+}
+
 int llm_cuda_blas_init(void)
 {
-	int rc = lt_check(cublasLtCreate(&g_lt), "cublasLtCreate", __LINE__);
+	int rc = lt_open();
+	if (rc)
+		return rc;
+	rc = lt_check(lt.cublasLtCreate(&g_lt), "cublasLtCreate", __LINE__);
 	if (rc)
 		return rc;
 	CUDA_TRY(cudaMalloc(&g_ws, WORKSPACE));
@@ -64,7 +115,7 @@ void llm_cuda_blas_shutdown(void)
 	cudaFree(g_ws);
 	g_ws = NULL;
 	if (g_lt)
-		cublasLtDestroy(g_lt);
+		lt.cublasLtDestroy(g_lt);
 	g_lt = NULL;
 }
 
@@ -107,14 +158,14 @@ extern "C" int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, l
 	/* Column-major view: m = N, n = M; first operand is B, second is A. */
 	cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
 	int det = llm_cuda_deterministic(), beta0 = beta == 0;
-	LT_TRY(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-	LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb));
-	LT_TRY(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa));
+	LT_TRY(lt.cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+	LT_TRY(lt.cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb));
+	LT_TRY(lt.cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa));
 	/* Stored shapes (column-major rows x cols) of the two operands. */
-	LT_TRY(cublasLtMatrixLayoutCreate(&la, cuda_type(ab), tb ? K : N, tb ? N : K, ldb));
-	LT_TRY(cublasLtMatrixLayoutCreate(&lb, cuda_type(ab), ta ? M : K, ta ? K : M, lda));
-	LT_TRY(cublasLtMatrixLayoutCreate(&lc, cuda_type(cd), N, M, ldc));
-	LT_TRY(cublasLtMatrixLayoutCreate(&ld, cuda_type(cd), N, M, ldd));
+	LT_TRY(lt.cublasLtMatrixLayoutCreate(&la, cuda_type(ab), tb ? K : N, tb ? N : K, ldb));
+	LT_TRY(lt.cublasLtMatrixLayoutCreate(&lb, cuda_type(ab), ta ? M : K, ta ? K : M, lda));
+	LT_TRY(lt.cublasLtMatrixLayoutCreate(&lc, cuda_type(cd), N, M, ldc));
+	LT_TRY(lt.cublasLtMatrixLayoutCreate(&ld, cuda_type(cd), N, M, ldd));
 	{
 		algo_entry key;
 		memset(&key, 0, sizeof key);
@@ -130,8 +181,8 @@ extern "C" int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, l
 				hit = &g_cache[i];
 		if (!hit) {
 			size_t ws = WORKSPACE;
-			LT_TRY(cublasLtMatmulPreferenceCreate(&pref));
-			LT_TRY(cublasLtMatmulPreferenceSetAttribute(
+			LT_TRY(lt.cublasLtMatmulPreferenceCreate(&pref));
+			LT_TRY(lt.cublasLtMatmulPreferenceSetAttribute(
 				pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
 			static const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
 				CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
@@ -139,19 +190,19 @@ extern "C" int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, l
 			};
 			for (int i = 0; i < 4; i++) {
 				uint32_t al = (uint32_t)key.align[i];
-				LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &al, sizeof al));
+				LT_TRY(lt.cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &al, sizeof al));
 			}
 			if (det) {
 				/* No split-K: each output is one accumulation in a fixed order, so the
 				 * result cannot depend on how partial products meet. Slower for
 				 * skinny shapes; deterministic mode is for tests. */
 				uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE;
-				LT_TRY(cublasLtMatmulPreferenceSetAttribute(
+				LT_TRY(lt.cublasLtMatmulPreferenceSetAttribute(
 					pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask));
 			}
 			cublasLtMatmulHeuristicResult_t res;
 			int found = 0;
-			LT_TRY(cublasLtMatmulAlgoGetHeuristic(g_lt, op, la, lb, lc, ld, pref, 1, &res,
+			LT_TRY(lt.cublasLtMatmulAlgoGetHeuristic(g_lt, op, la, lb, lc, ld, pref, 1, &res,
 			                                      &found));
 			if (!found) {
 				rc = llm_cuda_report(LLM_EUNSUPPORTED, "cublasLtMatmulAlgoGetHeuristic",
@@ -163,7 +214,7 @@ extern "C" int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, l
 			*hit = key;
 			hit->algo = res.algo;
 		}
-		LT_TRY(cublasLtMatmul(g_lt, op, &alpha, B, la, A, lb, &beta, C, lc, D, ld, &hit->algo,
+		LT_TRY(lt.cublasLtMatmul(g_lt, op, &alpha, B, la, A, lb, &beta, C, lc, D, ld, &hit->algo,
 		                      g_ws, WORKSPACE, STREAM));
 	}
 	{
@@ -175,17 +226,17 @@ extern "C" int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, l
 	}
 out:
 	if (pref)
-		cublasLtMatmulPreferenceDestroy(pref);
+		lt.cublasLtMatmulPreferenceDestroy(pref);
 	if (ld)
-		cublasLtMatrixLayoutDestroy(ld);
+		lt.cublasLtMatrixLayoutDestroy(ld);
 	if (lc)
-		cublasLtMatrixLayoutDestroy(lc);
+		lt.cublasLtMatrixLayoutDestroy(lc);
 	if (lb)
-		cublasLtMatrixLayoutDestroy(lb);
+		lt.cublasLtMatrixLayoutDestroy(lb);
 	if (la)
-		cublasLtMatrixLayoutDestroy(la);
+		lt.cublasLtMatrixLayoutDestroy(la);
 	if (op)
-		cublasLtMatmulDescDestroy(op);
+		lt.cublasLtMatmulDescDestroy(op);
 	return rc;
 }
 

@@ -22,6 +22,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" { /* the CUDA kernels (C++) report through these */
+#endif
+
 enum {
 	LLM_OK = 0,
 	LLM_EOF = -1,          /* end of input; not an error for iteration */
@@ -72,5 +76,9 @@ void *llm_calloc(size_t count, size_t size);
 void *llm_realloc(void *p, size_t n);
 char *llm_strdup(const char *s);
 char *llm_strndup(const char *s, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -116,8 +116,9 @@ int main(void){ncclUniqueId u;(void)u;return ncclSuccess;}' -isystem "$cudadir/i
 			else
 				say "NCCL: not found, one GPU per run"
 			fi
-			# The runtime linked statically: a GPU machine needs the driver and cuBLASLt only.
-			echo "PROBE_CUDA_LDLIBS := -L$cudadir/lib64 -lcublasLt -lcudart_static -lrt -ldl -lpthread -lstdc++"
+			# The runtime linked statically and cuBLASLt opened at run time (kernels/matmul.cu):
+			# the programs start anywhere, and on a GPU machine need the driver and cuBLASLt.
+			echo "PROBE_CUDA_LDLIBS := -L$cudadir/lib64 -lcudart_static -lrt -ldl -lpthread -lstdc++"
 		else
 			fail "nvcc at $NVCC cannot compile a trivial kernel for sm_$(echo $arch | sed 's/ /, sm_/g')"
 		fi

@@ -6,9 +6,10 @@
 #
 # Differences from the normal build: lib/ without OpenBLAS (the CPU reference runs its portable
 # loops; the checks' shapes are small, and OpenBLAS's kernels would add 25 MB per program), the
-# CUDA runtime, zstd, PCRE2 and xxHash static, NCCL and MPI opened at run time. The programs
-# then need only the C and C++ runtimes, the NVIDIA driver and libcublasLt.so.13 (the
-# toolkit's, or the one a PyTorch wheel ships; run.sh adds those to LD_LIBRARY_PATH).
+# CUDA runtime, zstd, PCRE2 and xxHash static, cuBLASLt, NCCL and MPI opened at run time. The
+# programs then need only the C and C++ runtimes, the NVIDIA driver and, once they use the
+# GPU, libcublasLt.so.13 (the toolkit's, or the one a PyTorch wheel ships; run.sh adds those
+# to LD_LIBRARY_PATH).
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP"
@@ -21,7 +22,7 @@ rm -rf "$O" && mkdir -p "$O/obj" "$O/unit" "$O/bin"
 CC=${CC:-cc}
 FLAGS="-std=c11 -O2 -g -pthread -fno-strict-aliasing -Ilib -D_GNU_SOURCE -DLLM_VERSION=\"portable\"
 	-DLLM_HAVE_CUDA=1 -DLLM_HAVE_NCCL=1 -DLLM_HAVE_MPI=1 -isystem $CUDADIR/include"
-CUDA_LIBS="-L$CUDADIR/lib64 -lcublasLt -lcudart_static -lrt -ldl -lpthread -lstdc++"
+CUDA_LIBS="-L$CUDADIR/lib64 -lcudart_static -lrt -ldl -lpthread -lstdc++"
 DATA_LIBS="-Wl,-Bstatic -lzstd -lpcre2-8 -lxxhash -Wl,-Bdynamic -lm -ldl"
 export PB_CC="$CC" PB_FLAGS="$FLAGS" PB_O="$O"
 # shellcheck disable=SC2016

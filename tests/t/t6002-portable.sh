@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='llm-train and llm-eval start where only the C, C++ and CUDA runtimes are installed'
+test_description='llm-train and llm-eval start where only the C and C++ runtimes are installed'
 . "$(dirname "$0")/../lib.sh"
 
 # Shared libraries a program asks the dynamic linker for.
@@ -12,9 +12,9 @@ allowed='^(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux-x86-64
 [ "${SAN:-0}" = 1 ] && allowed="$allowed|^(libasan|libubsan)\.so"
 
 for p in llm-train llm-eval; do
-	test_expect_success "$p links no OpenBLAS, MPI or data library dynamically" "
+	test_expect_success "$p links no OpenBLAS, MPI, cuBLAS or data library dynamically" "
 		needed '$TOP/bin/$p' >libs && test -s libs &&
-		! grep -E '^lib(openblas|blas|lapack|gfortran|quadmath|mpi|open-rte|open-pal|hwloc|event|zstd|pcre2|xxhash|archive|z)' libs &&
+		! grep -E '^lib(openblas|blas|lapack|gfortran|quadmath|mpi|open-rte|open-pal|hwloc|event|zstd|pcre2|xxhash|archive|z|cublas)' libs &&
 		grep -v -E '$allowed' libs >other; test_cmp /dev/null other
 	"
 done
