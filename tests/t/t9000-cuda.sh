@@ -31,7 +31,8 @@ test_expect_success 'CUDA=auto without nvcc falls back to the CPU' '
 test_expect_success NVCC 'CUDA=auto with nvcc compiles the kernels' '
 	probe NVCC="$NVCC_BIN" CUDA=auto >config.mk 2>err &&
 	grep "^HAVE_CUDA := 1$" config.mk && grep "^NVCCFLAGS := .*-DLLM_HAVE_CUDA=1" config.mk &&
-	grep "^PROBE_CUDA_LDLIBS := .*-lcublasLt" config.mk
+	grep "^PROBE_CUDA_LDLIBS := .*-lcudart_static" config.mk &&
+	! grep "^PROBE_CUDA_LDLIBS := .*-lcublas" config.mk
 '
 
 # The launchers gpu.h declares, one per line.
