@@ -517,6 +517,37 @@ void llm_tmpfiles_unlink(void)
 			unlink(tmpfiles[i]);
 }
 
+/*
+ * Without it, a file fsynced before it is named reaches the disk only at that fsync: with the
+ * default dirty limits a whole 1 GiB output sits in the page cache, and the fsync then waits
+ * for all of it (1.6 s of a 3.3 s llm-shard run). Starting the writeback of each chunk as soon
+ * as it is written lets the disk work while the next chunks are prepared; waiting for the
+ * chunk WB_AHEAD behind keeps the dirty pages of one file bounded. The waits cost nothing
+ * while the disk keeps up, and when it does not, the disk is the limit anyway.
+ */
+#define WB_CHUNK ((uint64_t)8 << 20)
+#define WB_AHEAD ((uint64_t)8 * WB_CHUNK)
+
+void llm_writeback_step(llm_writeback *wb, int fd, uint64_t pos)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+	if (pos - wb->queued < WB_CHUNK)
+		return;
+	uint64_t end = pos / WB_CHUNK * WB_CHUNK;
+	sync_file_range(fd, (off_t)wb->queued, (off_t)(end - wb->queued), SYNC_FILE_RANGE_WRITE);
+	wb->queued = end;
+	if (end - wb->waited > WB_AHEAD) {
+		uint64_t to = end - WB_AHEAD;
+		sync_file_range(fd, (off_t)wb->waited, (off_t)(to - wb->waited),
+		                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+		                SYNC_FILE_RANGE_WAIT_AFTER);
+		wb->waited = to;
+	}
+#else
+	(void)wb, (void)fd, (void)pos;
+#endif
+}
+
 static int pio_all(int fd, char *p, size_t n, uint64_t off, const char *what, int wr)
 {
 	while (n) {
@@ -575,6 +606,8 @@ struct llm_writer {
 	char *zbuf;
 	size_t zcap;
 	int err;
+	uint64_t written;  /* bytes given to the file */
+	llm_writeback wb;  /* files fsynced at close (tmp != NULL) */
 };
 
 static int write_all(llm_writer *w, const char *p, size_t n)
@@ -589,7 +622,10 @@ static int write_all(llm_writer *w, const char *p, size_t n)
 		}
 		p += k;
 		n -= k;
+		w->written += (uint64_t)k;
 	}
+	if (w->tmp)
+		llm_writeback_step(&w->wb, w->fd, w->written);
 	return LLM_OK;
 }
 

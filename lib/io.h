@@ -92,6 +92,19 @@ int llm_write_file(const char *path, const void *data, size_t n);
  */
 void llm_tmpfiles_unlink(void);
 
+/*
+ * Early writeback for a file that will be fsynced when complete: call after each write with the
+ * bytes written so far (pos). Each 8 MiB written is handed to the disk at once, and the writer
+ * waits for what lies more than 64 MiB behind, so the final fsync finds little left and one
+ * file's dirty pages stay bounded. Best effort (errors surface at the fsync); Linux only,
+ * elsewhere the fsync does all of it.
+ */
+typedef struct {
+	uint64_t queued; /* writeback started for [0, queued) */
+	uint64_t waited; /* [0, waited) was on disk when we last waited */
+} llm_writeback;
+void llm_writeback_step(llm_writeback *wb, int fd, uint64_t pos);
+
 /* pread/pwrite of exactly n bytes at off, retried on EINTR and short transfers; LLM_EIO
  * naming what (e.g. "temporary sort file") with the system's reason, or "short" at the end
  * of the file. */

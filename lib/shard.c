@@ -5,7 +5,7 @@
  * streamed from the 1 MiB buffer, then at close the per-document arrays from memory and the
  * inputs and metadata from their spools (hashed as they were spooled, copied in by the
  * kernel), each section hashed as its bytes go out; finally the header is written at offset
- * 0. The disk writes the file while it is being produced (writeback_behind), so the fsync
+ * 0. The disk writes the file while it is being produced (llm_writeback_step), so the fsync
  * before it is named waits for little more than the last chunk.
  */
 #include "shard.h"
@@ -98,9 +98,8 @@ typedef struct {
 	size_t len, cap;
 	uint64_t pos;    /* file offset of buf[0] */
 	llm_hasher *h;
-	int durable;     /* fsynced at the end: start writeback early (writeback_behind) */
-	uint64_t queued; /* writeback started for [0, queued) */
-	uint64_t waited; /* [0, waited) is on disk, or was when we waited for it */
+	int durable;     /* fsynced at the end: start writeback early (io.h) */
+	llm_writeback wb;
 } obuf;
 
 /* A file written under a temporary identity and given its name only when complete. */
@@ -143,40 +142,6 @@ static int write_all(int fd, const void *p, size_t n, const char *name)
 	return LLM_OK;
 }
 
-/*
- * A file that is fsynced before it is named would otherwise reach the disk only at that
- * fsync: with the default dirty limits a whole 1 GiB shard sits in the page cache, and the
- * fsync then waits for all of it (1.6 s of a 3.3 s run on the benchmark). Starting the
- * writeback of each WB_CHUNK as soon as it is written lets the disk work while the next
- * chunks are prepared, so the final fsync finds little left; waiting for the chunk WB_AHEAD
- * behind keeps the dirty pages of one file bounded instead of crowding the page cache. The
- * waits cost nothing while the disk keeps up, and when it does not, the disk is the limit
- * anyway. (Linux; elsewhere the fsync at the end does all of it.)
- */
-#define WB_CHUNK ((uint64_t)8 << 20)
-#define WB_AHEAD ((uint64_t)8 * WB_CHUNK)
-
-static void writeback_behind(obuf *o)
-{
-#ifdef SYNC_FILE_RANGE_WRITE
-	if (o->pos - o->queued < WB_CHUNK)
-		return;
-	uint64_t end = o->pos / WB_CHUNK * WB_CHUNK;
-	/* best effort: the fsync at the end reports any error */
-	sync_file_range(o->fd, (off_t)o->queued, (off_t)(end - o->queued), SYNC_FILE_RANGE_WRITE);
-	o->queued = end;
-	if (end - o->waited > WB_AHEAD) {
-		uint64_t to = end - WB_AHEAD;
-		sync_file_range(o->fd, (off_t)o->waited, (off_t)(to - o->waited),
-		                SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-		                SYNC_FILE_RANGE_WAIT_AFTER);
-		o->waited = to;
-	}
-#else
-	(void)o;
-#endif
-}
-
 static int obuf_flush(obuf *o, const char *name)
 {
 	if (!o->len)
@@ -187,7 +152,7 @@ static int obuf_flush(obuf *o, const char *name)
 	o->pos += o->len;
 	o->len = 0;
 	if (o->durable && st == LLM_OK)
-		writeback_behind(o);
+		llm_writeback_step(&o->wb, o->fd, o->pos);
 	return st;
 }
 
@@ -242,7 +207,7 @@ static void obuf_init(obuf *o, int fd, size_t cap)
 	o->pos = 0;
 	o->h = NULL;
 	o->durable = 0;
-	o->queued = o->waited = 0;
+	o->wb = (llm_writeback){ 0, 0 };
 }
 
 static void obuf_release(obuf *o)
@@ -519,7 +484,7 @@ static int copy_spool(llm_shard_writer *w, obuf *sp)
 	o->pos = (uint64_t)out_off;
 	if (lseek(o->fd, out_off, SEEK_SET) < 0)
 		return llm_fail(LLM_EIO, "%s: %s", w->path, strerror(errno));
-	writeback_behind(o);
+	llm_writeback_step(&o->wb, o->fd, o->pos);
 	return LLM_OK;
 }
 
