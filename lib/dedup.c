@@ -1216,9 +1216,9 @@ static void bloom_cells(const llm_linededup *ld, uint64_t key, uint64_t *at)
 		at[i] = (uint64_t)(((unsigned __int128)key * ld->ncells) >> 64);
 }
 
-static unsigned bloom_get(const llm_linededup *ld, uint64_t key)
+/* A line's count: the minimum of its cells, whose positions go to at. */
+static unsigned bloom_min(const llm_linededup *ld, uint64_t key, uint64_t at[BLOOM_K])
 {
-	uint64_t at[BLOOM_K];
 	bloom_cells(ld, key, at);
 	unsigned m = 255;
 	for (unsigned i = 0; i < BLOOM_K; i++)
@@ -1227,15 +1227,17 @@ static unsigned bloom_get(const llm_linededup *ld, uint64_t key)
 	return m;
 }
 
+static unsigned bloom_get(const llm_linededup *ld, uint64_t key)
+{
+	uint64_t at[BLOOM_K];
+	return bloom_min(ld, key, at);
+}
+
+/* Conservative update: only the cells at the minimum rise, to the new count. */
 static void bloom_add(llm_linededup *ld, uint64_t key, unsigned count)
 {
 	uint64_t at[BLOOM_K];
-	bloom_cells(ld, key, at);
-	unsigned m = 255;
-	for (unsigned i = 0; i < BLOOM_K; i++)
-		if (ld->cells[at[i]] < m)
-			m = ld->cells[at[i]];
-	unsigned v = m + count > 255 ? 255 : m + count;
+	unsigned m = bloom_min(ld, key, at), v = m + count > 255 ? 255 : m + count;
 	for (unsigned i = 0; i < BLOOM_K; i++)
 		if (ld->cells[at[i]] < v)
 			ld->cells[at[i]] = (unsigned char)v;
