@@ -36,7 +36,7 @@ struct llm_xsort {
 	run *runs;
 	unsigned nruns, runcap;
 	uint64_t total, filerecs;
-	int reading, sorted;
+	int reading;
 	size_t pos;           /* reading without runs: next record of buf */
 	cursor *cur;
 	unsigned *heap, nheap;
