@@ -899,14 +899,8 @@ int main(int argc, char **argv)
 		case OPT_DATA: o.data = optarg; break;
 		case OPT_TASK: o.task = optarg; break;
 		case OPT_NO_PREFIX: o.no_prefix = 1; break;
-		case OPT_DEVICE:
-			if (llm_device_parse(optarg, &o.device) != LLM_OK)
-				usage_error("--device: %s", llm_last_error());
-			break;
-		case OPT_PRECISION:
-			if (llm_precision_parse(optarg, &o.precision) != LLM_OK)
-				usage_error("--precision: %s", llm_last_error());
-			break;
+		case OPT_DEVICE: o.device = tool_parsed("--device", optarg, llm_device_parse); break;
+		case OPT_PRECISION: o.precision = tool_parsed("--precision", optarg, llm_precision_parse); break;
 		default: tool_bad_option();
 		}
 	}

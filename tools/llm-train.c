@@ -1243,18 +1243,9 @@ int main(int argc, char **argv)
 		case OPT_SMOKE: o.smoke = 1; break;
 		case OPT_LIST: list = 1; break;
 		case OPT_VOCAB: vocab = (int)tool_int("--vocab", optarg, 1, INT32_MAX); break;
-		case OPT_DEVICE:
-			if (llm_device_parse(optarg, &o.device) != LLM_OK)
-				usage_error("--device: %s", llm_last_error());
-			break;
-		case OPT_PRECISION:
-			if (llm_precision_parse(optarg, &o.precision) != LLM_OK)
-				usage_error("--precision: %s", llm_last_error());
-			break;
-		case OPT_RECOMPUTE:
-			if (llm_recompute_parse(optarg, &o.recompute) != LLM_OK)
-				usage_error("--recompute: %s", llm_last_error());
-			break;
+		case OPT_DEVICE: o.device = tool_parsed("--device", optarg, llm_device_parse); break;
+		case OPT_PRECISION: o.precision = tool_parsed("--precision", optarg, llm_precision_parse); break;
+		case OPT_RECOMPUTE: o.recompute = tool_parsed("--recompute", optarg, llm_recompute_parse); break;
 		case OPT_ZERO1: o.zero1 = 1; break;
 		default: tool_bad_option();
 		}

@@ -155,6 +155,14 @@ int tool_choice(const char *opt, const char *arg, const char *words)
 	usage_error("invalid value for %s: '%s' (choose from %s)", opt, arg, list.p);
 }
 
+int tool_parsed(const char *opt, const char *arg, int (*parse)(const char *s, int *out))
+{
+	int v;
+	if (parse(arg, &v) != LLM_OK)
+		usage_error("%s: %s", opt, llm_last_error());
+	return v;
+}
+
 void tool_common_init(struct tool_common *co, const char *help)
 {
 	memset(co, 0, sizeof *co);

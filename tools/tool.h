@@ -44,6 +44,8 @@ long long tool_int(const char *opt, const char *arg, long long min, long long ma
 double tool_double(const char *opt, const char *arg, double min, double max);
 /* One of a NUL-separated list of words ("cpu\0cuda\0auto\0"); returns its index. */
 int tool_choice(const char *opt, const char *arg, const char *words);
+/* A choice that a library function parses (its error names the choices); usage error else. */
+int tool_parsed(const char *opt, const char *arg, int (*parse)(const char *s, int *out));
 
 enum {
 	TOOL_OPT_STATS = 0x1000,
