@@ -59,15 +59,26 @@ else
   B := build/rel
 endif
 
+# Goals that install packages and then start a make of their own (check, demo), or that need
+# no build (deps, clean), must not probe: on a fresh machine the probes would run before
+# `make deps` has installed what they look for, and their "not found" would stick.
+NOPROBE_GOALS := check demo deps clean
+ifneq ($(filter-out $(NOPROBE_GOALS),$(or $(MAKECMDGOALS),all)),)
+
 # bin/ holds the programs of the last flavour built (SAN=0 or 1): switching relinks them.
 $(shell mkdir -p build && echo '$(SAN)' | cmp -s - build/bin-flavour || echo '$(SAN)' > build/bin-flavour)
 
-# Probes run once per configuration; their results land in $(B)/config.mk.
+# Probes run once per configuration and package state (mk/pkgstate.sh: the installed versions
+# of mk/packages.txt), so installing or upgrading a package redoes them; their results land in
+# $(B)/config.mk.
 PROBE_VARS := CC=$(CC) NVCC=$(NVCC) CUDA=$(CUDA) CUDA_ARCH=$(CUDA_ARCH) BLAS=$(BLAS) MPI=$(MPI)
-$(shell mkdir -p $(B) && echo '$(PROBE_VARS)' | cmp -s - $(B)/config.vars || echo '$(PROBE_VARS)' > $(B)/config.vars)
+PKG_STATE := $(shell sh mk/pkgstate.sh)
+$(shell mkdir -p $(B) && echo '$(PROBE_VARS) PKGS=$(PKG_STATE)' | cmp -s - $(B)/config.vars || \
+	echo '$(PROBE_VARS) PKGS=$(PKG_STATE)' > $(B)/config.vars)
 $(B)/config.mk: $(B)/config.vars mk/probe.sh
 	@$(PROBE_VARS) sh mk/probe.sh $(B) > $@.tmp && mv $@.tmp $@
 -include $(B)/config.mk
+endif
 
 CPPFLAGS += $(PROBE_CPPFLAGS)
 LDFLAGS  += -Wl,--as-needed
