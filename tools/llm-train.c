@@ -923,7 +923,7 @@ static int trainer_close(trainer *t)
 }
 
 static void show_progress(const trainer *t, double loss, double val, double t_begin,
-                          int64_t first)
+                          int64_t first, int64_t tok0)
 {
 	const options *o = t->o;
 	int tty = isatty(2);
@@ -932,13 +932,14 @@ static void show_progress(const trainer *t, double loss, double val, double t_be
 		return;
 	double el = now() - t_begin, rate = (t->step - first) / (el > 0 ? el : 1e-9);
 	double eta = rate > 0 ? (o->steps - t->step) / rate : 0;
+	double tps = (double)(t->tokens - tok0) / (el > 0 ? el : 1e-9);
 	char v[32] = "";
 	if (isfinite(val))
 		snprintf(v, sizeof v, " val %.4f", val);
-	fprintf(stderr, "%sllm-train: step %lld/%lld loss %.4f (smoothed %.4f)%s lr %.3g | %.0f s, "
-	                "eta %.0f s%s",
+	fprintf(stderr, "%sllm-train: step %lld/%lld loss %.4f (smoothed %.4f)%s lr %.3g | "
+	                "%.0f tok/s, %.0f s, eta %.0f s%s",
 	        tty ? "\r" : "", (long long)t->step, (long long)o->steps, loss, t->smooth, v,
-	        llm_lr_at(&o->opt, t->step - 1) * t->lr_factor, el, eta, tty ? "\033[K" : "\n");
+	        llm_lr_at(&o->opt, t->step - 1) * t->lr_factor, tps, el, eta, tty ? "\033[K" : "\n");
 }
 
 /* The training loop proper; returns the exit status. */
@@ -946,7 +947,7 @@ static int trainer_run(trainer *t)
 {
 	const options *o = t->o;
 	double t_begin = now();
-	int64_t first = t->step;
+	int64_t first = t->step, tok0 = t->tokens;
 	while (t->step < o->steps) {
 		if (train_step(t))
 			continue;
@@ -966,7 +967,7 @@ static int trainer_run(trainer *t)
 			save(t, 1);
 		else if (o->light_every && t->step % o->light_every == 0)
 			save(t, 0);
-		show_progress(t, loss, val, t_begin, first);
+		show_progress(t, loss, val, t_begin, first, tok0);
 	}
 	if (dp_rank == 0 && llm_verbosity() >= 1 && isatty(2))
 		fputc('\n', stderr);

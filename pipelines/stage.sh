@@ -1,0 +1,26 @@
+#!/bin/sh
+# pipelines/stage.sh STAGE NAME TIMES STATS COMMAND...
+#
+# Run one step of the pipeline with a line on stderr as it starts and one as it ends (documents
+# in and out from the step's --stats file when it writes one, and the wall time), and record the
+# wall time in TIMES/STAGE.NAME.time for the report. STATS is '-' for a step without one.
+# The exit status is the command's.
+stage=$1 name=$2 times=$3 stats=$4
+shift 4
+mkdir -p "$times" || exit 1
+echo "pipeline: $stage $name: start" >&2
+t0=$(date +%s.%N)
+"$@"
+rc=$?
+t=$(echo "$(date +%s.%N) $t0" | awk '{printf "%.2f", $1 - $2}')
+if [ "$rc" != 0 ]; then
+	echo "pipeline: $stage $name: failed (exit $rc) after $t s" >&2
+	exit "$rc"
+fi
+echo "$t" >"$times/$stage.$name.time"
+docs=
+if [ "$stats" != - ] && [ -s "$stats" ]; then
+	# The summary's first counters; the stats file is one JSON object written by llm-*.
+	docs=$(sed -n 's/^[^{]*{.*"records_in": *\([0-9]*\), *"records_out": *\([0-9]*\).*/\1 in, \2 out, /p' "$stats" | head -n 1)
+fi
+echo "pipeline: $stage $name: done, ${docs}$t s" >&2
