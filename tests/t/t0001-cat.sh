@@ -136,8 +136,12 @@ test_expect_success 'a closed pipe ends llm-cat silently' '
 '
 
 test_expect_success 'an interrupted -o leaves no file under the final name' '
-	{ cat $C/*.jsonl; cat $C/*.jsonl; } | llm-cat -q -o final.jsonl &
-	pid=$! && sleep 0.2 && kill $pid; wait $pid;
+	# A byte-count handshake, not a delay: once cat has pushed megabytes through the FIFO,
+	# llm-cat is inside its loop, and it cannot finish while the FIFO stays open for writing.
+	mkfifo in.fifo &&
+	{ llm-cat -q -o final.jsonl in.fifo & } && pid=$! &&
+	exec 3>in.fifo && cat $C/*.jsonl >&3 &&
+	kill $pid && { wait $pid; test $? -gt 128; } && exec 3>&- &&
 	test_must_fail test -e final.jsonl &&
 	test -z "$(ls -A | grep tmp)"
 '

@@ -1,0 +1,117 @@
+/*
+ * rmlist.c — removal lists (see rmlist.h): little-endian with a magic, a version and a
+ * trailing XXH3-64 of all bytes before it, checked when the list is loaded.
+ */
+#include "rmlist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+
+#define RM_MAGIC "LLMDRMV1"
+#define FILE_VERSION 1u
+#define MAX_ID (1u << 20)
+
+static void put32(llm_buf *b, uint32_t x) { llm_buf_add(b, &x, 4); }
+static void put64(llm_buf *b, uint64_t x) { llm_buf_add(b, &x, 8); }
+static uint32_t get32(const void *p) { uint32_t x; memcpy(&x, p, 4); return x; }
+static uint64_t get64(const void *p) { uint64_t x; memcpy(&x, p, 8); return x; }
+
+
+#define RM_HEADER (8 + 4 + 4 + 8 + 8 + 8)
+
+void llm_rmw_init(llm_rmw *w)
+{
+	llm_buf_init(&w->b);
+	w->n = 0;
+	w->last = UINT64_MAX;
+	llm_buf_add(&w->b, RM_MAGIC, 8);
+	put32(&w->b, FILE_VERSION);
+	put32(&w->b, 0);
+	put64(&w->b, 0);
+	put64(&w->b, 0);
+	put64(&w->b, 0);
+}
+
+void llm_rmw_add(llm_rmw *w, uint64_t rec, int kind, const char *id, size_t idlen)
+{
+	if (idlen > MAX_ID)
+		idlen = MAX_ID;
+	put64(&w->b, rec);
+	llm_buf_addc(&w->b, (char)kind);
+	put32(&w->b, (uint32_t)idlen);
+	llm_buf_add(&w->b, id, idlen);
+	w->n++;
+	w->last = rec;
+}
+
+int llm_rmw_write(llm_rmw *w, const char *path, uint64_t nrecords, uint64_t sig_checksum)
+{
+	memcpy(w->b.p + 16, &nrecords, 8);
+	memcpy(w->b.p + 24, &sig_checksum, 8);
+	memcpy(w->b.p + 32, &w->n, 8);
+	size_t body = w->b.len;
+	put64(&w->b, llm_hash64(w->b.p, body, 0));
+	int rc = llm_write_file(path, w->b.p, w->b.len);
+	llm_buf_truncate(&w->b, body);
+	return rc;
+}
+
+void llm_rmw_release(llm_rmw *w) { llm_buf_release(&w->b); }
+
+int llm_rml_load(llm_rml *l, const char *path)
+{
+	memset(l, 0, sizeof *l);
+	l->path = path;
+	int rc = llm_read_file(path, &l->data, &l->len);
+	if (rc)
+		return rc;
+	if (l->len < RM_HEADER + 8 || memcmp(l->data, RM_MAGIC, 8) != 0)
+		return llm_fail(LLM_EFORMAT, "%s: not a removal list (bad magic or too short)", path);
+	if (get32(l->data + 8) != FILE_VERSION)
+		return llm_fail(LLM_EFORMAT, "%s: removal list version %u not supported", path,
+		                get32(l->data + 8));
+	if (llm_hash64(l->data, l->len - 8, 0) != get64(l->data + l->len - 8))
+		return llm_fail(LLM_EFORMAT, "%s: removal list checksum mismatch", path);
+	l->nrecords = get64(l->data + 16);
+	l->sig_checksum = get64(l->data + 24);
+	l->nentries = get64(l->data + 32);
+	l->pos = RM_HEADER;
+	l->len -= 8;
+	return LLM_OK;
+}
+
+int llm_rml_next(llm_rml *l, llm_rm_entry *e)
+{
+	if (l->next == l->nentries) {
+		if (l->pos != l->len)
+			return llm_fail(LLM_EFORMAT, "%s: bytes after the last entry", l->path);
+		return LLM_EOF;
+	}
+	if (l->len - l->pos < 13 || l->len - l->pos - 13 < get32(l->data + l->pos + 9))
+		return llm_fail(LLM_EFORMAT, "%s: entry %llu runs past the end", l->path,
+		                (unsigned long long)l->next);
+	const char *p = l->data + l->pos;
+	uint64_t rec = get64(p);
+	int kind = (unsigned char)p[8];
+	if ((kind != LLM_RM_SURVIVOR && kind != LLM_RM_DUPLICATE) || rec >= l->nrecords ||
+	    (l->next && rec <= l->last))
+		return llm_fail(LLM_EFORMAT, "%s: bad entry %llu (record %llu, kind %d)", l->path,
+		                (unsigned long long)l->next, (unsigned long long)rec, kind);
+	e->rec = l->last = rec;
+	e->kind = kind;
+	e->idlen = get32(p + 9);
+	e->id = p + 13;
+	l->pos += 13 + e->idlen;
+	l->next++;
+	return LLM_OK;
+}
+
+void llm_rml_release(llm_rml *l)
+{
+	free(l->data);
+	memset(l, 0, sizeof *l);
+}

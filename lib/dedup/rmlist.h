@@ -1,0 +1,50 @@
+/*
+ * rmlist.h — removal lists, between llm-dedup's cluster and apply stages (format in
+ * llmkit-formats(5), DEDUP INDEX): per shard, the records that are duplicates (with the id of
+ * their survivor) and the survivors that have duplicates, by record number, plus the shard's
+ * record count and its signature file's checksum (sigfile.h) so that a list is never applied
+ * to the wrong shard. Loaded whole by apply (17 bytes + the id per entry).
+ *
+ * Every size read is checked against the file; errors are LLM_EFORMAT naming the file.
+ * Written atomically (temporary name, renamed). Not thread safe.
+ */
+#ifndef LLM_RMLIST_H
+#define LLM_RMLIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+
+enum { LLM_RM_SURVIVOR = 1, LLM_RM_DUPLICATE = 2 };
+
+typedef struct {
+	uint64_t rec;    /* record number in the shard, from 0 */
+	int kind;        /* LLM_RM_* */
+	const char *id;  /* the survivor's id (the cluster's name) */
+	size_t idlen;
+} llm_rm_entry;
+
+/* Build a removal list in memory, then write it atomically. Entries must come in
+ * increasing record order. */
+typedef struct {
+	llm_buf b;
+	uint64_t n, last;
+} llm_rmw;
+void llm_rmw_init(llm_rmw *w);
+void llm_rmw_add(llm_rmw *w, uint64_t rec, int kind, const char *id, size_t idlen);
+int llm_rmw_write(llm_rmw *w, const char *path, uint64_t nrecords, uint64_t sig_checksum);
+void llm_rmw_release(llm_rmw *w);
+
+typedef struct {
+	char *data;
+	size_t len, pos;
+	uint64_t nrecords, sig_checksum, nentries, next, last;
+	const char *path;
+} llm_rml;
+int llm_rml_load(llm_rml *l, const char *path);
+/* Next entry in record order; LLM_EOF after the last. */
+int llm_rml_next(llm_rml *l, llm_rm_entry *e);
+void llm_rml_release(llm_rml *l);
+
+#endif
