@@ -17,7 +17,7 @@
 #   BLAS=auto|0|1        OpenBLAS for matrix products; 0 uses the portable loops in lib/
 #   MPI=auto|0|1         MPI data parallelism in llm-train (Open MPI opened at run time)
 #
-# Sources are found by wildcard: a new lib/NAME.c, tools/llm-NAME.c, tests/unit/test_NAME.c,
+# Sources are found by wildcard: a new lib/LAYER/NAME.c, tools/llm-NAME.c, tests/unit/test_NAME.c,
 # tests/fuzz/fuzz_NAME.c or kernels/NAME.cu is built without editing this file.
 # See CONTRIBUTING.md for the checklist when adding a tool.
 
@@ -41,7 +41,7 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -pthread -fno-strict-aliasing
 LDLIBS_DATA := -lzstd -lpcre2-8 -lxxhash -larchive
 LDLIBS_BASE := -lm -lpthread -ldl
 
-# Quiet build lines ("CC lib/io.c"); V=1 shows the commands.
+# Quiet build lines ("CC lib/core/io.c"); V=1 shows the commands.
 ifneq ($(V),1)
   Q_CC = @echo "  CC      $<";
   Q_FUZZ = @echo "  CC-FUZZ $<";
@@ -85,7 +85,7 @@ LDFLAGS  += -Wl,--as-needed
 BLAS_LDLIBS = $(PROBE_BLAS_LDLIBS)
 LDLIBS    = $(PROBE_LDLIBS) $(BLAS_LDLIBS) $(LDLIBS_DATA) $(LDLIBS_BASE)
 
-LIB_SRC   := $(sort $(wildcard lib/*.c))
+LIB_SRC   := $(sort $(wildcard lib/*/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
 LIBLLM    := $(B)/libllm.a
 TOOL_SRC  := $(sort $(wildcard tools/llm-*.c))
@@ -104,7 +104,7 @@ MAN_PAGES := $(sort $(wildcard man/man1/*.1 man/man5/*.5))
 # The model programs read no archives: they link without libarchive (io.c refers to it weakly).
 # They run on GPU machines with the CUDA runtime and no -dev packages, so OpenBLAS, zstd and
 # PCRE2 are linked into them statically where the archives exist (mk/probe.sh), and Open MPI
-# is opened at run time (lib/mpirt.c): they need the C, C++ and CUDA libraries only.
+# is opened at run time (lib/model/mpirt.c): they need the C, C++ and CUDA libraries only.
 bin/llm-train bin/llm-eval: LDLIBS_DATA = $(PROBE_MODEL_DATA_LDLIBS)
 bin/llm-train bin/llm-eval: BLAS_LDLIBS = $(PROBE_BLAS_STATIC)
 

@@ -17,10 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dedup.h"
-#include "err.h"
-#include "io.h"
-#include "json.h"
+#include "core/err.h"
+#include "core/io.h"
+#include "core/json.h"
+#include "dedup/dedup.h"
 
 typedef struct {
 	uint64_t *set;

@@ -12,8 +12,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "gpu.h"
-#include "err.h"
+#include "core/err.h"
+#include "model/gpu.h"
 
 /* Record "what failed where" for llm_cuda_detail() and return the matching LLM_E* status. */
 extern "C" int llm_cuda_report(int status, const char *what, const char *err, const char *file,

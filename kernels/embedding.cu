@@ -3,7 +3,7 @@
  *
  * The backward adds rows of dout into the rows of the table named by the tokens; tokens
  * repeat, so a thread per row would need atomics and give a different sum order on every run.
- * Instead the host groups the rows by token (llm_embed_plan, it has the tokens anyway) and one
+ * Instead the host groups the rows by token (llm_gpuplan_embed, it has the tokens anyway) and one
  * block per distinct token sums its rows in order: deterministic, and no two blocks write the
  * same row.
  */

@@ -47,7 +47,7 @@ int main(void){float a=1,b=1,c=0;openblas_set_num_threads(1);cblas_sgemm(CblasRo
 esac
 
 # MPI: llm-train opens Open MPI's libmpi.so.40 at run time, and only when a launcher started
-# it (lib/mpirt.c), so nothing of MPI is needed to build or to start a single process. The
+# it (lib/model/mpirt.c), so nothing of MPI is needed to build or to start a single process. The
 # probe says whether multi-process runs work here (the tests that need mpirun).
 case $MPI in
 0) say "MPI: off (MPI=0), one process per run"; echo "HAVE_MPI := 0" ;;
@@ -107,7 +107,7 @@ case $CUDA in
 			echo "NVCCFLAGS := -O2 -std=c++17$gen -DLLM_HAVE_CUDA=1"
 			# -isystem: the toolkit's headers (nccl.h) are not warning-free under -Wstrict-prototypes.
 			echo "PROBE_CPPFLAGS += -DLLM_HAVE_CUDA=1 -isystem $cudadir/include"
-			# NCCL (multi-GPU data parallel): only its header at build time; lib/cudamodel.c
+			# NCCL (multi-GPU data parallel): only its header at build time; lib/model/cudamodel.c
 			# opens libnccl at run time, so single-GPU binaries start without it.
 			if try_cc '#include <nccl.h>
 int main(void){ncclUniqueId u;(void)u;return ncclSuccess;}' -isystem "$cudadir/include"; then

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Generate lib/en_exceptions.h: spaCy's English tokenizer exceptions (special cases).
+"""Generate lib/text/en_exceptions.h: spaCy's English tokenizer exceptions (special cases).
 
 llm-clean splits English words the way spaCy's blank English tokenizer does, because that is
 the tokenizer datatrove's Gopher filters count words with. The special cases (contractions,
 abbreviations, emoticons) are data, so they are extracted here rather than re-typed by hand.
 
-Usage: python3 scripts/gen-en-exceptions.py > lib/en_exceptions.h   (needs `pip install spacy`)
+Usage: python3 scripts/gen-en-exceptions.py > lib/text/en_exceptions.h   (needs `pip install spacy`)
 spaCy is MIT licensed (Copyright (C) 2016-2024 ExplosionAI GmbH, 2016 spaCy GmbH, 2015 Matthew
 Honnibal); the generated header carries that notice.
 """

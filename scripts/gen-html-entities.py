@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Generate lib/html_entities.h from Python's html.entities.html5 (the WHATWG named character
+"""Generate lib/text/html_entities.h from Python's html.entities.html5 (the WHATWG named character
 reference list: 2231 names, with and without the final ';' for the legacy ones).
 
-Usage: python3 scripts/gen-html-entities.py > lib/html_entities.h
+Usage: python3 scripts/gen-html-entities.py > lib/text/html_entities.h
 """
 import html.entities
 import sys

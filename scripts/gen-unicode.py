@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Generate lib/unicode_tables.h from Python's unicodedata (the Unicode Character Database).
+"""Generate lib/core/unicode_tables.h from Python's unicodedata (the Unicode Character Database).
 
 Class bits per code point (see lib/utf8.h) in a two-level table: stage1[cp >> 8] selects a
 256-entry block of stage2, identical blocks shared. Simple lower-case mappings as sorted pairs.
-Run: python3 scripts/gen-unicode.py > lib/unicode_tables.h
+Run: python3 scripts/gen-unicode.py > lib/core/unicode_tables.h
 """
 import sys
 import unicodedata

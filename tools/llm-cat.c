@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "docsrc.h"
-#include "io.h"
+#include "core/io.h"
+#include "text/docsrc.h"
 #include "tool.h"
 
 static const char usage[] =

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clean.h"
-#include "fasttext.h"
-#include "io.h"
-#include "timemask.h"
+#include "core/io.h"
+#include "text/clean.h"
+#include "text/fasttext.h"
+#include "text/timemask.h"
 #include "tool.h"
 
 static const char usage[] =

@@ -16,10 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dedup.h"
-#include "dedupdoc.h"
-#include "dedupfile.h"
-#include "io.h"
+#include "core/io.h"
+#include "dedup/dedup.h"
+#include "dedup/dedupdoc.h"
+#include "dedup/rmlist.h"
+#include "dedup/sigfile.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -227,7 +228,7 @@ typedef struct {
 /* --lines: a document whose every line was dropped */
 #define KIND_ALL_LINES 3
 
-/* Write or reject one record. kind: 0 no duplicates, LLM_RM_SURVIVOR, LLM_RM_DUPLICATE or
+/* Write or reject one record. kind: 0 no duplicates, LLM_RMLIST_SURVIVOR, LLM_RMLIST_DUPLICATE or
  * KIND_ALL_LINES; cid: the survivor's id; text: a replacement text or NULL. */
 static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno, int kind,
                  const char *cid, size_t cidlen, const llm_buf *text)
@@ -252,7 +253,7 @@ static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno
 			die("%s", llm_last_error());
 		return;
 	}
-	if (kind == LLM_RM_DUPLICATE && !c->annotate) {
+	if (kind == LLM_RMLIST_DUPLICATE && !c->annotate) {
 		llm_buf_reset(&r->extra);
 		llm_buf_adds(&r->extra, "\"dup_of\": ");
 		llm_json_put_str(&r->extra, cid, cidlen);
@@ -268,7 +269,7 @@ static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno
 		llm_json_edit_str(&e->ed, c->co.field, text->p ? text->p : "", text->len);
 	if (kind && c->annotate) {
 		llm_json_edit_str(&e->ed, "dup_cluster", cid, cidlen);
-		if (kind == LLM_RM_DUPLICATE) {
+		if (kind == LLM_RMLIST_DUPLICATE) {
 			llm_json_edit_str(&e->ed, "dup_of", cid, cidlen);
 			e->dups++;
 		}
@@ -289,7 +290,7 @@ static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno
 typedef struct {
 	const struct cfg *c;
 	llm_dedup *d;
-	llm_sigw *sigw;      /* sign: the signature file */
+	llm_sigfile_writer *sigw;      /* sign: the signature file */
 	emitter *em;         /* second pass */
 	uint64_t node, docs, bytes;
 } runctx;
@@ -304,7 +305,7 @@ static void signed_doc(void *ctx, const llm_dedup_doc *doc, const llm_dedup_sig 
 	}
 	if (!x->sigw)
 		llm_dedup_add(x->d, sig);
-	else if (llm_sigw_add(x->sigw, sig, doc->id.p ? doc->id.p : "", doc->id.len))
+	else if (llm_sigfile_add(x->sigw, sig, doc->id.p ? doc->id.p : "", doc->id.len))
 		die("%s", llm_last_error());
 }
 
@@ -327,13 +328,13 @@ static int decide(llm_dedup *d, uint64_t v, const llm_dedup_doc *r, int want_all
 		if (!llm_dedup_has_dups(d, v))
 			return 0;
 		*cid = llm_dedup_id(d, v, cidlen);
-		return LLM_RM_SURVIVOR;
+		return LLM_RMLIST_SURVIVOR;
 	}
 	*cid = llm_dedup_id(d, root, cidlen);
 	if (!*cid)
 		die("internal error: survivor %llu of %llu has no id", (unsigned long long)root,
 		    (unsigned long long)v);
-	return LLM_RM_DUPLICATE;
+	return LLM_RMLIST_DUPLICATE;
 }
 
 static int pass2_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
@@ -522,7 +523,7 @@ static int run_sign(const struct cfg *c)
 	if (!c->co.output)
 		usage_error("sign needs -o SIGFILE");
 	runctx x = { .c = c };
-	if (llm_sigw_open(&x.sigw, c->co.output, &c->p))
+	if (llm_sigfile_create(&x.sigw, c->co.output, &c->p))
 		die("%s", llm_last_error());
 	llm_signpool *pool = new_pool(c, &x);
 	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
@@ -531,8 +532,8 @@ static int run_sign(const struct cfg *c)
 		                      pool);
 	llm_signpool_free(pool);
 	if (failed) {
-		llm_sigw_abort(x.sigw);
-	} else if (llm_sigw_close(x.sigw)) {
+		llm_sigfile_abort(x.sigw);
+	} else if (llm_sigfile_close(x.sigw)) {
 		llm_error("%s", llm_last_error());
 		failed = 1;
 	}
@@ -583,8 +584,8 @@ static int run_cluster(const struct cfg *c)
 	int rc;
 	/* Pass 1: every signature, in the order of the files, into one engine. */
 	for (int i = 0; i < c->nfiles; i++) {
-		llm_sigr *sr;
-		if (llm_sigr_open(&sr, c->files[i], &p))
+		llm_sigfile_reader *sr;
+		if (llm_sigfile_open(&sr, c->files[i], &p))
 			die("%s", llm_last_error());
 		if (!d) {
 			d = new_engine(c, &p);
@@ -596,21 +597,21 @@ static int run_cluster(const struct cfg *c)
 			llm_dedup_params q;
 			llm_dedup_params_default(&q, LLM_DEDUP_MINHASH);
 			q = p;
-			llm_sigr_free(sr);
-			if (llm_sigr_open(&sr, c->files[0], &q) || (llm_sigr_free(sr), 0) ||
-			    llm_sigr_open(&sr, c->files[i], &p))
+			llm_sigfile_free(sr);
+			if (llm_sigfile_open(&sr, c->files[0], &q) || (llm_sigfile_free(sr), 0) ||
+			    llm_sigfile_open(&sr, c->files[i], &p))
 				die("%s", llm_last_error());
 			if (!same_params(&p, &q))
 				die("%s: signed with other parameters than %s", c->files[i], c->files[0]);
 		}
-		while ((rc = llm_sigr_next(sr, &sig, &id, &idlen)) == LLM_OK) {
+		while ((rc = llm_sigfile_next(sr, &sig, &id, &idlen)) == LLM_OK) {
 			llm_dedup_add(d, &sig);
 			docs++;
 		}
 		if (rc != LLM_EOF)
 			die("%s", llm_last_error());
-		sums[i] = llm_sigr_checksum(sr);
-		llm_sigr_free(sr);
+		sums[i] = llm_sigfile_checksum(sr);
+		llm_sigfile_free(sr);
 	}
 	if (llm_dedup_finish(d))
 		die("%s", llm_last_error());
@@ -619,31 +620,31 @@ static int run_cluster(const struct cfg *c)
 	llm_dedup_doc r;
 	llm_dedup_doc_init(&r);
 	for (int i = 0; i < c->nfiles; i++) {
-		llm_sigr *sr;
-		if (llm_sigr_open(&sr, c->files[i], &p))
+		llm_sigfile_reader *sr;
+		if (llm_sigfile_open(&sr, c->files[i], &p))
 			die("%s", llm_last_error());
-		llm_rmw w;
-		llm_rmw_init(&w);
+		llm_rmlist_writer w;
+		llm_rmlist_writer_init(&w);
 		uint64_t k = 0;
-		while ((rc = llm_sigr_next(sr, &sig, &id, &idlen)) == LLM_OK) {
+		while ((rc = llm_sigfile_next(sr, &sig, &id, &idlen)) == LLM_OK) {
 			const char *cid = NULL;
 			size_t cidlen = 0;
 			llm_buf_reset(&r.id);
 			llm_buf_add(&r.id, id, idlen);
 			int kind = decide(d, v++, &r, c->index != NULL, &cid, &cidlen);
 			if (kind)
-				llm_rmw_add(&w, k, kind, cid, cidlen);
-			dups += kind == LLM_RM_DUPLICATE;
+				llm_rmlist_add(&w, k, kind, cid, cidlen);
+			dups += kind == LLM_RMLIST_DUPLICATE;
 			k++;
 		}
-		if (rc != LLM_EOF || llm_sigr_checksum(sr) != sums[i])
+		if (rc != LLM_EOF || llm_sigfile_checksum(sr) != sums[i])
 			die("%s: %s", c->files[i], rc != LLM_EOF ? llm_last_error() : "changed while clustering");
 		char *out = rm_name(c->files[i], c->outdir);
-		if (llm_rmw_write(&w, out, k, sums[i]))
+		if (llm_rmlist_write(&w, out, k, sums[i]))
 			die("%s", llm_last_error());
 		free(out);
-		llm_rmw_release(&w);
-		llm_sigr_free(sr);
+		llm_rmlist_writer_release(&w);
+		llm_sigfile_free(sr);
 	}
 	if (c->index && llm_dedup_save_index(d, c->index))
 		die("%s", llm_last_error());
@@ -658,8 +659,8 @@ static int run_cluster(const struct cfg *c)
 
 typedef struct {
 	emitter *em;
-	llm_rml l;
-	llm_rm_entry e;
+	llm_rmlist_reader l;
+	llm_rmlist_entry e;
 	int have;
 	uint64_t k;
 } applyctx;
@@ -671,7 +672,7 @@ static int apply_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 	if (x->have && x->e.rec == x->k) {
 		kind = x->e.kind;
 		emit(x->em, r, file, lineno, kind, x->e.id, x->e.idlen, NULL);
-		int rc = llm_rml_next(&x->l, &x->e);
+		int rc = llm_rmlist_next(&x->l, &x->e);
 		if (rc != LLM_OK && rc != LLM_EOF)
 			die("%s", llm_last_error());
 		x->have = rc == LLM_OK;
@@ -687,9 +688,9 @@ static int run_apply(const struct cfg *c)
 	if (!c->removals)
 		usage_error("apply needs --removals FILE");
 	applyctx x = { 0 };
-	if (llm_rml_load(&x.l, c->removals))
+	if (llm_rmlist_load(&x.l, c->removals))
 		die("%s", llm_last_error());
-	int rc = llm_rml_next(&x.l, &x.e);
+	int rc = llm_rmlist_next(&x.l, &x.e);
 	if (rc != LLM_OK && rc != LLM_EOF)
 		die("%s", llm_last_error());
 	x.have = rc == LLM_OK;
@@ -717,7 +718,7 @@ static int run_apply(const struct cfg *c)
 		failed = 1;
 	}
 	llm_run_count(em.run, "duplicates", em.dups);
-	llm_rml_release(&x.l);
+	llm_rmlist_reader_release(&x.l);
 	llm_json_edit_release(&em.ed);
 	llm_buf_release(&em.line);
 	llm_dedup_doc_release(&r);

@@ -20,19 +20,19 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "bpe.h"
-#include "ckpt.h"
-#include "cudamodel.h"
-#include "dataloader.h"
-#include "eval.h"
-#include "gpu.h"
-#include "hfload.h"
-#include "io.h"
-#include "json.h"
-#include "model.h"
-#include "ops.h"
-#include "safetensors.h"
-#include "shard.h"
+#include "core/io.h"
+#include "core/json.h"
+#include "data/loader.h"
+#include "data/shard.h"
+#include "model/ckpt.h"
+#include "model/cudamodel.h"
+#include "model/eval.h"
+#include "model/gpu.h"
+#include "model/hf.h"
+#include "model/model.h"
+#include "model/ops.h"
+#include "model/safetensors.h"
+#include "tok/bpe.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -172,7 +172,7 @@ static void load_model(model_t *mt, const char *path, const opts *o)
 	llm_info("%s: %d layers, width %d, vocab %d, %s weights%s", mt->info.dir,
 	         llm_model_get_config(mt->m)->num_hidden_layers,
 	         llm_model_get_config(mt->m)->hidden_size, llm_model_get_config(mt->m)->vocab_size,
-	         llm_st_dtype_name(mt->info.dtype), mt->info.llmkit ? "" : " (Hugging Face)");
+	         llm_safetensors_dtype_name(mt->info.dtype), mt->info.llmkit ? "" : " (Hugging Face)");
 	if (o->device != LLM_DEVICE_CUDA)
 		return;
 	llm_cuda_options co;

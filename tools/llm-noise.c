@@ -3,16 +3,16 @@
  *
  * Input: token streams (llm-tokenize). Output: the same records with a noised input sequence
  * beside the labels (header flag bit 0): masks, adjacent swaps and confusions, decided by
- * --seed and each document's id (lib/noise.h). Memory: one record plus the confusion table.
+ * --seed and each document's id (lib/data/noise.h). Memory: one record plus the confusion table.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpe.h"
-#include "json.h"
-#include "noise.h"
-#include "tokstream.h"
+#include "core/json.h"
+#include "data/noise.h"
+#include "tok/bpe.h"
+#include "tok/tokstream.h"
 #include "tool.h"
 
 static const char usage[] =

@@ -4,7 +4,7 @@
  * and the tools around shards: --info, --verify, --dump.
  *
  * Input: token streams (llm-tokenize, llm-noise). Output: DIR/train-00000.bin ... and
- * DIR/manifest.json (lib/shard.h). Memory: the shard writer's buffer, 24 bytes per document
+ * DIR/manifest.json (lib/data/shard.h). Memory: the shard writer's buffer, 24 bytes per document
  * of the shard being written, one document, and one small sketch per domain. Truncation
  * without --sketches reads the input twice (stdin is spooled to a temporary file first).
  */
@@ -17,13 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bpe.h"
-#include "hash.h"
-#include "io.h"
-#include "json.h"
-#include "shard.h"
-#include "sketch.h"
-#include "tokstream.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/json.h"
+#include "core/sketch.h"
+#include "data/shard.h"
+#include "tok/bpe.h"
+#include "tok/tokstream.h"
 #include "tool.h"
 
 static const char usage[] =

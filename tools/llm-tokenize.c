@@ -9,7 +9,7 @@
  * decode: token stream or JSONL with "tokens" -> JSONL documents; one record in memory.
  * train: the distinct pieces of the input and, while training, their adjacent pairs, within
  * --memory (default a quarter of physical memory): beyond it counts spill to --tmpdir and the
- * rarest pieces are left out of training (lib/bpe_train.h).
+ * rarest pieces are left out of training (lib/tok/bpe_train.h).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -17,14 +17,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpe.h"
-#include "bpe_doc.h"
-#include "bpe_train.h"
-#include "io.h"
-#include "json.h"
-#include "pretok.h"
-#include "sketch.h"
-#include "tokstream.h"
+#include "core/io.h"
+#include "core/json.h"
+#include "core/sketch.h"
+#include "tok/bpe.h"
+#include "tok/bpe_doc.h"
+#include "tok/bpe_train.h"
+#include "tok/pretok.h"
+#include "tok/tokstream.h"
 #include "tool.h"
 
 static const char usage[] =

@@ -1,5 +1,5 @@
 /*
- * llm-tox — toxicity filter: word-list rules OR a fastText classifier (lib/tox.h).
+ * llm-tox — toxicity filter: word-list rules OR a fastText classifier (lib/tox/tox.h).
  *
  *   llm-tox [FILE...]            filter (or --mode annotate) the JSONL document stream,
  *                                adding tox_score and tox_hits; rejects carry reject_reason
@@ -22,12 +22,12 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "fasttext.h"
-#include "io.h"
-#include "json.h"
+#include "core/io.h"
+#include "core/json.h"
+#include "text/fasttext.h"
 #include "tool.h"
-#include "tox.h"
-#include "toxeval.h"
+#include "tox/tox.h"
+#include "tox/toxeval.h"
 
 static const char usage[] =
 	"usage: llm-tox [options] [file ...]\n"

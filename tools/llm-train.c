@@ -17,20 +17,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ckpt.h"
-#include "cudamodel.h"
-#include "dataloader.h"
-#include "gpu.h"
-#include "hash.h"
-#include "io.h"
-#include "json.h"
-#include "model.h"
-#include "mpirt.h"
-#include "ops.h"
-#include "optim.h"
-#include "shard.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/json.h"
+#include "data/loader.h"
+#include "data/shard.h"
+#include "model/ckpt.h"
+#include "model/cudamodel.h"
+#include "model/gpu.h"
+#include "model/model.h"
+#include "model/mpirt.h"
+#include "model/ops.h"
+#include "model/optim.h"
+#include "model/trainlog.h"
 #include "tool.h"
-#include "trainlog.h"
 
 
 static const char usage[] =

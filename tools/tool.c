@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "io.h"
-#include "json.h"
+#include "core/buf.h"
+#include "core/io.h"
+#include "core/json.h"
 
 static llm_buf cmdline = LLM_BUF_INIT;
 

@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "run.h"
+#include "core/err.h"
+#include "core/run.h"
 
 /* Set program name, OOM handler (message + exit 1), SIGPIPE default, SIGINT/SIGTERM cleanup
  * of temporary output files. */

@@ -1,11 +1,11 @@
 /*
- * extsort.c — external merge sort of 24-byte records (see extsort.h).
+ * xsort.c — external merge sort of 24-byte records (see xsort.h).
  *
  * Runs live back to back in one temporary file; run i is records [off_i, off_i + n_i).
  * Reading keeps a cursor per run with a window of the run in memory, and a binary heap of
  * the runs ordered by their current record.
  */
-#include "extsort.h"
+#include "xsort.h"
 
 #include <stdlib.h>
 #include <string.h>

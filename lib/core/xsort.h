@@ -1,5 +1,5 @@
 /*
- * extsort.h — external sort of fixed records of three u64 {a, b, c}, ordered by (a, b, c).
+ * xsort.h — external sort of fixed records of three u64 {a, b, c}, ordered by (a, b, c).
  *
  * Records are added to a buffer of at most `budget` bytes. A full buffer is sorted and
  * appended as a run to one temporary file (created in dir, or $TMPDIR, or /tmp, and unlinked

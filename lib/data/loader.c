@@ -1,15 +1,15 @@
 /*
- * dataloader.c — deterministic training windows over mapped shards (see dataloader.h).
+ * loader.c — deterministic training windows over mapped shards (see loader.h).
  */
-#include "dataloader.h"
+#include "loader.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "buf.h"
-#include "err.h"
+#include "core/buf.h"
+#include "core/err.h"
 #include "shard.h"
 
 typedef struct {

@@ -1,5 +1,5 @@
 /*
- * dataloader.h — training windows from the shards of a manifest, deterministic and resumable.
+ * loader.h — training windows from the shards of a manifest, deterministic and resumable.
  *
  * A micro-batch is B windows of T+1 consecutive tokens. Each window is drawn independently:
  *   1. a pool: with a mix ("web=0.65,code=0.35") the domain by those proportions, otherwise
@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hash.h"
+#include "core/hash.h"
 
 typedef struct llm_loader llm_loader;
 

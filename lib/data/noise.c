@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "hash.h"
-#include "io.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
 
 typedef struct {
 	size_t off;   /* from at seq[off], to at seq[off + n] */

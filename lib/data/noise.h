@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bpe.h"
+#include "tok/bpe.h"
 
 typedef struct llm_confusions llm_confusions;
 

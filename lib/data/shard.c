@@ -20,12 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
-#include "hash.h"
-#include "io.h"
-#include "json.h"
-#include "tokstream.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/json.h"
+#include "tok/tokstream.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "llmkit's binary formats are read by memcpy: a little-endian host is required"

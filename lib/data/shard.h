@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 #define LLM_SHARD_MAGIC "LLMSHRD1"
 #define LLM_SHARD_VERSION 1

@@ -20,10 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "extsort.h"
-#include "hash.h"
-#include "io.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/xsort.h"
 
 #define NONE UINT64_MAX
 
@@ -278,7 +278,7 @@ void llm_signer_sign(llm_signer *s, const char *text, size_t n, llm_dedup_sig *s
  *            and for exact the high half of each bucket's first node; documents are joined
  *            with their candidates as they arrive.
  *   records  from then on: every bucket entry of every document is a record {key, aux, node}
- *            of an external sort (extsort.h), the tables' entries first. finish merges them
+ *            of an external sort (xsort.h), the tables' entries first. finish merges them
  *            and joins each bucket's members with its first (smallest) node: the pairs the
  *            tables would have joined, verification included.
  * Simhash records are {table key, fingerprint, node}; the distinct fingerprints of a bucket

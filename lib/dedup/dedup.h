@@ -25,7 +25,7 @@
  *
  * Memory: the engine holds its buckets in tables until they reach half of a budget
  * (llm_dedup_set_memory; unlimited by default), then as records of an external sort on disk
- * (extsort.h) with the same result; see dedup.c. Tables: per document, up to `bands` new
+ * (xsort.h) with the same result; see dedup.c. Tables: per document, up to `bands` new
  * bucket entries of 16 bytes over the table's load factor (minhash), one entry and 8 bytes
  * (exact), or 16 bytes plus 8 per table per distinct fingerprint (simhash). Records: 24 bytes
  * per bucket entry on disk, the budget in memory. Outside the budget, always: 8 bytes per

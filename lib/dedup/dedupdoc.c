@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 
 void llm_dedup_doc_init(llm_dedup_doc *d)
 {

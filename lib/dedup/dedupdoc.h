@@ -20,9 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
+#include "core/json.h"
 #include "dedup.h"
-#include "json.h"
 
 typedef struct {
 	const char *reason;  /* NULL: a document with text */

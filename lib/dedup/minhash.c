@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 
 typedef uint32_t v8u32 __attribute__((vector_size(32)));
 

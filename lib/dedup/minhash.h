@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hash.h"
+#include "core/hash.h"
 
 #define LLM_MINHASH_MAX_PERM 4096
 

@@ -23,7 +23,7 @@ static uint64_t get64(const void *p) { uint64_t x; memcpy(&x, p, 8); return x; }
 
 #define RM_HEADER (8 + 4 + 4 + 8 + 8 + 8)
 
-void llm_rmw_init(llm_rmw *w)
+void llm_rmlist_writer_init(llm_rmlist_writer *w)
 {
 	llm_buf_init(&w->b);
 	w->n = 0;
@@ -36,7 +36,7 @@ void llm_rmw_init(llm_rmw *w)
 	put64(&w->b, 0);
 }
 
-void llm_rmw_add(llm_rmw *w, uint64_t rec, int kind, const char *id, size_t idlen)
+void llm_rmlist_add(llm_rmlist_writer *w, uint64_t rec, int kind, const char *id, size_t idlen)
 {
 	if (idlen > MAX_ID)
 		idlen = MAX_ID;
@@ -48,7 +48,8 @@ void llm_rmw_add(llm_rmw *w, uint64_t rec, int kind, const char *id, size_t idle
 	w->last = rec;
 }
 
-int llm_rmw_write(llm_rmw *w, const char *path, uint64_t nrecords, uint64_t sig_checksum)
+int llm_rmlist_write(llm_rmlist_writer *w, const char *path, uint64_t nrecords,
+                     uint64_t sig_checksum)
 {
 	memcpy(w->b.p + 16, &nrecords, 8);
 	memcpy(w->b.p + 24, &sig_checksum, 8);
@@ -60,9 +61,9 @@ int llm_rmw_write(llm_rmw *w, const char *path, uint64_t nrecords, uint64_t sig_
 	return rc;
 }
 
-void llm_rmw_release(llm_rmw *w) { llm_buf_release(&w->b); }
+void llm_rmlist_writer_release(llm_rmlist_writer *w) { llm_buf_release(&w->b); }
 
-int llm_rml_load(llm_rml *l, const char *path)
+int llm_rmlist_load(llm_rmlist_reader *l, const char *path)
 {
 	memset(l, 0, sizeof *l);
 	l->path = path;
@@ -84,7 +85,7 @@ int llm_rml_load(llm_rml *l, const char *path)
 	return LLM_OK;
 }
 
-int llm_rml_next(llm_rml *l, llm_rm_entry *e)
+int llm_rmlist_next(llm_rmlist_reader *l, llm_rmlist_entry *e)
 {
 	if (l->next == l->nentries) {
 		if (l->pos != l->len)
@@ -97,7 +98,7 @@ int llm_rml_next(llm_rml *l, llm_rm_entry *e)
 	const char *p = l->data + l->pos;
 	uint64_t rec = get64(p);
 	int kind = (unsigned char)p[8];
-	if ((kind != LLM_RM_SURVIVOR && kind != LLM_RM_DUPLICATE) || rec >= l->nrecords ||
+	if ((kind != LLM_RMLIST_SURVIVOR && kind != LLM_RMLIST_DUPLICATE) || rec >= l->nrecords ||
 	    (l->next && rec <= l->last))
 		return llm_fail(LLM_EFORMAT, "%s: bad entry %llu (record %llu, kind %d)", l->path,
 		                (unsigned long long)l->next, (unsigned long long)rec, kind);
@@ -110,7 +111,7 @@ int llm_rml_next(llm_rml *l, llm_rm_entry *e)
 	return LLM_OK;
 }
 
-void llm_rml_release(llm_rml *l)
+void llm_rmlist_reader_release(llm_rmlist_reader *l)
 {
 	free(l->data);
 	memset(l, 0, sizeof *l);

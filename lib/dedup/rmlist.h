@@ -16,35 +16,36 @@
 
 #include "core/buf.h"
 
-enum { LLM_RM_SURVIVOR = 1, LLM_RM_DUPLICATE = 2 };
+enum { LLM_RMLIST_SURVIVOR = 1, LLM_RMLIST_DUPLICATE = 2 };
 
 typedef struct {
 	uint64_t rec;    /* record number in the shard, from 0 */
 	int kind;        /* LLM_RM_* */
 	const char *id;  /* the survivor's id (the cluster's name) */
 	size_t idlen;
-} llm_rm_entry;
+} llm_rmlist_entry;
 
 /* Build a removal list in memory, then write it atomically. Entries must come in
  * increasing record order. */
 typedef struct {
 	llm_buf b;
 	uint64_t n, last;
-} llm_rmw;
-void llm_rmw_init(llm_rmw *w);
-void llm_rmw_add(llm_rmw *w, uint64_t rec, int kind, const char *id, size_t idlen);
-int llm_rmw_write(llm_rmw *w, const char *path, uint64_t nrecords, uint64_t sig_checksum);
-void llm_rmw_release(llm_rmw *w);
+} llm_rmlist_writer;
+void llm_rmlist_writer_init(llm_rmlist_writer *w);
+void llm_rmlist_add(llm_rmlist_writer *w, uint64_t rec, int kind, const char *id, size_t idlen);
+int llm_rmlist_write(llm_rmlist_writer *w, const char *path, uint64_t nrecords,
+                     uint64_t sig_checksum);
+void llm_rmlist_writer_release(llm_rmlist_writer *w);
 
 typedef struct {
 	char *data;
 	size_t len, pos;
 	uint64_t nrecords, sig_checksum, nentries, next, last;
 	const char *path;
-} llm_rml;
-int llm_rml_load(llm_rml *l, const char *path);
+} llm_rmlist_reader;
+int llm_rmlist_load(llm_rmlist_reader *l, const char *path);
 /* Next entry in record order; LLM_EOF after the last. */
-int llm_rml_next(llm_rml *l, llm_rm_entry *e);
-void llm_rml_release(llm_rml *l);
+int llm_rmlist_next(llm_rmlist_reader *l, llm_rmlist_entry *e);
+void llm_rmlist_reader_release(llm_rmlist_reader *l);
 
 #endif

@@ -10,9 +10,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "err.h"
-#include "hash.h"
-#include "utf8.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/utf8.h"
 
 /* ASCII classes for the fast path (same answers as llm_uc_class for U+0000..U+007F). */
 enum { A_SPACE = 1, A_PUNCT = 2, A_DIGIT = 4, A_UPPER = 8 };

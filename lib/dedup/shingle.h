@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 typedef enum { LLM_NORM_NONE, LLM_NORM_SPACE, LLM_NORM_FULL } llm_norm_level;
 typedef enum { LLM_UNITS_AUTO, LLM_UNITS_WORD, LLM_UNITS_CHAR } llm_units;

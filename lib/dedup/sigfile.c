@@ -43,7 +43,7 @@ static void put_header(llm_buf *b, const llm_dedup_params *p)
 }
 #define SIG_HEADER (8 + 4 + 4 + 40 + 8 + 8)
 
-struct llm_sigw {
+struct llm_sigfile_writer {
 	llm_writer *w;
 	llm_hasher *h;
 	llm_dedup_params p;
@@ -51,7 +51,7 @@ struct llm_sigw {
 	uint64_t n;
 };
 
-static int sigw_flush(llm_sigw *w)
+static int sigw_flush(llm_sigfile_writer *w)
 {
 	llm_hasher_add(w->h, w->b.p, w->b.len);
 	int rc = llm_writer_write(w->w, w->b.p, w->b.len);
@@ -59,14 +59,14 @@ static int sigw_flush(llm_sigw *w)
 	return rc;
 }
 
-int llm_sigw_open(llm_sigw **out, const char *path, const llm_dedup_params *p)
+int llm_sigfile_create(llm_sigfile_writer **out, const char *path, const llm_dedup_params *p)
 {
 	*out = NULL;
 	llm_writer *lw;
 	int rc = llm_writer_open(&lw, path);
 	if (rc)
 		return rc;
-	llm_sigw *w = llm_calloc(1, sizeof *w);
+	llm_sigfile_writer *w = llm_calloc(1, sizeof *w);
 	w->w = lw;
 	w->h = llm_hasher_new(0);
 	w->p = *p;
@@ -76,7 +76,7 @@ int llm_sigw_open(llm_sigw **out, const char *path, const llm_dedup_params *p)
 	return LLM_OK;
 }
 
-int llm_sigw_add(llm_sigw *w, const llm_dedup_sig *sig, const char *id, size_t idlen)
+int llm_sigfile_add(llm_sigfile_writer *w, const llm_dedup_sig *sig, const char *id, size_t idlen)
 {
 	if (idlen > MAX_ID)
 		idlen = MAX_ID;
@@ -106,7 +106,7 @@ int llm_sigw_add(llm_sigw *w, const llm_dedup_sig *sig, const char *id, size_t i
 	return w->b.len >= 1 << 16 ? sigw_flush(w) : LLM_OK;
 }
 
-void llm_sigw_abort(llm_sigw *w)
+void llm_sigfile_abort(llm_sigfile_writer *w)
 {
 	if (!w)
 		return;
@@ -116,19 +116,19 @@ void llm_sigw_abort(llm_sigw *w)
 	free(w);
 }
 
-int llm_sigw_close(llm_sigw *w)
+int llm_sigfile_close(llm_sigfile_writer *w)
 {
 	llm_buf_addc(&w->b, (char)TAG_END);
 	put64(&w->b, w->n);
 	int rc = sigw_flush(w);
 	if (rc) {
-		llm_sigw_abort(w);
+		llm_sigfile_abort(w);
 		return rc;
 	}
 	put64(&w->b, llm_hasher_digest(w->h));
 	rc = llm_writer_write(w->w, w->b.p, w->b.len);
 	if (rc) {
-		llm_sigw_abort(w);
+		llm_sigfile_abort(w);
 		return rc;
 	}
 	rc = llm_writer_close(w->w);
@@ -138,7 +138,7 @@ int llm_sigw_close(llm_sigw *w)
 	return rc;
 }
 
-struct llm_sigr {
+struct llm_sigfile_reader {
 	llm_reader *r;
 	llm_hasher *h;
 	llm_dedup_params p;
@@ -152,7 +152,7 @@ struct llm_sigr {
 };
 
 /* Read exactly n bytes into buf, hashing them; a short read is a truncated file. */
-static int rd(llm_sigr *r, void *buf, size_t n, int hash)
+static int rd(llm_sigfile_reader *r, void *buf, size_t n, int hash)
 {
 	int rc = llm_reader_read_exact(r->r, buf, n);
 	if (rc == LLM_EOF || rc == LLM_EFORMAT)
@@ -165,7 +165,7 @@ static int rd(llm_sigr *r, void *buf, size_t n, int hash)
 	return LLM_OK;
 }
 
-void llm_sigr_free(llm_sigr *r)
+void llm_sigfile_free(llm_sigfile_reader *r)
 {
 	if (!r)
 		return;
@@ -178,14 +178,14 @@ void llm_sigr_free(llm_sigr *r)
 	free(r);
 }
 
-int llm_sigr_open(llm_sigr **out, const char *path, llm_dedup_params *p)
+int llm_sigfile_open(llm_sigfile_reader **out, const char *path, llm_dedup_params *p)
 {
 	*out = NULL;
 	llm_reader *lr;
 	int rc = llm_reader_open(&lr, path);
 	if (rc)
 		return rc;
-	llm_sigr *r = llm_calloc(1, sizeof *r);
+	llm_sigfile_reader *r = llm_calloc(1, sizeof *r);
 	r->r = lr;
 	r->h = llm_hasher_new(0);
 	r->path = llm_strdup(path);
@@ -229,11 +229,11 @@ int llm_sigr_open(llm_sigr **out, const char *path, llm_dedup_params *p)
 	*out = r;
 	return LLM_OK;
 fail:
-	llm_sigr_free(r);
+	llm_sigfile_free(r);
 	return rc;
 }
 
-int llm_sigr_next(llm_sigr *r, llm_dedup_sig *sig, const char **id, size_t *idlen)
+int llm_sigfile_next(llm_sigfile_reader *r, llm_dedup_sig *sig, const char **id, size_t *idlen)
 {
 	memset(sig, 0, sizeof *sig);
 	if (r->done)
@@ -321,5 +321,5 @@ int llm_sigr_next(llm_sigr *r, llm_dedup_sig *sig, const char **id, size_t *idle
 	return LLM_OK;
 }
 
-uint64_t llm_sigr_count(const llm_sigr *r) { return r->n; }
-uint64_t llm_sigr_checksum(const llm_sigr *r) { return r->checksum; }
+uint64_t llm_sigfile_count(const llm_sigfile_reader *r) { return r->n; }
+uint64_t llm_sigfile_checksum(const llm_sigfile_reader *r) { return r->checksum; }

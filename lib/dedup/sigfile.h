@@ -17,21 +17,21 @@
 
 #include "dedup.h"
 
-typedef struct llm_sigw llm_sigw;
-int llm_sigw_open(llm_sigw **w, const char *path, const llm_dedup_params *p);
+typedef struct llm_sigfile_writer llm_sigfile_writer;
+int llm_sigfile_create(llm_sigfile_writer **w, const char *path, const llm_dedup_params *p);
 /* One record; sig NULL (or sig->has == 0) for a record without signature. */
-int llm_sigw_add(llm_sigw *w, const llm_dedup_sig *sig, const char *id, size_t idlen);
+int llm_sigfile_add(llm_sigfile_writer *w, const llm_dedup_sig *sig, const char *id, size_t idlen);
 /* Trailer, flush, rename. Frees w. */
-int llm_sigw_close(llm_sigw *w);
-void llm_sigw_abort(llm_sigw *w);
+int llm_sigfile_close(llm_sigfile_writer *w);
+void llm_sigfile_abort(llm_sigfile_writer *w);
 
-typedef struct llm_sigr llm_sigr;
+typedef struct llm_sigfile_reader llm_sigfile_reader;
 /* Open and read the header; *p receives the parameters the file was signed with. */
-int llm_sigr_open(llm_sigr **r, const char *path, llm_dedup_params *p);
+int llm_sigfile_open(llm_sigfile_reader **r, const char *path, llm_dedup_params *p);
 /* Next record (pointers valid until the next call). LLM_EOF after the trailer checked out. */
-int llm_sigr_next(llm_sigr *r, llm_dedup_sig *sig, const char **id, size_t *idlen);
-uint64_t llm_sigr_count(const llm_sigr *r);     /* records read so far */
-uint64_t llm_sigr_checksum(const llm_sigr *r);  /* valid after LLM_EOF */
-void llm_sigr_free(llm_sigr *r);
+int llm_sigfile_next(llm_sigfile_reader *r, llm_dedup_sig *sig, const char **id, size_t *idlen);
+uint64_t llm_sigfile_count(const llm_sigfile_reader *r);     /* records read so far */
+uint64_t llm_sigfile_checksum(const llm_sigfile_reader *r);  /* valid after LLM_EOF */
+void llm_sigfile_free(llm_sigfile_reader *r);
 
 #endif

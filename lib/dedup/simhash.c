@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 
 uint64_t llm_simhash(const uint64_t *h, size_t n)
 {

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
+#include "core/buf.h"
+#include "core/err.h"
 #include "safetensors.h"
 
 static int io_fail(const char *path)
@@ -137,20 +137,20 @@ static void remove_stale(const char *root)
 static int save_tensors(const char *path, llm_model *m, const float *base, const char *prefix,
                         const float *base2, const char *prefix2)
 {
-	llm_st_writer *w = llm_st_writer_new();
-	llm_st_writer_meta(w, "format", "pt");
+	llm_safetensors_writer *w = llm_safetensors_writer_new();
+	llm_safetensors_writer_meta(w, "format", "pt");
 	llm_buf name = LLM_BUF_INIT;
 	for (int pass = 0; pass < (base2 ? 2 : 1); pass++)
 		for (size_t i = 0; i < llm_model_ntensors(m); i++) {
 			const llm_tensor *t = llm_model_tensor(m, i);
 			llm_buf_reset(&name);
 			llm_buf_addf(&name, "%s%s", pass ? prefix2 : prefix, t->name);
-			llm_st_writer_add(w, name.p, LLM_ST_F32, t->ndim, t->shape,
+			llm_safetensors_writer_add(w, name.p, LLM_ST_F32, t->ndim, t->shape,
 			                  (pass ? base2 : base) + t->offset);
 		}
-	int rc = llm_st_writer_write(w, path);
+	int rc = llm_safetensors_writer_write(w, path);
 	llm_buf_release(&name);
-	llm_st_writer_free(w);
+	llm_safetensors_writer_free(w);
 	return rc;
 }
 
@@ -322,7 +322,7 @@ static int load_tensors(const char *path, const llm_model *m, float *base, const
                         float *base2, const char *prefix2)
 {
 	llm_safetensors *st;
-	int rc = llm_st_open(&st, path);
+	int rc = llm_safetensors_open(&st, path);
 	if (rc)
 		return rc;
 	char name[128];
@@ -330,12 +330,12 @@ static int load_tensors(const char *path, const llm_model *m, float *base, const
 		for (size_t i = 0; i < llm_model_ntensors(m) && !rc; i++) {
 			const llm_tensor *t = llm_model_tensor(m, i);
 			snprintf(name, sizeof name, "%s%s", pass ? prefix2 : prefix, t->name);
-			rc = llm_st_read_f32(st, name, (pass ? base2 : base) + t->offset, t->ndim,
+			rc = llm_safetensors_read_f32(st, name, (pass ? base2 : base) + t->offset, t->ndim,
 			                     t->shape);
 			if (rc)
 				rc = llm_fail(rc, "%s: %s", path, llm_last_error());
 		}
-	llm_st_free(st);
+	llm_safetensors_free(st);
 	return rc;
 }
 

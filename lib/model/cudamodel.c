@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 #include "gpu.h"
 #include "gpuplan.h"
 
@@ -77,10 +77,10 @@ struct llm_cudamodel {
 	double *d_norm;
 	/* data parallel */
 	int rank, world;
-	llm_bucket *buckets;
+	llm_gpuplan_bucket *buckets;
 	size_t nbuckets;
-	llm_shard shard;
-	llm_piece *pieces;
+	llm_gpuplan_part shard;
+	llm_gpuplan_piece *pieces;
 	size_t npieces;
 	float *gshard;
 	int comm_pending, scattered;
@@ -512,13 +512,13 @@ int llm_cudamodel_dp(llm_cudamodel *g, int rank, int world, const void *id)
 	int *ready = llm_malloc(g->nt * sizeof *ready);
 	plan_arrays(g, off, num, ready);
 	g->buckets = llm_malloc(g->nt * sizeof *g->buckets);
-	g->nbuckets = llm_bucket_plan(off, num, ready, g->nt, g->o.bucket_elems, g->buckets);
+	g->nbuckets = llm_gpuplan_buckets(off, num, ready, g->nt, g->o.bucket_elems, g->buckets);
 	int rc = LLM_OK;
 	if (g->o.zero1) {
 		/* Reallocate the flat arrays padded to equal shards; moments only for our shard. */
-		llm_zero_shard(g->n, world, rank, 64, &g->shard);
+		llm_gpuplan_zero(g->n, world, rank, 64, &g->shard);
 		g->pieces = llm_malloc(g->nt * sizeof *g->pieces);
-		g->npieces = llm_shard_pieces(off, num, g->nt, &g->shard, g->pieces);
+		g->npieces = llm_gpuplan_pieces(off, num, g->nt, &g->shard, g->pieces);
 		g->npad = g->shard.padded;
 		float *old[3] = { g->p32, g->g32, g->m };
 		llm_cuda_sync();
@@ -566,7 +566,7 @@ static int dp_point(llm_cudamodel *g, int point)
 		return LLM_OK;
 	int any = 0;
 	for (size_t i = 0; i < g->nbuckets; i++) {
-		const llm_bucket *b = &g->buckets[i];
+		const llm_gpuplan_bucket *b = &g->buckets[i];
 		if (b->ready != point)
 			continue;
 		if (!any) {
@@ -837,7 +837,7 @@ int llm_cudamodel_train_micro(llm_cudamodel *g, const int32_t *inputs, const int
 			return rc;
 	}
 	int32_t *order = g->h_plan, *starts = order + N, *uniq = starts + N + 1;
-	int U = llm_embed_plan(inputs, N, g->V, order, starts, uniq);
+	int U = llm_gpuplan_embed(inputs, N, g->V, order, starts, uniq);
 	TRY(llm_cuda_to_device(g->d_order, order, (size_t)N * sizeof *order));
 	TRY(llm_cuda_to_device(g->d_starts, starts, (size_t)(U + 1) * sizeof *starts));
 	TRY(llm_cuda_to_device(g->d_uniq, uniq, (size_t)U * sizeof *uniq));
@@ -915,7 +915,7 @@ int llm_cudamodel_tensor_sumsq(llm_cudamodel *g, double *ss)
 	TRY(llm_cuda_memset(g->d_norm, 0, g->nt * sizeof(double)));
 	if (g->o.zero1 && g->world > 1) {
 		for (size_t i = 0; i < g->npieces; i++) {
-			const llm_piece *p = &g->pieces[i];
+			const llm_gpuplan_piece *p = &g->pieces[i];
 			TRY(llm_cuda_sum_squares(g->d_norm + p->tensor, grad + (p->offset - base), p->numel));
 		}
 	} else {
@@ -959,7 +959,7 @@ int llm_cudamodel_apply(llm_cudamodel *g, const llm_optim_config *c, double lr, 
 		return LLM_OK;
 	}
 	for (size_t i = 0; i < g->npieces; i++) {
-		const llm_piece *p = &g->pieces[i];
+		const llm_gpuplan_piece *p = &g->pieces[i];
 		const llm_tensor *ten = &g->t[p->tensor];
 		size_t o = p->offset - base;
 		TRY(llm_cuda_adamw(g->p32 + p->offset, g->tdt[p->tensor],

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "json.h"
+#include "core/err.h"
+#include "core/json.h"
 
 void llm_eval_sums_add(llm_eval_sums *to, const llm_eval_sums *s)
 {

@@ -36,9 +36,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bpe.h"
-#include "hash.h"
+#include "core/hash.h"
 #include "model.h"
+#include "tok/bpe.h"
 
 /* Sums of one domain, or of all. */
 typedef struct {

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "err.h"
+#include "core/err.h"
 
 static int parse(const char *s, const char *what, const char *const *names, int n, int *out)
 {

@@ -118,7 +118,8 @@ int llm_cuda_matmul_bwd(llm_dtype t, llm_dtype dt_in, void *dinp, float beta_in,
 /* llm_embedding_fwd, fp32 table and output (the residual stream is fp32). */
 int llm_cuda_embedding_fwd(float *out, const int32_t *tokens, const float *wte, int N, int C);
 /* llm_embedding_bwd (adds), deterministic: rows grouped by token on the host first
- * (llm_embed_plan in gpuplan.h); order[N], starts[U+1] and uniq[U] are that plan on the device. */
+ * (llm_gpuplan_embed in gpuplan.h); order[N], starts[U+1] and uniq[U] are that plan on the
+ * device. */
 int llm_cuda_embedding_bwd(float *dwte, const float *dout, const int32_t *order,
                            const int32_t *starts, const int32_t *uniq, int U, int C);
 

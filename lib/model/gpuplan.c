@@ -5,10 +5,10 @@
 
 #include <stdlib.h>
 
-#include "err.h"
+#include "core/err.h"
 
-int llm_embed_plan(const int32_t *tokens, int N, int V, int32_t *order, int32_t *starts,
-                   int32_t *uniq)
+int llm_gpuplan_embed(const int32_t *tokens, int N, int V, int32_t *order, int32_t *starts,
+                      int32_t *uniq)
 {
 	/* Counting sort: stable, linear, and the groups come out in token order. */
 	int32_t *count = llm_calloc((size_t)V + 1, sizeof *count);
@@ -30,15 +30,15 @@ int llm_embed_plan(const int32_t *tokens, int N, int V, int32_t *order, int32_t 
 	return U;
 }
 
-size_t llm_bucket_plan(const size_t *offset, const size_t *numel, const int *ready, size_t n,
-                       size_t cap, llm_bucket *out)
+size_t llm_gpuplan_buckets(const size_t *offset, const size_t *numel, const int *ready,
+                           size_t n, size_t cap, llm_gpuplan_bucket *out)
 {
 	size_t nb = 0;
 	for (size_t i = n; i-- > 0;) {
 		if (nb == 0 || (cap && out[nb - 1].len >= cap)) {
-			out[nb++] = (llm_bucket){ .start = offset[i] + numel[i], .len = 0, .ready = ready[i] };
+			out[nb++] = (llm_gpuplan_bucket){ .start = offset[i] + numel[i], .len = 0, .ready = ready[i] };
 		}
-		llm_bucket *b = &out[nb - 1];
+		llm_gpuplan_bucket *b = &out[nb - 1];
 		b->start = offset[i];
 		b->len += numel[i];
 		if (ready[i] > b->ready)
@@ -47,7 +47,7 @@ size_t llm_bucket_plan(const size_t *offset, const size_t *numel, const int *rea
 	return nb;
 }
 
-void llm_zero_shard(size_t n, int W, int rank, size_t align, llm_shard *s)
+void llm_gpuplan_zero(size_t n, int W, int rank, size_t align, llm_gpuplan_part *s)
 {
 	size_t unit = (size_t)W * (align ? align : 1);
 	s->padded = (n + unit - 1) / unit * unit;
@@ -56,15 +56,15 @@ void llm_zero_shard(size_t n, int W, int rank, size_t align, llm_shard *s)
 	s->len = s->start >= n ? 0 : (n - s->start < s->per_rank ? n - s->start : s->per_rank);
 }
 
-size_t llm_shard_pieces(const size_t *offset, const size_t *numel, size_t n, const llm_shard *s,
-                        llm_piece *out)
+size_t llm_gpuplan_pieces(const size_t *offset, const size_t *numel, size_t n,
+                          const llm_gpuplan_part *s, llm_gpuplan_piece *out)
 {
 	size_t np = 0, lo = s->start, hi = s->start + s->len;
 	for (size_t i = 0; i < n; i++) {
 		size_t a = offset[i] > lo ? offset[i] : lo, b = offset[i] + numel[i];
 		b = b < hi ? b : hi;
 		if (a < b)
-			out[np++] = (llm_piece){ .offset = a, .numel = b - a, .tensor = i };
+			out[np++] = (llm_gpuplan_piece){ .offset = a, .numel = b - a, .tensor = i };
 	}
 	return np;
 }

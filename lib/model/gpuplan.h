@@ -15,8 +15,8 @@
  * order[starts[u] .. starts[u+1]) and its token is uniq[u], uniq increasing. Returns U, the
  * number of distinct tokens. order[N], starts[N+1], uniq[N]; tokens in [0, V). O(N + V) time.
  */
-int llm_embed_plan(const int32_t *tokens, int N, int V, int32_t *order, int32_t *starts,
-                   int32_t *uniq);
+int llm_gpuplan_embed(const int32_t *tokens, int N, int V, int32_t *order, int32_t *starts,
+                      int32_t *uniq);
 
 /*
  * All-reduce buckets. Tensors i = 0..n-1 lie back to back in one flat array (offset[i+1] =
@@ -30,9 +30,9 @@ int llm_embed_plan(const int32_t *tokens, int N, int V, int32_t *order, int32_t 
 typedef struct {
 	size_t start, len; /* elements of the flat array */
 	int ready;         /* launch after this backward point */
-} llm_bucket;
-size_t llm_bucket_plan(const size_t *offset, const size_t *numel, const int *ready, size_t n,
-                       size_t cap, llm_bucket *out);
+} llm_gpuplan_bucket;
+size_t llm_gpuplan_buckets(const size_t *offset, const size_t *numel, const int *ready,
+                           size_t n, size_t cap, llm_gpuplan_bucket *out);
 
 /*
  * ZeRO-1 shard of a flat array of n elements over W ranks: the array is padded to a multiple
@@ -43,19 +43,19 @@ size_t llm_bucket_plan(const size_t *offset, const size_t *numel, const int *rea
  */
 typedef struct {
 	size_t padded, per_rank, start, len;
-} llm_shard;
-void llm_zero_shard(size_t n, int W, int rank, size_t align, llm_shard *s);
+} llm_gpuplan_part;
+void llm_gpuplan_zero(size_t n, int W, int rank, size_t align, llm_gpuplan_part *s);
 
 /*
- * The pieces of tensors (as for llm_bucket_plan) that fall inside a shard, for per-tensor
+ * The pieces of tensors (as for llm_gpuplan_buckets) that fall inside a shard, for per-tensor
  * settings such as weight decay: writes at most n pieces, in offset order, and returns their
  * number. piece.tensor is the tensor index, offset is in the flat array.
  */
 typedef struct {
 	size_t offset, numel;
 	size_t tensor;
-} llm_piece;
-size_t llm_shard_pieces(const size_t *offset, const size_t *numel, size_t n, const llm_shard *s,
-                        llm_piece *out);
+} llm_gpuplan_piece;
+size_t llm_gpuplan_pieces(const size_t *offset, const size_t *numel, size_t n,
+                          const llm_gpuplan_part *s, llm_gpuplan_piece *out);
 
 #endif

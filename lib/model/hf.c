@@ -1,10 +1,10 @@
 /*
- * hfload.c — llmkit checkpoints and Hugging Face Llama directories into an llm_model.
+ * hf.c — llmkit checkpoints and Hugging Face Llama directories into an llm_model.
  *
  * An llmkit checkpoint is itself a Hugging Face directory (config.json + model.safetensors in
  * transformers' names), so one path loads both; state.json only adds the step and tokens seen.
  */
-#include "hfload.h"
+#include "hf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 
 #include "ckpt.h"
-#include "err.h"
-#include "io.h"
-#include "json.h"
+#include "core/err.h"
+#include "core/io.h"
+#include "core/json.h"
 #include "safetensors.h"
 
 void llm_hf_info_release(llm_hf_info *info)
@@ -58,8 +58,8 @@ static int load(llm_model **out, const llm_model_config *c, llm_safetensors **st
 	*out = NULL;
 	uint64_t bytes = 0;
 	for (size_t f = 0; f < n; f++)
-		for (size_t i = 0; i < llm_st_count(st[f]); i++) {
-			const llm_st_tensor *t = llm_st_at(st[f], i);
+		for (size_t i = 0; i < llm_safetensors_count(st[f]); i++) {
+			const llm_safetensors_tensor *t = llm_safetensors_at(st[f], i);
 			bytes += t->end - t->begin;
 		}
 	int64_t params = llm_model_config_params(c);
@@ -72,8 +72,8 @@ static int load(llm_model **out, const llm_model_config *c, llm_safetensors **st
 	int rc = LLM_OK;
 	/* Refuse what the model would silently leave out. */
 	for (size_t f = 0; f < n && !rc; f++)
-		for (size_t i = 0; i < llm_st_count(st[f]) && !rc; i++) {
-			const char *tn = llm_st_at(st[f], i)->name;
+		for (size_t i = 0; i < llm_safetensors_count(st[f]) && !rc; i++) {
+			const char *tn = llm_safetensors_at(st[f], i)->name;
 			if (!llm_model_find(m, tn) && !ends_with(tn, ".rotary_emb.inv_freq") &&
 			    !(c->tie_word_embeddings && strcmp(tn, "lm_head.weight") == 0))
 				rc = llm_fail(LLM_EUNSUPPORTED, "%s: tensor '%s' has no place in a Llama model",
@@ -82,15 +82,15 @@ static int load(llm_model **out, const llm_model_config *c, llm_safetensors **st
 	for (size_t i = 0; i < llm_model_ntensors(m) && !rc; i++) {
 		const llm_tensor *t = llm_model_tensor(m, i);
 		size_t f = 0;
-		while (f < n && !llm_st_find(st[f], t->name))
+		while (f < n && !llm_safetensors_find(st[f], t->name))
 			f++;
 		if (f == n) {
 			rc = llm_fail(LLM_EFORMAT, "%s: missing tensor '%s'", name, t->name);
 			break;
 		}
 		if (i == 0 && dtype)
-			*dtype = llm_st_find(st[f], t->name)->dtype;
-		rc = llm_st_read_f32(st[f], t->name, llm_model_params(m) + t->offset, t->ndim, t->shape);
+			*dtype = llm_safetensors_find(st[f], t->name)->dtype;
+		rc = llm_safetensors_read_f32(st[f], t->name, llm_model_params(m) + t->offset, t->ndim, t->shape);
 		if (rc)
 			rc = llm_fail(rc, "%s: %s", name, llm_last_error());
 	}
@@ -111,10 +111,10 @@ int llm_hf_from_mem(llm_model **m, const char *config, size_t config_len, const 
 	if (rc)
 		return rc;
 	llm_safetensors *st;
-	if ((rc = llm_st_parse(&st, data, len, name)))
+	if ((rc = llm_safetensors_parse(&st, data, len, name)))
 		return rc;
 	rc = load(m, &c, &st, 1, name, NULL);
-	llm_st_free(st);
+	llm_safetensors_free(st);
 	return rc;
 }
 
@@ -242,13 +242,13 @@ int llm_hf_open(const char *path, llm_model **m, llm_hf_info *info)
 	}
 	llm_safetensors **st = llm_calloc(nfiles ? nfiles : 1, sizeof *st);
 	for (size_t i = 0; i < nfiles && rc == LLM_OK; i++)
-		rc = llm_st_open(&st[i], files[i]);
+		rc = llm_safetensors_open(&st[i], files[i]);
 	if (rc == LLM_OK) {
 		snprintf(p, sizeof p, "%s/%s", dir, nfiles == 1 ? "model.safetensors" : "model-*.safetensors");
 		rc = load(m, &c, st, nfiles, p, &info->dtype);
 	}
 	for (size_t i = 0; i < nfiles; i++) {
-		llm_st_free(st[i]);
+		llm_safetensors_free(st[i]);
 		free(files[i]);
 	}
 	free(st);

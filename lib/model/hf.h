@@ -1,5 +1,5 @@
 /*
- * hfload.h — open a model for evaluation from an llmkit checkpoint or a Hugging Face
+ * hf.h — open a model for evaluation from an llmkit checkpoint or a Hugging Face
  * Llama-architecture model directory.
  *
  * A path names (tried in this order):

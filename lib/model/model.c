@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "hash.h"
-#include "json.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/json.h"
 #include "ops.h"
 
 /* ---- configuration --------------------------------------------------------------------- */

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 /* Hugging Face LlamaConfig fields llmkit uses (head_dim = hidden_size / num_attention_heads). */
 typedef struct {

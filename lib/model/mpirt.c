@@ -13,7 +13,7 @@
 
 #include <stdlib.h>
 
-#include "err.h"
+#include "core/err.h"
 
 #ifdef LLM_HAVE_MPI
 #include <dlfcn.h>

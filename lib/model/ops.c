@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "err.h"
+#include "core/err.h"
 
 #ifdef LLM_HAVE_BLAS
 #include <cblas.h>

@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
-#include "json.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/json.h"
 
 static const struct {
 	const char *name;
@@ -30,12 +30,12 @@ static const struct {
 	[LLM_ST_U64] = { "U64", 8 },
 };
 
-const char *llm_st_dtype_name(int dtype)
+const char *llm_safetensors_dtype_name(int dtype)
 {
 	return dtype >= 0 && dtype < LLM_ST_NDTYPES ? dtypes[dtype].name : "?";
 }
 
-size_t llm_st_dtype_size(int dtype)
+size_t llm_safetensors_dtype_size(int dtype)
 {
 	return dtype >= 0 && dtype < LLM_ST_NDTYPES ? dtypes[dtype].size : 0;
 }
@@ -46,7 +46,7 @@ size_t llm_st_dtype_size(int dtype)
 struct llm_safetensors {
 	const unsigned char *data; /* the data section */
 	uint64_t data_len;
-	llm_st_tensor *t;
+	llm_safetensors_tensor *t;
 	size_t n;
 	char **meta; /* key, value, key, value ... */
 	size_t nmeta;
@@ -54,7 +54,7 @@ struct llm_safetensors {
 	size_t map_len;
 };
 
-void llm_st_free(llm_safetensors *st)
+void llm_safetensors_free(llm_safetensors *st)
 {
 	if (!st)
 		return;
@@ -71,17 +71,21 @@ void llm_st_free(llm_safetensors *st)
 
 static int cmp_begin(const void *a, const void *b)
 {
-	const llm_st_tensor *x = *(const llm_st_tensor *const *)a, *y = *(const llm_st_tensor *const *)b;
+	const llm_safetensors_tensor *x = *(const llm_safetensors_tensor *const *)a;
+	const llm_safetensors_tensor *y = *(const llm_safetensors_tensor *const *)b;
 	return x->begin < y->begin ? -1 : x->begin > y->begin ? 1 : (x->end > y->end) - (x->end < y->end);
 }
 
 static int cmp_name(const void *a, const void *b)
 {
-	return strcmp((*(const llm_st_tensor *const *)a)->name, (*(const llm_st_tensor *const *)b)->name);
+	const llm_safetensors_tensor *x = *(const llm_safetensors_tensor *const *)a;
+	const llm_safetensors_tensor *y = *(const llm_safetensors_tensor *const *)b;
+	return strcmp(x->name, y->name);
 }
 
 /* One tensor entry {"dtype", "shape", "data_offsets"}. */
-static int parse_entry(llm_st_tensor *t, const llm_json_val *v, const char *name, llm_buf *tmp)
+static int parse_entry(llm_safetensors_tensor *t, const llm_json_val *v, const char *name,
+                       llm_buf *tmp)
 {
 	if (v->type != LLM_JSON_OBJECT)
 		return llm_fail(LLM_EFORMAT, "%s: tensor '%s': entry is not an object", name, t->name);
@@ -192,7 +196,7 @@ static int parse(llm_safetensors *st, const unsigned char *p, size_t len, const 
 			rc = parse_meta(st, &r.fields[i].val, name);
 			continue;
 		}
-		llm_st_tensor *t = &st->t[st->n++];
+		llm_safetensors_tensor *t = &st->t[st->n++];
 		t->name = llm_strdup(tmp.p);
 		rc = parse_entry(t, &r.fields[i].val, name, &tmp);
 	}
@@ -201,7 +205,7 @@ static int parse(llm_safetensors *st, const unsigned char *p, size_t len, const 
 	if (rc != LLM_OK)
 		return rc;
 	/* Ranges must tile [0, data_len) exactly, and names be unique. */
-	llm_st_tensor **order = llm_malloc((st->n ? st->n : 1) * sizeof *order);
+	llm_safetensors_tensor **order = llm_malloc((st->n ? st->n : 1) * sizeof *order);
 	for (size_t i = 0; i < st->n; i++)
 		order[i] = &st->t[i];
 	qsort(order, st->n, sizeof *order, cmp_begin);
@@ -224,19 +228,19 @@ static int parse(llm_safetensors *st, const unsigned char *p, size_t len, const 
 	return rc;
 }
 
-int llm_st_parse(llm_safetensors **out, const void *data, size_t len, const char *name)
+int llm_safetensors_parse(llm_safetensors **out, const void *data, size_t len, const char *name)
 {
 	llm_safetensors *st = llm_calloc(1, sizeof *st);
 	int rc = parse(st, data, len, name);
 	if (rc != LLM_OK) {
-		llm_st_free(st);
+		llm_safetensors_free(st);
 		st = NULL;
 	}
 	*out = st;
 	return rc;
 }
 
-int llm_st_open(llm_safetensors **out, const char *path)
+int llm_safetensors_open(llm_safetensors **out, const char *path)
 {
 	*out = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -259,17 +263,20 @@ int llm_st_open(llm_safetensors **out, const char *path)
 	st->map_len = len;
 	int rc = parse(st, map, len, path);
 	if (rc != LLM_OK) {
-		llm_st_free(st);
+		llm_safetensors_free(st);
 		return rc;
 	}
 	*out = st;
 	return LLM_OK;
 }
 
-size_t llm_st_count(const llm_safetensors *st) { return st->n; }
-const llm_st_tensor *llm_st_at(const llm_safetensors *st, size_t i) { return &st->t[i]; }
+size_t llm_safetensors_count(const llm_safetensors *st) { return st->n; }
+const llm_safetensors_tensor *llm_safetensors_at(const llm_safetensors *st, size_t i)
+{
+	return &st->t[i];
+}
 
-const llm_st_tensor *llm_st_find(const llm_safetensors *st, const char *name)
+const llm_safetensors_tensor *llm_safetensors_find(const llm_safetensors *st, const char *name)
 {
 	for (size_t i = 0; i < st->n; i++)
 		if (strcmp(st->t[i].name, name) == 0)
@@ -277,12 +284,12 @@ const llm_st_tensor *llm_st_find(const llm_safetensors *st, const char *name)
 	return NULL;
 }
 
-const void *llm_st_data(const llm_safetensors *st, const llm_st_tensor *t)
+const void *llm_safetensors_data(const llm_safetensors *st, const llm_safetensors_tensor *t)
 {
 	return st->data + t->begin;
 }
 
-const char *llm_st_meta(const llm_safetensors *st, const char *key)
+const char *llm_safetensors_meta(const llm_safetensors *st, const char *key)
 {
 	for (size_t i = 0; i < st->nmeta; i++)
 		if (strcmp(st->meta[2 * i], key) == 0)
@@ -312,10 +319,10 @@ static float half_to_f32(uint16_t h)
 	return f;
 }
 
-int llm_st_read_f32(const llm_safetensors *st, const char *name, float *out, int ndim,
+int llm_safetensors_read_f32(const llm_safetensors *st, const char *name, float *out, int ndim,
                     const int64_t *shape)
 {
-	const llm_st_tensor *t = llm_st_find(st, name);
+	const llm_safetensors_tensor *t = llm_safetensors_find(st, name);
 	if (!t)
 		return llm_fail(LLM_ENOTFOUND, "tensor '%s' is missing", name);
 	int same = t->ndim == ndim;
@@ -323,7 +330,7 @@ int llm_st_read_f32(const llm_safetensors *st, const char *name, float *out, int
 		same = t->shape[i] == shape[i];
 	if (!same)
 		return llm_fail(LLM_EFORMAT, "tensor '%s' has another shape than the model's", name);
-	const unsigned char *p = llm_st_data(st, t);
+	const unsigned char *p = llm_safetensors_data(st, t);
 	for (uint64_t i = 0; i < t->numel; i++) {
 		switch (t->dtype) {
 		case LLM_ST_F32:
@@ -361,15 +368,18 @@ typedef struct {
 	const void *data;
 } wtensor;
 
-struct llm_st_writer {
+struct llm_safetensors_writer {
 	wtensor *t;
 	size_t n, cap;
 	llm_buf meta;
 };
 
-llm_st_writer *llm_st_writer_new(void) { return llm_calloc(1, sizeof(llm_st_writer)); }
+llm_safetensors_writer *llm_safetensors_writer_new(void)
+{
+	return llm_calloc(1, sizeof(llm_safetensors_writer));
+}
 
-void llm_st_writer_free(llm_st_writer *w)
+void llm_safetensors_writer_free(llm_safetensors_writer *w)
 {
 	if (!w)
 		return;
@@ -380,7 +390,7 @@ void llm_st_writer_free(llm_st_writer *w)
 	free(w);
 }
 
-void llm_st_writer_add(llm_st_writer *w, const char *name, int dtype, int ndim,
+void llm_safetensors_writer_add(llm_safetensors_writer *w, const char *name, int dtype, int ndim,
                        const int64_t *shape, const void *data)
 {
 	if (w->n == w->cap) {
@@ -399,7 +409,7 @@ void llm_st_writer_add(llm_st_writer *w, const char *name, int dtype, int ndim,
 	t->data = data;
 }
 
-void llm_st_writer_meta(llm_st_writer *w, const char *key, const char *value)
+void llm_safetensors_writer_meta(llm_safetensors_writer *w, const char *key, const char *value)
 {
 	llm_buf_adds(&w->meta, w->meta.len ? ", " : "");
 	llm_json_put_str(&w->meta, key, strlen(key));
@@ -422,7 +432,7 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-int llm_st_writer_write(llm_st_writer *w, const char *path)
+int llm_safetensors_writer_write(llm_safetensors_writer *w, const char *path)
 {
 	llm_buf h = LLM_BUF_INIT;
 	llm_buf_adds(&h, "{");

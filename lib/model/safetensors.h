@@ -12,9 +12,9 @@
  * ranges inside the data and covering it without holes or overlap (as the Rust reference
  * requires), no duplicate names. After a successful parse every accessor is in bounds.
  *
- * Ownership: llm_st_parse keeps pointers into the caller's buffer (which must outlive the
- * object); llm_st_open maps the file read-only and owns the mapping. The writer references
- * the caller's tensor data until llm_st_writer_write returns.
+ * Ownership: llm_safetensors_parse keeps pointers into the caller's buffer (which must outlive the
+ * object); llm_safetensors_open maps the file read-only and owns the mapping. The writer references
+ * the caller's tensor data until llm_safetensors_writer_write returns.
  * Not thread safe for writing; a parsed object may be read from several threads.
  */
 #ifndef LLM_SAFETENSORS_H
@@ -30,8 +30,8 @@ enum {
 #define LLM_ST_MAX_DIMS 8
 
 /* "F32", ... and element size in bytes. */
-const char *llm_st_dtype_name(int dtype);
-size_t llm_st_dtype_size(int dtype);
+const char *llm_safetensors_dtype_name(int dtype);
+size_t llm_safetensors_dtype_size(int dtype);
 
 typedef struct {
 	char *name;
@@ -40,38 +40,40 @@ typedef struct {
 	int64_t shape[LLM_ST_MAX_DIMS];
 	uint64_t numel;
 	uint64_t begin, end; /* byte range in the data section */
-} llm_st_tensor;
+} llm_safetensors_tensor;
 
 typedef struct llm_safetensors llm_safetensors;
 
 /* Parse a whole file image; name is used in messages. *st is NULL on failure (LLM_EFORMAT
  * with "NAME: what"). */
-int llm_st_parse(llm_safetensors **st, const void *data, size_t len, const char *name);
+int llm_safetensors_parse(llm_safetensors **st, const void *data, size_t len, const char *name);
 /* Map and parse a file (LLM_EIO when it cannot be read). */
-int llm_st_open(llm_safetensors **st, const char *path);
-void llm_st_free(llm_safetensors *st);
+int llm_safetensors_open(llm_safetensors **st, const char *path);
+void llm_safetensors_free(llm_safetensors *st);
 
-size_t llm_st_count(const llm_safetensors *st);
-const llm_st_tensor *llm_st_at(const llm_safetensors *st, size_t i); /* in file order */
-const llm_st_tensor *llm_st_find(const llm_safetensors *st, const char *name);
-const void *llm_st_data(const llm_safetensors *st, const llm_st_tensor *t); /* may be unaligned */
+size_t llm_safetensors_count(const llm_safetensors *st);
+/* Tensor i in file order. */
+const llm_safetensors_tensor *llm_safetensors_at(const llm_safetensors *st, size_t i);
+const llm_safetensors_tensor *llm_safetensors_find(const llm_safetensors *st, const char *name);
+/* A tensor's bytes; may be unaligned. */
+const void *llm_safetensors_data(const llm_safetensors *st, const llm_safetensors_tensor *t);
 /* Metadata value of key (NUL-terminated, unescaped), or NULL. */
-const char *llm_st_meta(const llm_safetensors *st, const char *key);
+const char *llm_safetensors_meta(const llm_safetensors *st, const char *key);
 
 /* Copy tensor `name` into out as fp32 (from F32, BF16, F16 or F64), checking that its shape is
  * exactly shape[0..ndim). LLM_ENOTFOUND if absent; LLM_EFORMAT on a shape or dtype mismatch. */
-int llm_st_read_f32(const llm_safetensors *st, const char *name, float *out, int ndim,
+int llm_safetensors_read_f32(const llm_safetensors *st, const char *name, float *out, int ndim,
                     const int64_t *shape);
 
-typedef struct llm_st_writer llm_st_writer;
+typedef struct llm_safetensors_writer llm_safetensors_writer;
 
-llm_st_writer *llm_st_writer_new(void);
-void llm_st_writer_free(llm_st_writer *w);
+llm_safetensors_writer *llm_safetensors_writer_new(void);
+void llm_safetensors_writer_free(llm_safetensors_writer *w);
 /* Add a tensor (data: numel x dtype size bytes, little-endian, referenced, not copied). */
-void llm_st_writer_add(llm_st_writer *w, const char *name, int dtype, int ndim,
+void llm_safetensors_writer_add(llm_safetensors_writer *w, const char *name, int dtype, int ndim,
                        const int64_t *shape, const void *data);
-void llm_st_writer_meta(llm_st_writer *w, const char *key, const char *value);
+void llm_safetensors_writer_meta(llm_safetensors_writer *w, const char *key, const char *value);
 /* Write to path through a temporary name beside it, fsync, rename. LLM_EIO with detail. */
-int llm_st_writer_write(llm_st_writer *w, const char *path);
+int llm_safetensors_writer_write(llm_safetensors_writer *w, const char *path);
 
 #endif

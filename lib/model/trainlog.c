@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
-#include "json.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/json.h"
 
 static uint32_t crc_table[256];
 

@@ -11,12 +11,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "err.h"
+#include "core/err.h"
+#include "core/io.h"
+#include "core/utf8.h"
 #include "fasttext.h"
-#include "io.h"
 #include "lid.h"
 #include "timemask.h"
-#include "utf8.h"
 
 static const char *const filter_names[] = { "length", "gopher-rep", "gopher-quality", "c4",
 	                                    "fineweb" };

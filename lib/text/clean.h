@@ -19,9 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
+#include "core/json.h"
 #include "html.h"
-#include "json.h"
 #include "normalize.h"
 #include "pii.h"
 #include "quality.h"

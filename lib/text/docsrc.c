@@ -17,10 +17,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "err.h"
-#include "hash.h"
-#include "io.h"
-#include "utf8.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/utf8.h"
 #include "warc.h"
 
 const char llm_docsrc_format_names[] = "auto\0jsonl\0text\0html\0warc\0archive\0";

@@ -22,8 +22,8 @@
 
 #include <stdint.h>
 
-#include "buf.h"
-#include "json.h"
+#include "core/buf.h"
+#include "core/json.h"
 
 enum { LLM_DOCSRC_AUTO, LLM_DOCSRC_JSONL, LLM_DOCSRC_TEXT, LLM_DOCSRC_HTML, LLM_DOCSRC_WARC,
        LLM_DOCSRC_ARCHIVE };

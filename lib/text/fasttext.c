@@ -27,9 +27,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
-#include "hash.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/hash.h"
 
 #define FT_MAGIC 793712314
 #define FT_VERSION 12

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "err.h"
-#include "utf8.h"
+#include "core/err.h"
+#include "core/utf8.h"
 
 #include "html_entities.h"
 

@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 typedef struct {
 	bool boilerplate;        /* remove navigation/link lists (default true) */

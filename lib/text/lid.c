@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "core/utf8.h"
 
 enum { S_LATIN, S_HAN, S_KANA, S_HANGUL, S_CYRILLIC, S_GREEK, S_ARABIC, S_HEBREW, S_DEVANAGARI,
 	S_THAI, S_ARMENIAN, S_GEORGIAN, S_BENGALI, S_TAMIL, S_NSCRIPTS };

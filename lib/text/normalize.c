@@ -11,8 +11,8 @@
 
 #include <string.h>
 
-#include "err.h"
-#include "utf8.h"
+#include "core/err.h"
+#include "core/utf8.h"
 
 static const char *const step_names[] = { "repair", "controls", "zero-width", "width",
 	                                  "newlines", "spaces", "trim", "blank-lines" };

@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 enum {
 	LLM_NORM_REPAIR = 1u << 0,

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "err.h"
-#include "utf8.h"
+#include "core/err.h"
+#include "core/utf8.h"
 
 static const char *const names[5] = { "email", "ip", "phone", "id", "card" };
 static const char *const defaults[5] = { "<EMAIL>", "<IP>", "<PHONE>", "<ID>", "<CARD>" };

@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 enum {
 	LLM_PII_EMAIL = 1u << 0,

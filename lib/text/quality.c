@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "hash.h"
-#include "io.h"
-#include "utf8.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/utf8.h"
 
 #include "en_exceptions.h"
 

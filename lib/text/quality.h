@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 /* A set of words (stop words), exact byte comparison. */
 typedef struct llm_wordset llm_wordset;

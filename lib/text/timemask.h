@@ -22,7 +22,7 @@
 
 #include <stddef.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 enum { LLM_TIME_YEARS = 1u << 0 };
 

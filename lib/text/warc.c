@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "err.h"
+#include "core/err.h"
 
 void llm_warc_record_init(llm_warc_record *rec)
 {

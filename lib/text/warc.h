@@ -13,8 +13,8 @@
 
 #include <stdint.h>
 
-#include "buf.h"
-#include "io.h"
+#include "core/buf.h"
+#include "core/io.h"
 
 typedef struct {
 	llm_buf type;         /* WARC-Type: response, request, conversion, resource, metadata, ... */

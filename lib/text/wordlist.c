@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "err.h"
-#include "io.h"
-#include "utf8.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/io.h"
+#include "core/utf8.h"
 
 #define WORDCHAR (LLM_UC_LETTER | LLM_UC_MARK | LLM_UC_NUMBER)
 /* A word character is a letter, mark or digit that is not CJK: Chinese and Japanese text

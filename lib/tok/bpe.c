@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "hash.h"
-#include "io.h"
-#include "json.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/json.h"
+#include "core/utf8.h"
 #include "pretok.h"
-#include "utf8.h"
 
 #define NO_TOKEN UINT32_MAX
 /* Ids beyond the number of tokens read are holes; this many at most, so a corrupt rank cannot

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "json.h"
+#include "core/err.h"
+#include "core/json.h"
 
 struct llm_bpe_doc {
 	llm_bpe_doc_opts o;

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "bpe.h"
-#include "buf.h"
+#include "core/buf.h"
 #include "tokstream.h"
 
 typedef struct {

@@ -7,7 +7,7 @@
  * by hash is sorting integers for all but the rare equal hashes, and the bytes that follow
  * make equality exact. The sort reuses the table's hash slots as its key array, so a spill
  * needs no memory beyond the table. Runs are merged with a heap, equal pieces' counts
- * summed; pieces, not records of their hashes and file offsets (lib/extsort.h), so that
+ * summed; pieces, not records of their hashes and file offsets (lib/core/xsort.h), so that
  * merging reads every run front to back and never seeks to compare two pieces' bytes.
  *
  * Which pieces to keep: a histogram of the pieces by count (exact below 4096, 8 buckets per
@@ -33,12 +33,12 @@
 #include <unistd.h>
 
 #include "bpe.h"
-#include "err.h"
-#include "hash.h"
-#include "io.h"
-#include "json.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/json.h"
+#include "core/utf8.h"
 #include "pretok.h"
-#include "utf8.h"
 
 /* A map from byte strings to a uint32 value, the strings kept in one arena. */
 typedef struct {

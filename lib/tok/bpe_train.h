@@ -46,7 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 typedef struct llm_bpe_trainer llm_bpe_trainer;
 

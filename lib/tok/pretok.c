@@ -13,10 +13,10 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include "buf.h"
-#include "err.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/utf8.h"
 #include "pretok_unicode.h"
-#include "utf8.h"
 
 /*
  * tiktoken's patterns. r50k/p50k/cl100k use the forms from tiktoken_ext/openai_public.py before

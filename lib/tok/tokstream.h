@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 #define LLM_TOK_MAGIC "LLMTOK01"
 #define LLM_TOK_VERSION 1

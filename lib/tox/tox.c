@@ -12,10 +12,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "err.h"
-#include "fasttext.h"
-#include "utf8.h"
-#include "wordlist.h"
+#include "core/err.h"
+#include "core/utf8.h"
+#include "text/fasttext.h"
+#include "text/wordlist.h"
 
 typedef struct {
 	char *lang; /* NULL: all languages */

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 /* Append the model's view of text[0..len) to out: tokens separated by single spaces. */
 void llm_tox_normalize(const char *text, size_t len, llm_buf *out);

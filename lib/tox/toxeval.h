@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 #include "tox.h"
 
 typedef struct llm_toxeval llm_toxeval;

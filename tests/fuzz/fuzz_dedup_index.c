@@ -10,10 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dedup.h"
-#include "dedupfile.h"
-#include "hash.h"
-#include "io.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "dedup/dedup.h"
+#include "dedup/rmlist.h"
+#include "dedup/sigfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -73,27 +74,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			index_with(path, LLM_DEDUP_EXACT);
 			index_with(path, LLM_DEDUP_SIMHASH);
 		} else {
-			llm_rml l;
-			llm_rm_entry e;
-			if (llm_rml_load(&l, path) == LLM_OK)
-				while (llm_rml_next(&l, &e) == LLM_OK)
+			llm_rmlist_reader l;
+			llm_rmlist_entry e;
+			if (llm_rmlist_load(&l, path) == LLM_OK)
+				while (llm_rmlist_next(&l, &e) == LLM_OK)
 					;
-			llm_rml_release(&l);
+			llm_rmlist_reader_release(&l);
 		}
 	}
 	/* signature files are hashed as a stream over all bytes before the last 8 */
 	if (which == 1 && put_file(path, copy, size) == 0) {
-		llm_sigr *r;
+		llm_sigfile_reader *r;
 		llm_dedup_params p;
-		if (llm_sigr_open(&r, path, &p) == LLM_OK) {
+		if (llm_sigfile_open(&r, path, &p) == LLM_OK) {
 			llm_dedup_sig s;
 			const char *id;
 			size_t idl;
 			int n = 0;
-			while (llm_sigr_next(r, &s, &id, &idl) == LLM_OK && ++n < 100000)
+			while (llm_sigfile_next(r, &s, &id, &idl) == LLM_OK && ++n < 100000)
 				;
 		}
-		llm_sigr_free(r);
+		llm_sigfile_free(r);
 	}
 	unlink(path);
 	free(copy);

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "fasttext.h"
+#include "core/err.h"
+#include "text/fasttext.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

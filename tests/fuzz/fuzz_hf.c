@@ -1,13 +1,13 @@
 /*
- * fuzz_hfload.c — the Hugging Face model loader on arbitrary bytes: the input is config.json,
+ * fuzz_hf.c — the Hugging Face model loader on arbitrary bytes: the input is config.json,
  * a NUL byte, then a safetensors image. Must never crash, read out of bounds, or allocate more
- * than the image bounds (hfload.h).
+ * than the image bounds (hf.h).
  */
 #include <stdint.h>
 #include <string.h>
 
-#include "hfload.h"
-#include "model.h"
+#include "model/hf.h"
+#include "model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "html.h"
-#include "normalize.h"
+#include "text/html.h"
+#include "text/normalize.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "core/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,24 +5,24 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "safetensors.h"
+#include "model/safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	llm_safetensors *st;
-	if (llm_st_parse(&st, data, size, "fuzz") != 0)
+	if (llm_safetensors_parse(&st, data, size, "fuzz") != 0)
 		return 0;
-	for (size_t i = 0; i < llm_st_count(st); i++) {
-		const llm_st_tensor *t = llm_st_at(st, i);
+	for (size_t i = 0; i < llm_safetensors_count(st); i++) {
+		const llm_safetensors_tensor *t = llm_safetensors_at(st, i);
 		if (t->numel > (1u << 20))
 			continue;
 		float *out = malloc((t->numel ? t->numel : 1) * sizeof *out);
-		llm_st_read_f32(st, t->name, out, t->ndim, t->shape);
+		llm_safetensors_read_f32(st, t->name, out, t->ndim, t->shape);
 		free(out);
 	}
-	llm_st_meta(st, "format");
-	llm_st_free(st);
+	llm_safetensors_meta(st, "format");
+	llm_safetensors_free(st);
 	return 0;
 }

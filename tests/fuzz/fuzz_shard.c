@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "hash.h"
-#include "shard.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "data/shard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpe.h"
-#include "err.h"
+#include "core/err.h"
+#include "tok/bpe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "sketch.h"
-#include "tokstream.h"
+#include "core/err.h"
+#include "core/sketch.h"
+#include "tok/tokstream.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

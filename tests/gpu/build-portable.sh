@@ -26,7 +26,7 @@ CUDA_LIBS="-L$CUDADIR/lib64 -lcudart_static -lrt -ldl -lpthread -lstdc++"
 DATA_LIBS="-Wl,-Bstatic -lzstd -lpcre2-8 -lxxhash -Wl,-Bdynamic -lm -ldl"
 export PB_CC="$CC" PB_FLAGS="$FLAGS" PB_O="$O"
 # shellcheck disable=SC2016
-ls lib/*.c tools/*.c | xargs -P "${JOBS:-2}" -n 1 sh -c \
+ls lib/*/*.c tools/*.c | xargs -P "${JOBS:-2}" -n 1 sh -c \
 	'$PB_CC $PB_FLAGS -c "$1" -o "$PB_O/obj/$(basename "$1" .c).o"' sh
 ls "$O"/obj/*.o | grep -v -e '/llm-[a-z]*\.o$' -e '/tool\.o$' | xargs ar rcs "$O/libllm.a"
 for t in test_cuda_ops test_cuda_model; do

@@ -37,7 +37,7 @@ test_expect_success NVCC 'CUDA=auto with nvcc compiles the kernels' '
 
 # The launchers gpu.h declares, one per line.
 launchers() {
-	sed -n "s/^int \(llm_cuda_[a-z0-9_]*\)(.*/\1/p" "$TOP/lib/gpu.h" | sort -u
+	sed -n "s/^int \(llm_cuda_[a-z0-9_]*\)(.*/\1/p" "$TOP/lib/model/gpu.h" | sort -u
 }
 
 test_expect_success CUDA_BUILD 'every launcher of gpu.h is compiled into libllmcuda.a' '

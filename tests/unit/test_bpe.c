@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bpe.h"
-#include "err.h"
-#include "hash.h"
-#include "io.h"
-#include "json.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "core/json.h"
+#include "tok/bpe.h"
 #include "unit.h"
 
 static llm_bpe *load(const char *rel, const char *merges_rel, const char *enc)

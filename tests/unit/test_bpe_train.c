@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpe_train.h"
-#include "buf.h"
-#include "err.h"
-#include "pretok.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "tok/bpe_train.h"
+#include "tok/pretok.h"
 #include "unit.h"
 
 static uint64_t rng_state;

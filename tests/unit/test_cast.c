@@ -3,7 +3,7 @@
  * rounding in double (every float and every 16-bit value is exact in double), over all 65536
  * half patterns and a sweep of floats with the ties and boundaries spelled out.
  */
-#include "cast.h"
+#include "model/cast.h"
 #include "unit.h"
 
 /* Nearest representable value of a format with `mant` fraction bits, minimum normal exponent

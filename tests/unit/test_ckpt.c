@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ckpt.h"
-#include "err.h"
+#include "core/err.h"
+#include "model/ckpt.h"
 #include "unit.h"
 
 static char dir[256];

@@ -1,5 +1,5 @@
 /*
- * test_cuda_host.c — the GPU trainer's orchestration (lib/cudamodel.c) checked without a GPU.
+ * test_cuda_host.c — the GPU trainer's orchestration (lib/model/cudamodel.c) checked without a GPU.
  *
  * This program defines every launcher of gpu.h itself, on host memory, with the CPU ops of
  * ops.h / optim.h and the roundings of cast.h: a "device" whose kernels are the reference. The
@@ -23,16 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpe.h"
-#include "cast.h"
-#include "cudamodel.h"
-#include "err.h"
-#include "eval.h"
-#include "gpu.h"
-#include "hash.h"
-#include "model.h"
-#include "ops.h"
-#include "optim.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "model/cast.h"
+#include "model/cudamodel.h"
+#include "model/eval.h"
+#include "model/gpu.h"
+#include "model/model.h"
+#include "model/ops.h"
+#include "model/optim.h"
+#include "tok/bpe.h"
 #include "unit.h"
 
 #ifdef LLM_HAVE_CUDA

@@ -17,14 +17,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "cudamodel.h"
-#include "err.h"
-#include "eval.h"
-#include "gpu.h"
-#include "hash.h"
-#include "model.h"
-#include "ops.h"
-#include "optim.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "model/cudamodel.h"
+#include "model/eval.h"
+#include "model/gpu.h"
+#include "model/model.h"
+#include "model/ops.h"
+#include "model/optim.h"
 #include "unit.h"
 
 #ifdef LLM_HAVE_CUDA

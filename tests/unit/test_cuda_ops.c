@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cast.h"
-#include "gpu.h"
-#include "gpuplan.h"
-#include "hash.h"
-#include "ops.h"
-#include "optim.h"
+#include "core/hash.h"
+#include "model/cast.h"
+#include "model/gpu.h"
+#include "model/gpuplan.h"
+#include "model/ops.h"
+#include "model/optim.h"
 #include "unit.h"
 
 #ifdef LLM_HAVE_CUDA
@@ -160,7 +160,7 @@ static void test_embedding(void)
 	/* Backward adds: start both from the same random table. */
 	void *ddw = up(dw, (size_t)V * C, LLM_DT_F32);
 	int32_t order[N], starts[N + 1], uniq[N];
-	int U = llm_embed_plan(tok, N, V, order, starts, uniq);
+	int U = llm_gpuplan_embed(tok, N, V, order, starts, uniq);
 	GPU(llm_cuda_embedding_bwd(ddw, up(dout, (size_t)N * C, LLM_DT_F32),
 	                           up((const float *)order, N, LLM_DT_F32),
 	                           up((const float *)starts, (size_t)U + 1, LLM_DT_F32),

@@ -6,12 +6,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "dedup.h"
-#include "dedupdoc.h"
-#include "dedupfile.h"
-#include "err.h"
-#include "hash.h"
-#include "io.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "dedup/dedup.h"
+#include "dedup/dedupdoc.h"
+#include "dedup/rmlist.h"
+#include "dedup/sigfile.h"
 
 static char dir[64];
 
@@ -307,29 +308,29 @@ static void test_sigfile(void)
 	llm_dedup_params p = mh_params();
 	p.verify = 0.8;
 	const char *f = tmp("a.sig");
-	llm_sigw *w;
-	CHECK_EQ_INT(llm_sigw_open(&w, f, &p), LLM_OK);
+	llm_sigfile_writer *w;
+	CHECK_EQ_INT(llm_sigfile_create(&w, f, &p), LLM_OK);
 	uint64_t k[2];
 	uint32_t set[] = { 3, 9 };
 	llm_dedup_sig s = two_keys(k, 42, 43);
 	s.set = set, s.nset = 2;
-	CHECK_EQ_INT(llm_sigw_add(w, &s, "x1", 2), LLM_OK);
-	CHECK_EQ_INT(llm_sigw_add(w, NULL, "", 0), LLM_OK);
-	CHECK_EQ_INT(llm_sigw_close(w), LLM_OK);
-	llm_sigr *r;
+	CHECK_EQ_INT(llm_sigfile_add(w, &s, "x1", 2), LLM_OK);
+	CHECK_EQ_INT(llm_sigfile_add(w, NULL, "", 0), LLM_OK);
+	CHECK_EQ_INT(llm_sigfile_close(w), LLM_OK);
+	llm_sigfile_reader *r;
 	llm_dedup_params q;
-	CHECK_EQ_INT(llm_sigr_open(&r, f, &q), LLM_OK);
+	CHECK_EQ_INT(llm_sigfile_open(&r, f, &q), LLM_OK);
 	CHECK(q.bands == 2 && q.verify == 0.8 && q.sh.seed == p.sh.seed);
 	const char *id;
 	size_t idl;
 	llm_dedup_sig g;
-	CHECK_EQ_INT(llm_sigr_next(r, &g, &id, &idl), LLM_OK);
+	CHECK_EQ_INT(llm_sigfile_next(r, &g, &id, &idl), LLM_OK);
 	CHECK(g.has && g.keys[0] == 42 && g.keys[1] == 43 && g.nset == 2 && g.set[1] == 9);
 	CHECK_MEM(id, idl, "x1", 2);
-	CHECK_EQ_INT(llm_sigr_next(r, &g, &id, &idl), LLM_OK);
+	CHECK_EQ_INT(llm_sigfile_next(r, &g, &id, &idl), LLM_OK);
 	CHECK(!g.has && idl == 0);
-	CHECK_EQ_INT(llm_sigr_next(r, &g, &id, &idl), LLM_EOF);
-	llm_sigr_free(r);
+	CHECK_EQ_INT(llm_sigfile_next(r, &g, &id, &idl), LLM_EOF);
+	llm_sigfile_free(r);
 	/* a flipped byte anywhere is caught by the time the reader reaches the end */
 	char *x;
 	size_t xl;
@@ -339,11 +340,11 @@ static void test_sigfile(void)
 		x[i] ^= 1;
 		llm_write_file(bad, x, xl);
 		x[i] ^= 1;
-		int rc = llm_sigr_open(&r, bad, &q);
+		int rc = llm_sigfile_open(&r, bad, &q);
 		while (rc == LLM_OK)
-			rc = llm_sigr_next(r, &g, &id, &idl);
+			rc = llm_sigfile_next(r, &g, &id, &idl);
 		CHECK(rc != LLM_EOF);
-		llm_sigr_free(r);
+		llm_sigfile_free(r);
 	}
 	free(x);
 }
@@ -351,22 +352,22 @@ static void test_sigfile(void)
 static void test_removal_list(void)
 {
 	const char *f = tmp("a.rm");
-	llm_rmw w;
-	llm_rmw_init(&w);
-	llm_rmw_add(&w, 1, LLM_RM_SURVIVOR, "k", 1);
-	llm_rmw_add(&w, 4, LLM_RM_DUPLICATE, "k", 1);
-	CHECK_EQ_INT(llm_rmw_write(&w, f, 6, 77), LLM_OK);
-	llm_rmw_release(&w);
-	llm_rml l;
-	CHECK_EQ_INT(llm_rml_load(&l, f), LLM_OK);
+	llm_rmlist_writer w;
+	llm_rmlist_writer_init(&w);
+	llm_rmlist_add(&w, 1, LLM_RMLIST_SURVIVOR, "k", 1);
+	llm_rmlist_add(&w, 4, LLM_RMLIST_DUPLICATE, "k", 1);
+	CHECK_EQ_INT(llm_rmlist_write(&w, f, 6, 77), LLM_OK);
+	llm_rmlist_writer_release(&w);
+	llm_rmlist_reader l;
+	CHECK_EQ_INT(llm_rmlist_load(&l, f), LLM_OK);
 	CHECK(l.nrecords == 6 && l.sig_checksum == 77 && l.nentries == 2);
-	llm_rm_entry e;
-	CHECK_EQ_INT(llm_rml_next(&l, &e), LLM_OK);
-	CHECK(e.rec == 1 && e.kind == LLM_RM_SURVIVOR);
-	CHECK_EQ_INT(llm_rml_next(&l, &e), LLM_OK);
-	CHECK(e.rec == 4 && e.kind == LLM_RM_DUPLICATE && e.idlen == 1 && e.id[0] == 'k');
-	CHECK_EQ_INT(llm_rml_next(&l, &e), LLM_EOF);
-	llm_rml_release(&l);
+	llm_rmlist_entry e;
+	CHECK_EQ_INT(llm_rmlist_next(&l, &e), LLM_OK);
+	CHECK(e.rec == 1 && e.kind == LLM_RMLIST_SURVIVOR);
+	CHECK_EQ_INT(llm_rmlist_next(&l, &e), LLM_OK);
+	CHECK(e.rec == 4 && e.kind == LLM_RMLIST_DUPLICATE && e.idlen == 1 && e.id[0] == 'k');
+	CHECK_EQ_INT(llm_rmlist_next(&l, &e), LLM_EOF);
+	llm_rmlist_reader_release(&l);
 }
 
 static void test_lines(void)

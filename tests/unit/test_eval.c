@@ -1,5 +1,5 @@
 /*
- * test_eval.c — lib/eval and lib/hfload: the evaluator against the training forward on the same
+ * test_eval.c — lib/model/eval and lib/model/hf: the evaluator against the training forward on the same
  * windows, every token predicted once, multiple-choice log-likelihoods against a token-by-token
  * reference, the sampler's distribution and determinism, cached generation against full
  * forwards, and loading Hugging Face directories in bf16, fp16, sharded and malformed.
@@ -12,13 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bpe.h"
-#include "err.h"
-#include "eval.h"
-#include "hfload.h"
-#include "io.h"
-#include "model.h"
-#include "safetensors.h"
+#include "core/err.h"
+#include "core/io.h"
+#include "model/eval.h"
+#include "model/hf.h"
+#include "model/model.h"
+#include "model/safetensors.h"
+#include "tok/bpe.h"
 #include "unit.h"
 
 static llm_model *tiny_model(int vocab, uint64_t seed)
@@ -369,7 +369,7 @@ static void write_hf(const char *dir, llm_model *m, const char *extra, const cha
 	const float *w = llm_model_params(m);
 	for (size_t i = 0; i < n; i++)
 		h[i] = to_bf16(w[i]);
-	llm_st_writer *wr[2] = { llm_st_writer_new(), llm_st_writer_new() };
+	llm_safetensors_writer *wr[2] = { llm_safetensors_writer_new(), llm_safetensors_writer_new() };
 	llm_buf idx;
 	llm_buf_init(&idx);
 	llm_buf_adds(&idx, "{\"metadata\": {}, \"weight_map\": {");
@@ -378,33 +378,33 @@ static void write_hf(const char *dir, llm_model *m, const char *extra, const cha
 		if (skip && strcmp(t->name, skip) == 0)
 			continue;
 		int f = split && t->layer >= 1;
-		llm_st_writer_add(wr[f], t->name, LLM_ST_BF16, t->ndim, t->shape, h + t->offset);
+		llm_safetensors_writer_add(wr[f], t->name, LLM_ST_BF16, t->ndim, t->shape, h + t->offset);
 		llm_buf_addf(&idx, "%s\"%s\": \"model-0000%d-of-00002.safetensors\"", i ? ", " : "",
 		             t->name, f + 1);
 	}
 	int64_t one = 4;
 	if (extra)
-		llm_st_writer_add(wr[0], extra, LLM_ST_BF16, 1, &one, h);
+		llm_safetensors_writer_add(wr[0], extra, LLM_ST_BF16, 1, &one, h);
 	llm_buf_adds(&idx, "}}");
 	if (split) {
 		for (int f = 0; f < 2; f++) {
 			snprintf(p, sizeof p, "%s/model-0000%d-of-00002.safetensors", dir, f + 1);
-			CHECK_EQ_INT(llm_st_writer_write(wr[f], p), LLM_OK);
+			CHECK_EQ_INT(llm_safetensors_writer_write(wr[f], p), LLM_OK);
 		}
 		snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
 		llm_write_file(p, idx.p, idx.len);
 	} else {
 		snprintf(p, sizeof p, "%s/model.safetensors", dir);
-		CHECK_EQ_INT(llm_st_writer_write(wr[0], p), LLM_OK);
+		CHECK_EQ_INT(llm_safetensors_writer_write(wr[0], p), LLM_OK);
 	}
-	llm_st_writer_free(wr[0]);
-	llm_st_writer_free(wr[1]);
+	llm_safetensors_writer_free(wr[0]);
+	llm_safetensors_writer_free(wr[1]);
 	llm_buf_release(&idx);
 	llm_buf_release(&b);
 	free(h);
 }
 
-static void test_hfload(void)
+static void test_hf(void)
 {
 	char tmpl[] = "/tmp/test_eval.XXXXXX";
 	char *root = mkdtemp(tmpl);
@@ -469,6 +469,6 @@ int main(void)
 	RUN(test_choice);
 	RUN(test_sampler);
 	RUN(test_generate_cache_equals_full_forward);
-	RUN(test_hfload);
+	RUN(test_hf);
 	return unit_done();
 }

@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "err.h"
-#include "fasttext.h"
+#include "core/buf.h"
+#include "core/err.h"
+#include "text/fasttext.h"
 
 static char *slurp(const char *path, size_t *len)
 {

@@ -2,8 +2,8 @@
  * test_gpuplan.c — embedding-backward grouping, all-reduce buckets and ZeRO-1 shards, each
  * checked against a direct restatement of its contract (brute force over the inputs).
  */
-#include "gpuplan.h"
-#include "hash.h"
+#include "core/hash.h"
+#include "model/gpuplan.h"
 #include "unit.h"
 
 static void test_embed_plan_groups_rows_stably(void)
@@ -14,7 +14,7 @@ static void test_embed_plan_groups_rows_stably(void)
 	llm_rng_seed(&r, 7);
 	for (int n = 0; n < N; n++)
 		tok[n] = (int32_t)llm_rng_below(&r, V - 5) + (n % 2) * 5; /* some tokens never occur */
-	int U = llm_embed_plan(tok, N, V, order, starts, uniq);
+	int U = llm_gpuplan_embed(tok, N, V, order, starts, uniq);
 	/* Brute force: the distinct tokens in increasing order, and each one's rows in order. */
 	int want_u = 0, pos = 0, bad = 0;
 	for (int v = 0; v < V; v++) {
@@ -37,7 +37,7 @@ static void test_embed_plan_groups_rows_stably(void)
 static void test_embed_plan_single_token(void)
 {
 	int32_t tok[4] = { 3, 3, 3, 3 }, order[4], starts[5], uniq[4];
-	CHECK_EQ_INT(llm_embed_plan(tok, 4, 10, order, starts, uniq), 1);
+	CHECK_EQ_INT(llm_gpuplan_embed(tok, 4, 10, order, starts, uniq), 1);
 	CHECK(uniq[0] == 3 && starts[0] == 0 && starts[1] == 4);
 	CHECK(order[0] == 0 && order[3] == 3);
 }
@@ -62,9 +62,9 @@ static void test_buckets_cover_in_launch_order(void)
 	size_t off[12], num[12], n;
 	int ready[12];
 	table(off, num, ready, &n);
-	llm_bucket b[12];
+	llm_gpuplan_bucket b[12];
 	for (size_t cap = 0; cap <= 3000; cap += 250) {
-		size_t nb = llm_bucket_plan(off, num, ready, n, cap, b);
+		size_t nb = llm_gpuplan_buckets(off, num, ready, n, cap, b);
 		size_t end = off[n - 1] + num[n - 1];
 		int bad = 0;
 		for (size_t i = 0; i < nb; i++) {
@@ -91,7 +91,7 @@ static void test_buckets_cover_in_launch_order(void)
 			printf("#   cap %zu: %d problems\n", cap, bad);
 		CHECK_EQ_INT(bad, 0);
 	}
-	size_t nb = llm_bucket_plan(off, num, ready, n, 1, b); /* one tensor per bucket */
+	size_t nb = llm_gpuplan_buckets(off, num, ready, n, 1, b); /* one tensor per bucket */
 	CHECK_EQ_INT(nb, n);
 	CHECK(b[0].start == off[n - 1] && b[0].ready == 0 && b[nb - 1].ready == 4);
 }
@@ -104,8 +104,8 @@ static void test_zero_shards_partition(void)
 			size_t covered = 0, next = 0;
 			int bad = 0;
 			for (int r = 0; r < W; r++) {
-				llm_shard s;
-				llm_zero_shard(ns[a], W, r, 64, &s);
+				llm_gpuplan_part s;
+				llm_gpuplan_zero(ns[a], W, r, 64, &s);
 				bad += s.padded % ((size_t)W * 64) != 0 || s.padded < ns[a] ||
 				       s.padded >= ns[a] + (size_t)W * 64 + (ns[a] == 0 ? 1 : 0);
 				bad += s.per_rank * (size_t)W != s.padded || s.start != (size_t)r * s.per_rank;
@@ -132,10 +132,10 @@ static void test_shard_pieces(void)
 	for (int W = 1; W <= 5; W++) {
 		size_t sum = 0;
 		for (int r = 0; r < W; r++) {
-			llm_shard s;
-			llm_zero_shard(total, W, r, 16, &s);
-			llm_piece p[12];
-			size_t np = llm_shard_pieces(off, num, n, &s, p);
+			llm_gpuplan_part s;
+			llm_gpuplan_zero(total, W, r, 16, &s);
+			llm_gpuplan_piece p[12];
+			size_t np = llm_gpuplan_pieces(off, num, n, &s, p);
 			for (size_t i = 0; i < np; i++) {
 				size_t t = p[i].tensor;
 				CHECK(p[i].offset >= off[t] && p[i].offset + p[i].numel <= off[t] + num[t]);

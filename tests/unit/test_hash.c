@@ -1,5 +1,5 @@
 /* Unit tests for lib/hash: XXH3 reference values, RNG determinism, state round trip, ranges. */
-#include "hash.h"
+#include "core/hash.h"
 #include "unit.h"
 
 static void test_xxh3_known_values(void)

@@ -1,8 +1,8 @@
 /* test_html.c — HTML to text: entities, dropped elements, blocks, pre, title, boilerplate. */
-#include "html.h"
+#include "text/html.h"
 
-#include "err.h"
-#include "io.h"
+#include "core/err.h"
+#include "core/io.h"
 #include "unit.h"
 
 static llm_html *h;

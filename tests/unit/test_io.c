@@ -3,7 +3,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "io.h"
+#include "core/io.h"
 #include "unit.h"
 
 static char tmpdir[] = "/tmp/llm-test-io-XXXXXX";

@@ -1,5 +1,5 @@
 /* Unit tests for lib/json: validation, field access, unescaping, editing byte for byte. */
-#include "json.h"
+#include "core/json.h"
 #include "unit.h"
 
 static int parse(llm_json_rec *r, const char *s)

@@ -1,9 +1,9 @@
 /* test_lid.c — the built-in detector on the sample corpus (records carry their language). */
-#include "lid.h"
+#include "text/lid.h"
 
-#include "err.h"
-#include "io.h"
-#include "json.h"
+#include "core/err.h"
+#include "core/io.h"
+#include "core/json.h"
 #include "unit.h"
 
 static const char *detect(const char *s)

@@ -1,5 +1,5 @@
 /*
- * test_dataloader.c — training windows from real shards written with the shard writer:
+ * test_loader.c — training windows from real shards written with the shard writer:
  * windows are contiguous token runs across document boundaries, labels are inputs shifted by
  * one, noised inputs feed the model while labels stay clean, the same seed gives the same
  * batches, a saved state continues the exact sequence, skipping a batch with NULL outputs
@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dataloader.h"
-#include "err.h"
-#include "shard.h"
+#include "core/err.h"
+#include "data/loader.h"
+#include "data/shard.h"
 #include "unit.h"
 
 static char dir[256];
@@ -202,7 +202,7 @@ static void test_noised(void)
 
 int main(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/test_dataloader.%ld", (long)getpid());
+	snprintf(dir, sizeof dir, "/tmp/test_loader.%ld", (long)getpid());
 	if (mkdir(dir, 0700) != 0) {
 		perror(dir);
 		return 1;

@@ -1,7 +1,7 @@
 /*
  * test_lossscale.c — the dynamic loss scaler's rules against GradScaler's, step by step.
  */
-#include "lossscale.h"
+#include "model/lossscale.h"
 #include "unit.h"
 
 static void test_defaults_and_growth(void)

@@ -3,10 +3,10 @@
  */
 #include "unit.h"
 
-#include "err.h"
-#include "hash.h"
-#include "minhash.h"
-#include "shingle.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "dedup/minhash.h"
+#include "dedup/shingle.h"
 
 static void norm_is(const char *in, llm_norm_level lv, const char *want)
 {

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "hash.h"
-#include "model.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "model/model.h"
 #include "unit.h"
 
 static llm_model_config small_config(int tied)

@@ -1,7 +1,7 @@
 /* test_noise.c — noise rates against their probabilities, labels untouched, determinism. */
-#include "err.h"
-#include "hash.h"
-#include "noise.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "data/noise.h"
 #include "unit.h"
 
 /* |observed - p| within 6 binomial standard deviations (fails by chance ~1e-9). */

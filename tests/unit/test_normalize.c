@@ -1,8 +1,8 @@
 /* test_normalize.c — each normalisation step, and idempotence on random tricky text. */
-#include "normalize.h"
+#include "text/normalize.h"
 
-#include "err.h"
-#include "hash.h"
+#include "core/err.h"
+#include "core/hash.h"
 #include "unit.h"
 
 static const char *norm(const char *in, unsigned flags)

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
-#include "ops.h"
+#include "core/hash.h"
+#include "model/ops.h"
 #include "unit.h"
 
 static llm_rng rng;

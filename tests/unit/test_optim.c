@@ -5,8 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "hash.h"
-#include "optim.h"
+#include "core/hash.h"
+#include "model/optim.h"
 #include "unit.h"
 
 static void test_schedule(void)

@@ -1,7 +1,7 @@
 /* test_pii.c — each PII kind, its checksum, and the word-boundary rule. */
-#include "pii.h"
+#include "text/pii.h"
 
-#include "err.h"
+#include "core/err.h"
 #include "unit.h"
 
 static const char *mask(const char *in, unsigned kinds)

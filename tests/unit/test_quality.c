@@ -3,13 +3,13 @@
  * agreement with datatrove's decisions on the English samples (tests/data/clean/
  * datatrove-en.tsv, written by bench/clean_datatrove.py --golden from datatrove 0.10.1).
  */
-#include "quality.h"
+#include "text/quality.h"
 
 #include <stdlib.h>
 
-#include "err.h"
-#include "io.h"
-#include "json.h"
+#include "core/err.h"
+#include "core/io.h"
+#include "core/json.h"
 #include "unit.h"
 
 static llm_quality *q;

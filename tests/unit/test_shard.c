@@ -4,11 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "hash.h"
-#include "io.h"
-#include "shard.h"
-#include "tokstream.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "data/shard.h"
+#include "tok/tokstream.h"
 #include "unit.h"
 
 static char dir[64];

@@ -3,9 +3,9 @@
  */
 #include "unit.h"
 
-#include "err.h"
-#include "hash.h"
-#include "simhash.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "dedup/simhash.h"
 
 static void test_vote(void)
 {

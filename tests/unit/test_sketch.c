@@ -1,7 +1,7 @@
 /* test_sketch.c — the quantile sketch against exact quantiles of sorted data. */
-#include "err.h"
-#include "hash.h"
-#include "sketch.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/sketch.h"
 #include "unit.h"
 
 static int cmp_dbl(const void *a, const void *b)

@@ -1,7 +1,7 @@
 /* test_timemask.c — English and Chinese dates and times become [TIME]; other numbers stay. */
-#include "timemask.h"
+#include "text/timemask.h"
 
-#include "err.h"
+#include "core/err.h"
 #include "unit.h"
 
 static llm_timemask *t;

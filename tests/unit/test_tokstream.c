@@ -2,10 +2,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "hash.h"
-#include "io.h"
-#include "tokstream.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/io.h"
+#include "tok/tokstream.h"
 #include "unit.h"
 
 /* A stream of nrec records with pseudo-random lengths (some empty) and tokens. */

@@ -2,7 +2,7 @@
  * counts made by hand, and the JSON form. */
 #include <string.h>
 
-#include "toxeval.h"
+#include "tox/toxeval.h"
 #include "unit.h"
 
 static void test_counts(void)

@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "err.h"
-#include "json.h"
-#include "trainlog.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "model/trainlog.h"
 #include "unit.h"
 
 static char dir[256];

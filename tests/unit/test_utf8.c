@@ -1,5 +1,5 @@
 /* Unit tests for lib/utf8: maximal-subpart decoding, repair, classes, case mapping. */
-#include "utf8.h"
+#include "core/utf8.h"
 #include "unit.h"
 
 static size_t repairs(const char *s, size_t n, llm_buf *out)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "err.h"
-#include "hash.h"
-#include "wordlist.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "text/wordlist.h"
 
 static llm_wordlist *make(const char *const *words, size_t n, size_t cjk_min)
 {

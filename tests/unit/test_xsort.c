@@ -1,10 +1,10 @@
-/* Unit tests for lib/extsort: the merged order equals an in-memory sort, with and without
+/* Unit tests for lib/core/xsort: the merged order equals an in-memory sort, with and without
  * runs on disk, read twice; an unwritable temporary directory is an error. */
 #include <stdlib.h>
 
-#include "err.h"
-#include "extsort.h"
-#include "hash.h"
+#include "core/err.h"
+#include "core/hash.h"
+#include "core/xsort.h"
 #include "unit.h"
 
 static int cmp(const void *p, const void *q)

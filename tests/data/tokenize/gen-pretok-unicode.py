@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Generate lib/pretok_unicode.h: code points that Unicode 16.0 puts in a letter, mark or number
+"""Generate lib/tok/pretok_unicode.h: code points that Unicode 16.0 puts in a letter, mark or number
 category but that PCRE2 10.42's tables (Unicode 14.0, the same as Python 3.11's unicodedata)
-do not. lib/pretok.c appends them to \\p{L}, \\p{N}, \\p{M} and the letter subcategories so that
+do not. lib/tok/pretok.c appends them to \\p{L}, \\p{N}, \\p{M} and the letter subcategories so that
 pre-tokenization matches tiktoken's Rust regex (Unicode 16 tables).
 
 Usage: pip install --target /tmp/ud unicodedata2==16.0.0
-       PYTHONPATH=/tmp/ud python3 tests/data/tokenize/gen-pretok-unicode.py > lib/pretok_unicode.h
+       PYTHONPATH=/tmp/ud python3 tests/data/tokenize/gen-pretok-unicode.py > lib/tok/pretok_unicode.h
 """
 import sys
 import unicodedata as old
