@@ -8,7 +8,7 @@
 #   make bench           throughput of every tool on the samples, beside its peers where installed
 #   make fuzz            run every fuzz target for FUZZ_SECONDS (default 300)
 #   make deps            install the Debian packages llmkit needs (as root), or print the command
-#   make install         PREFIX=/usr/local: binaries and man pages
+#   make install         PREFIX=/usr/local: programs, man pages, data files and pipelines
 #
 # Build probes (each prints what it found; override on the command line):
 #   CUDA=auto|0|1        compile kernels/ with nvcc; 1 fails when nvcc is missing
@@ -203,11 +203,20 @@ fuzz: $(FUZZERS)
 	  $$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=0 \
 	    $(FZ)/corpus/$$n tests/fuzz/corpus/$$n || exit 1; done
 
+# The data the programs find by default (tool_data_path in tools/tool.h) and the pipelines, under
+# PREFIX/share/llmkit with their paths in this tree.
+DATA_FILES = LICENSE samples/NOTICE $(wildcard samples/wordlists/* samples/stopwords/*) \
+	samples/tox/tox.bin samples/tox/NOTICE.md $(wildcard recipes/*) \
+	$(wildcard pipelines/*) scripts/report.py
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(wildcard man/man1/*.1) $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 $(wildcard man/man5/*.5) $(DESTDIR)$(PREFIX)/share/man/man5
+	@for f in $(DATA_FILES); do \
+	  m=644; test -x $$f && m=755; \
+	  install -D -m $$m $$f $(DESTDIR)$(PREFIX)/share/llmkit/$$f || exit 1; done
 
 clean:
 	rm -rf build bin lib/libllm.a

@@ -7,11 +7,11 @@ JSON (validation loss, perplexity, bits per byte, accuracy), sample generations 
 per-stage times recorded by the Makefile. Standard library only; deterministic apart from
 the timings it reports.
 """
+import argparse
 import glob
 import html
 import json
 import os
-import sys
 
 STAGES = ["cat", "clean", "dedup", "tox", "tokens", "noise", "shards"]
 
@@ -116,7 +116,13 @@ def table(rows, header):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "demo"
+    ap = argparse.ArgumentParser(
+        description="Write OUT/report.html (and OUT/loss.svg) for a pipelines/Makefile run.")
+    ap.add_argument("out", nargs="?", default="demo",
+                    help="the run's output directory, $(OUT) of the pipeline (default: demo)")
+    out = ap.parse_args().out
+    if not os.path.isdir(out):
+        ap.error("%s: not a directory" % out)
     sections = []
 
     rows = []

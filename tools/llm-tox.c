@@ -120,24 +120,6 @@ struct cfg {
 	llm_fasttext_args ft;
 };
 
-/* samples/ beside the binary (bin/llm-tox -> samples/), or $LLM_TOX_DATA. */
-static const char *data_dir(void)
-{
-	static char dir[4096];
-	const char *env = getenv("LLM_TOX_DATA");
-	if (env && *env)
-		return env;
-	ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 32);
-	if (n <= 0)
-		return "samples";
-	dir[n] = 0;
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = 0;
-	strcat(dir, "/../samples");
-	return dir;
-}
-
 /* ---- reading records ---- */
 
 typedef struct {
@@ -285,10 +267,11 @@ static llm_tox *make_tox(const struct cfg *c)
 {
 	llm_tox *t = llm_tox_new();
 	llm_tox_set_cjk_min(t, (size_t)c->cjk_min);
-	char path[4200];
+	char path[TOOL_PATH_MAX], rel[64];
 	if (!c->no_words && c->nwords == 0) {
 		for (size_t i = 0; i < sizeof default_langs / sizeof *default_langs; i++) {
-			snprintf(path, sizeof path, "%s/wordlists/%s", data_dir(), default_langs[i]);
+			snprintf(rel, sizeof rel, "samples/wordlists/%s", default_langs[i]);
+			tool_data_path(path, sizeof path, rel);
 			if (llm_tox_add_words(t, default_langs[i], path) != LLM_OK)
 				die("default word list: %s (use --words FILE or --no-words)", llm_last_error());
 		}
@@ -309,8 +292,7 @@ static llm_tox *make_tox(const struct cfg *c)
 	if (!c->no_model) {
 		const char *m = c->model;
 		if (!m) {
-			snprintf(path, sizeof path, "%s/tox/tox.bin", data_dir());
-			m = path;
+			m = tool_data_path(path, sizeof path, "samples/tox/tox.bin");
 		}
 		if (llm_tox_set_model(t, m, c->label) != LLM_OK) {
 			if (c->model)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -224,6 +225,38 @@ int tool_run_finish(llm_run *run, int failed)
 		failed = 1;
 	}
 	return failed ? 1 : 0;
+}
+
+/* The data root, found once: see tool.h. */
+static const char *data_root(void)
+{
+	static char root[TOOL_PATH_MAX];
+	if (*root)
+		return root;
+	const char *env = getenv("LLMKIT_DATA");
+	if (env && *env) {
+		snprintf(root, sizeof root, "%s", env);
+		return root;
+	}
+	char exe[TOOL_PATH_MAX - 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	char *slash = n > 0 ? (exe[n] = 0, strrchr(exe, '/')) : NULL;
+	if (!slash) {
+		snprintf(root, sizeof root, ".");
+		return root;
+	}
+	*slash = 0;
+	struct stat st;
+	snprintf(root, sizeof root, "%s/../share/llmkit", exe);
+	if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode))
+		snprintf(root, sizeof root, "%s/..", exe);
+	return root;
+}
+
+char *tool_data_path(char *out, size_t cap, const char *rel)
+{
+	snprintf(out, cap, "%s/%s", data_root(), rel);
+	return out;
 }
 
 void tool_save_cmdline(int argc, char **argv)

@@ -95,6 +95,16 @@ llm_run *tool_run_new(const struct tool_common *co);
  * the run's bookkeeping failed). failed: whether the tool saw a runtime error. */
 int tool_run_finish(llm_run *run, int failed);
 
+/*
+ * The data files llmkit ships (word lists, the toxicity model, stop words, recipes, pipelines),
+ * by their path in the source tree ("samples/wordlists/en"). They are looked up under one root:
+ * $LLMKIT_DATA when set; else PREFIX/share/llmkit when the program runs from PREFIX/bin and
+ * `make install` put them there; else the source tree the program was built in (bin/..).
+ * Writes the path into out (cap bytes, truncated paths fail to open) and returns out.
+ */
+#define TOOL_PATH_MAX 4096
+char *tool_data_path(char *out, size_t cap, const char *rel);
+
 /* The command line as one shell-quoted string (for manifests and checkpoint state; escape it
  * with llm_json_put_str when writing JSON). tool_save_cmdline must have been called. */
 const char *tool_cmdline(void);

@@ -98,4 +98,29 @@ test_expect_success 'make install puts programs and man pages under PREFIX' '
 	inst/bin/llm-cat --version >v && test_grep "llm-cat (llmkit)" v
 '
 
+test_expect_success 'installed programs find their data under PREFIX/share/llmkit' '
+	test -f inst/share/llmkit/samples/wordlists/en && test -f inst/share/llmkit/samples/tox/tox.bin &&
+	test -f inst/share/llmkit/LICENSE && test -f inst/share/llmkit/samples/NOTICE &&
+	for p in inst/bin/llm-*; do $p --help >/dev/null || { echo "$p --help"; return 1; }; done &&
+	printf "{\"text\": \"A plain sentence about the weather in the park today.\"}\n" >doc.jsonl &&
+	(unset LLMKIT_DATA; cd / && "$TRASH/inst/bin/llm-tox" -q "$TRASH/doc.jsonl") >tox.out &&
+	test_grep tox_score tox.out &&
+	inst/bin/llm-clean -q doc.jsonl >/dev/null &&
+	python3 inst/share/llmkit/scripts/report.py --help >out && test_grep "report.html" out
+'
+
+test_expect_success 'without installed data an installed llm-tox says what is missing' '
+	mkdir -p bare/bin && cp inst/bin/llm-tox bare/bin/ &&
+	test_must_fail bare/bin/llm-tox -q doc.jsonl 2>err &&
+	test_grep "default word list" err &&
+	LLMKIT_DATA=$TOP bare/bin/llm-tox -q doc.jsonl >out && test_grep tox_score out
+'
+
+test_expect_success 'the installed pipeline runs the installed programs' '
+	mkdir -p pipe/raw && cp $SAMPLES/corpus/code.jsonl pipe/raw/ &&
+	(cd pipe && make -s -f "$TRASH/inst/share/llmkit/pipelines/Makefile" \
+		CONFIG="$TRASH/inst/share/llmkit/pipelines/test.mk" cat) 2>err &&
+	test -s pipe/out/cat/code.jsonl && test_grep "pipeline: cat code: done" err
+'
+
 test_done
