@@ -36,12 +36,20 @@ const char *llm_strerror(int status)
 	return "unknown error";
 }
 
+/*
+ * Callers add context to a callee's failure with llm_fail(rc, "%s: %s", name, llm_last_error()):
+ * the detail is then an argument of its own format. Formatting straight into it would let
+ * vsnprintf read what it is overwriting (undefined behaviour, garbled messages), so the new
+ * detail is formatted aside and copied in.
+ */
 int llm_fail(int status, const char *fmt, ...)
 {
+	char msg[sizeof detail];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(detail, sizeof detail, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	memcpy(detail, msg, strlen(msg) + 1);
 	detail_status = status;
 	return status;
 }
