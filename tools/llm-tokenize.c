@@ -235,17 +235,18 @@ static int batch_write(encoder *e, batch *b, llm_writer *w, llm_run *run)
 		const llm_bpe_doc_result *r = &b->res[i];
 		size_t end = b->out_end[i];
 		const char *line = b->in.p + b->off[i];
-		int dom = llm_run_in(run, b->len[i] + 1, r->domain, strlen(r->domain));
+		/* A record that stops the run is not counted in: in = out + rejected still holds. */
 		if (b->err && !r->reason && end == start) {
 			/* Lines after a pre-tokenizer failure were not encoded. */
 			llm_error_at(b->file, b->lineno[i], "%s", b->errmsg);
 			return 1;
 		}
+		if (r->reason && o->co.strict) {
+			llm_error_at(b->file, b->lineno[i], "%s", r->detail);
+			return 1;
+		}
+		int dom = llm_run_in(run, b->len[i] + 1, r->domain, strlen(r->domain));
 		if (r->reason) {
-			if (o->co.strict) {
-				llm_error_at(b->file, b->lineno[i], "%s", r->detail);
-				return 1;
-			}
 			llm_warn_at(b->file, b->lineno[i], "%s", r->detail);
 			llm_json_rec rec;
 			llm_json_rec_init(&rec);
@@ -498,13 +499,41 @@ struct decoder {
 	llm_run *run;
 	bool text;
 	llm_buf bytes, out;
+	llm_json_rec rejrec; /* a token stream record being rejected, as JSON */
 };
 
-/* One record's tokens and metadata object (or NULL) to a document line. */
+/* The metadata object (or NULL) with a member appended: `"key": ` is added and the caller
+ * writes the value and the closing brace. */
+static void meta_open(llm_buf *out, const char *meta, size_t meta_len, const char *key)
+{
+	size_t end = meta ? meta_len : 0;
+	while (end && meta[end - 1] != '}')
+		end--;
+	if (end) {
+		size_t k = end - 1;
+		llm_buf_add(out, meta, k);
+		while (k && (meta[k - 1] == ' ' || meta[k - 1] == '\n'))
+			k--;
+		if (meta[k - 1] != '{')
+			llm_buf_adds(out, ", ");
+	} else {
+		llm_buf_addc(out, '{');
+	}
+	llm_buf_addf(out, "\"%s\": ", key);
+}
+
+/*
+ * One record's tokens and metadata object (or NULL) to a document line. rec is the parsed
+ * JSONL line (line, len) it came from, or NULL for a token stream record, which a reject
+ * then shows as its metadata with "tokens". Returns 0, or 1 to stop the run.
+ */
 static int decode_one(struct decoder *d, const uint32_t *t, size_t n, const char *meta,
-                      size_t meta_len, const char *file, uint64_t where)
+                      size_t meta_len, const char *file, uint64_t where, size_t bytes_in,
+                      const llm_json_rec *rec, const char *line, size_t len)
 {
 	const llm_bpe *b = d->bpe;
+	const uint32_t *all = t;
+	size_t nall = n;
 	if (!d->o->keep_special) {
 		if (n && llm_bpe_bos(b) >= 0 && t[0] == (uint32_t)llm_bpe_bos(b)) {
 			t++;
@@ -516,33 +545,41 @@ static int decode_one(struct decoder *d, const uint32_t *t, size_t n, const char
 	llm_buf_reset(&d->bytes);
 	llm_buf_reset(&d->out);
 	if (llm_bpe_decode(b, t, n, &d->bytes) != LLM_OK) {
-		llm_error_at(file, where, "%s", llm_last_error());
-		return 1;
+		/* Checked before the record is counted in: a --strict stop keeps the invariant. */
+		if (d->o->co.strict) {
+			llm_error_at(file, where, "%s", llm_last_error());
+			return 1;
+		}
+		llm_warn_at(file, where, "%s", llm_last_error());
+		int dom = rec ? llm_run_in_rec(d->run, bytes_in, rec) : llm_run_in(d->run, bytes_in, NULL, 0);
+		if (!rec) {
+			meta_open(&d->out, meta, meta_len, "tokens");
+			llm_buf_addc(&d->out, '[');
+			for (size_t i = 0; i < nall; i++)
+				llm_buf_addf(&d->out, i ? ",%u" : "%u", all[i]);
+			llm_buf_adds(&d->out, "]}");
+			if (llm_json_parse(&d->rejrec, d->out.p, d->out.len) != LLM_OK)
+				die("internal error: cannot parse a rejected record");
+			rec = &d->rejrec;
+			line = d->out.p;
+			len = d->out.len;
+		}
+		if (llm_run_reject(d->run, dom, "bad_token", line, len, rec, NULL, file, where) != LLM_OK)
+			die("%s", llm_last_error());
+		return 0;
 	}
+	int dom = rec ? llm_run_in_rec(d->run, bytes_in, rec) : llm_run_in(d->run, bytes_in, NULL, 0);
 	if (d->text) {
 		llm_buf_add(&d->out, d->bytes.p, d->bytes.len);
 	} else {
-		/* The metadata object with "text" added at its end. */
-		size_t end = meta_len;
-		while (end && meta[end - 1] != '}')
-			end--;
-		if (meta && end) {
-			size_t k = end - 1;
-			llm_buf_add(&d->out, meta, k);
-			while (k && (meta[k - 1] == ' ' || meta[k - 1] == '\n'))
-				k--;
-			if (meta[k - 1] != '{')
-				llm_buf_adds(&d->out, ", ");
-		} else {
-			llm_buf_addc(&d->out, '{');
-		}
-		llm_buf_adds(&d->out, "\"text\": ");
+		meta_open(&d->out, meta, meta_len, "text");
 		llm_json_put_str(&d->out, d->bytes.p, d->bytes.len);
 		llm_buf_addc(&d->out, '}');
 	}
 	llm_buf_addc(&d->out, '\n');
 	if (llm_writer_write(d->w, d->out.p, d->out.len) != LLM_OK)
 		die("%s", llm_last_error());
+	llm_run_out(d->run, dom, d->out.len);
 	return 0;
 }
 
@@ -554,12 +591,10 @@ static int decode_stream(struct decoder *d, llm_tokreader *tr)
 	if (llm_tokreader_header(tr)->tokenizer_id != llm_bpe_file_id(d->bpe) &&
 	    llm_tokreader_header(tr)->tokenizer_id)
 		llm_warn("%s: made with another tokenizer file than %s", name, d->o->tokenizer);
-	while ((rc = llm_tokreader_next(tr, &rec)) == LLM_OK) {
-		int dom = llm_run_in(d->run, rec.n * 4 + rec.meta_len + 8, NULL, 0);
-		if (decode_one(d, rec.tokens, rec.n, rec.meta, rec.meta_len, name, rec.index + 1))
+	while ((rc = llm_tokreader_next(tr, &rec)) == LLM_OK)
+		if (decode_one(d, rec.tokens, rec.n, rec.meta, rec.meta_len, name, rec.index + 1,
+		               rec.n * 4 + rec.meta_len + 8, NULL, NULL, 0))
 			return 1;
-		llm_run_out(d->run, dom, d->out.len);
-	}
 	if (rc != LLM_EOF) {
 		llm_error("%s", llm_last_error());
 		return 1;
@@ -578,11 +613,19 @@ struct jsonl_state {
 static int decode_jsonl_line(struct decoder *d, struct jsonl_state *js, const char *line,
                              size_t len, const char *name, uint64_t ln)
 {
-	const llm_json_val *t;
-	if (llm_json_parse(&js->rec, line, len) != LLM_OK || !(t = llm_json_get(&js->rec, "tokens")) ||
-	    t->type != LLM_JSON_ARRAY) {
-		llm_error_at(name, ln, "not a JSON object with a \"tokens\" array");
-		return 1;
+	const llm_json_val *t = NULL;
+	bool parsed = llm_json_parse(&js->rec, line, len) == LLM_OK;
+	if (!parsed || !(t = llm_json_get(&js->rec, "tokens")) || t->type != LLM_JSON_ARRAY) {
+		if (d->o->co.strict) {
+			llm_error_at(name, ln, "not a JSON object with a \"tokens\" array");
+			return 1;
+		}
+		llm_warn_at(name, ln, "not a JSON object with a \"tokens\" array");
+		int dom = parsed ? llm_run_in_rec(d->run, len + 1, &js->rec) : llm_run_in(d->run, len + 1, NULL, 0);
+		if (llm_run_reject(d->run, dom, parsed ? "no_tokens" : "bad_json", line, len,
+		                   parsed ? &js->rec : NULL, NULL, name, ln) != LLM_OK)
+			die("%s", llm_last_error());
+		return 0;
 	}
 	js->ids.n = 0;
 	size_t it = 0;
@@ -594,11 +637,8 @@ static int decode_jsonl_line(struct decoder *d, struct jsonl_state *js, const ch
 	llm_json_edit_del(&js->ed, "tokens");
 	llm_buf_reset(&js->meta);
 	llm_json_write(&js->rec, &js->ed, &js->meta);
-	int dom = llm_run_in_rec(d->run, len + 1, &js->rec);
-	if (decode_one(d, js->ids.v, js->ids.n, js->meta.p, js->meta.len, name, ln))
-		return 1;
-	llm_run_out(d->run, dom, d->out.len);
-	return 0;
+	return decode_one(d, js->ids.v, js->ids.n, js->meta.p, js->meta.len, name, ln, len + 1,
+	                  &js->rec, line, len);
 }
 
 /* Standard input cannot be reopened once its first bytes told the format, so it is read
@@ -691,7 +731,8 @@ static int decode_file(struct decoder *d, struct jsonl_state *js, const char *pa
 static int cmd_decode(struct opts *o, int nfiles, char **files)
 {
 	llm_bpe *bpe = load_tokenizer(o);
-	struct decoder d = { o, bpe, NULL, NULL, false, LLM_BUF_INIT, LLM_BUF_INIT };
+	struct decoder d = { o, bpe, NULL, NULL, false, LLM_BUF_INIT, LLM_BUF_INIT, { 0 } };
+	llm_json_rec_init(&d.rejrec);
 	if (o->format)
 		d.text = tool_choice("--format", o->format, "jsonl\0text\0") == 1;
 	if (llm_writer_open(&d.w, o->co.output) != LLM_OK)
@@ -717,6 +758,7 @@ static int cmd_decode(struct opts *o, int nfiles, char **files)
 	llm_json_edit_release(&js.ed);
 	llm_buf_release(&d.bytes);
 	llm_buf_release(&d.out);
+	llm_json_rec_release(&d.rejrec);
 	llm_bpe_free(bpe);
 	return tool_run_finish(d.run, failed);
 }
@@ -744,10 +786,15 @@ static void train_report(const struct opts *o, const llm_bpe_trainer *tr, llm_ru
 	llm_buf_addf(&b, "; %zu tokens, peak %.1f MB", llm_bpe_trainer_vocab_size(tr),
 	             (double)st.peak_memory / 1e6);
 	llm_info("%s", b.p);
-	if (st.pruned_pieces && llm_bpe_trainer_vocab_size(tr) < (size_t)o->vocab_size)
-		llm_warn("%zu tokens, not %lld: no more pairs of the pieces kept within --memory are seen "
-		         "%lld times; raise --memory", llm_bpe_trainer_vocab_size(tr), o->vocab_size,
-		         o->min_freq);
+	if (llm_bpe_trainer_vocab_size(tr) < (size_t)o->vocab_size) {
+		if (st.pruned_pieces)
+			llm_warn("%zu tokens, not %lld: no more pairs of the pieces kept within --memory are "
+			         "seen %lld times; raise --memory", llm_bpe_trainer_vocab_size(tr),
+			         o->vocab_size, o->min_freq);
+		else
+			llm_warn("%zu tokens, not %lld: no more pairs are seen %lld times in the input",
+			         llm_bpe_trainer_vocab_size(tr), o->vocab_size, o->min_freq);
+	}
 	llm_buf_reset(&b);
 	llm_buf_addf(&b, "\"train\": {\"pieces\": %llu, \"occurrences\": %llu, \"bytes\": %llu, "
 	             "\"pruned_pieces\": %llu, \"pruned_occurrences\": %llu, \"pruned_bytes\": %llu, "
@@ -837,6 +884,13 @@ static int cmd_train(struct opts *o, int nfiles, char **files)
 	}
 	llm_json_rec_release(&rec);
 	llm_buf_release(&text);
+	if (llm_run_records_out(run) == 0) {
+		/* A tokenizer of the 256 bytes alone is never what was asked for. */
+		llm_error("no documents to train on; %s not written", o->co.output);
+		llm_bpe_trainer_free(tr);
+		tool_run_finish(run, 1);
+		return 1;
+	}
 	if (o->nspecials == 0)
 		o->specials[o->nspecials++] = "<|endoftext|>";
 	if (llm_bpe_trainer_train(tr, (size_t)o->vocab_size, (uint64_t)o->min_freq, o->specials,

@@ -2,7 +2,7 @@
  * bpe.h — byte-level BPE tokenizers, token for token identical to tiktoken and Hugging Face
  * tokenizers.
  *
- * Loaders:
+ * Loaders (bpe_load.c):
  *   - tiktoken rank files ("base64 rank" per line, CRLF accepted) with a named encoding
  *     (gpt2/r50k, p50k, cl100k, o200k, llama3, qwen: pattern and special tokens) or a regex;
  *   - Hugging Face tokenizer.json with a byte-level BPE model: vocab, merges as "a b" or
@@ -62,14 +62,16 @@ void llm_ids_push(llm_ids *ids, uint32_t id);
 int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char *encoding,
                  const char *pattern);
 
-/* The loaders over bytes in memory (the fuzz targets' entry points). name is used in
- * messages and as the default encoding name of a rank file. */
-int llm_bpe_from_tiktoken(llm_bpe **out, const char *data, size_t len, const char *name,
+/* The loaders over bytes in memory (the fuzz targets' entry points), in bpe_load.c. name is
+ * used in messages and as the default encoding name of a rank file; merges_name names
+ * merges.txt in messages about its lines. */
+int llm_bpe_load_tiktoken(llm_bpe **out, const char *data, size_t len, const char *name,
                           const char *encoding, const char *pattern);
-int llm_bpe_from_hf_json(llm_bpe **out, const char *data, size_t len, const char *name,
+int llm_bpe_load_hf(llm_bpe **out, const char *data, size_t len, const char *name,
                          const char *pattern);
-int llm_bpe_from_gpt2(llm_bpe **out, const char *vocab, size_t vocab_len, const char *merges,
-                      size_t merges_len, const char *name, const char *pattern);
+int llm_bpe_load_gpt2(llm_bpe **out, const char *vocab, size_t vocab_len, const char *merges,
+                      size_t merges_len, const char *name, const char *merges_name,
+                      const char *pattern);
 
 void llm_bpe_free(llm_bpe *bpe);
 

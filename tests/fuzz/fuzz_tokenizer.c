@@ -48,16 +48,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	llm_bpe *b = NULL;
 	switch (data[0]) {
 	case 't':
-		llm_bpe_from_tiktoken(&b, d, n, "fuzz", "gpt2", NULL);
+		llm_bpe_load_tiktoken(&b, d, n, "fuzz", "gpt2", NULL);
 		break;
 	case 'h':
-		llm_bpe_from_hf_json(&b, d, n, "fuzz.json", NULL);
+		llm_bpe_load_hf(&b, d, n, "fuzz.json", NULL);
 		break;
 	case 'g': {
 		const char *z = memchr(d, 0, n);
 		if (!z)
 			return 0;
-		llm_bpe_from_gpt2(&b, d, (size_t)(z - d), z + 1, n - (size_t)(z - d) - 1, "fuzz", NULL);
+		llm_bpe_load_gpt2(&b, d, (size_t)(z - d), z + 1, n - (size_t)(z - d) - 1, "fuzz", "fuzz-merges", NULL);
 		break;
 	}
 	default:

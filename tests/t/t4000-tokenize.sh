@@ -91,6 +91,58 @@ test_expect_success '--strict makes a bad record fatal (exit 1)' '
 	test_grep "mixed.jsonl:6:" err && test_must_fail test -e s.tok
 '
 
+test_expect_success '--strict stops without breaking the count of records' '
+	test_must_fail llm-tokenize -t $CL --strict mixed.jsonl -o s.tok 2>err &&
+	test_must_fail test_grep "internal error" err
+'
+
+test_expect_success JQ 'decode: a token outside the vocabulary rejects its record, the rest decode' '
+	printf "%s\n" "{\"id\":\"a\",\"tokens\":[31373]}" "{\"id\":\"b\",\"tokens\":[31373,99999999]}" \
+		"{\"id\":\"c\",\"tokens\":[995]}" >oov.jsonl &&
+	llm-tokenize decode -t $CL --rejects oovrej.jsonl oov.jsonl >oovout 2>err &&
+	test "$(jq -r .id oovout | tr "\n" " ")" = "a c " &&
+	test "$(jq -r "[.id, .reject_reason] | join(\" \")" oovrej.jsonl)" = "b bad_token" &&
+	test_grep "oov.jsonl:2: token 99999999 is not in the vocabulary" err &&
+	test_must_fail test_grep "internal error" err &&
+	test_must_fail llm-tokenize decode -q -t $CL --strict oov.jsonl >/dev/null 2>err &&
+	test_grep "oov.jsonl:2:" err && test_must_fail test_grep "internal error" err
+'
+
+test_expect_success JQ 'decode: a token stream record with a foreign id is rejected with its tokens' '
+	printf "%s\n" "{\"id\":\"a\",\"text\":\"hello\"}" "{\"id\":\"b\",\"text\":\"\u4e2d\u6587\u5b57\u7b26\"}" >o2.jsonl &&
+	llm-tokenize -q -t $D/o200k_base.tiktoken.zst --no-eos o2.jsonl -o o2.tok &&
+	llm-tokenize decode -q -t $CL --rejects o2rej.jsonl --stats o2st.json o2.tok >o2out &&
+	test "$(jq -r .id o2out)" = a &&
+	llm-tokenize -q -t $D/o200k_base.tiktoken.zst --no-eos -f jsonl o2.jsonl | tail -n 1 | jq -c .tokens >want &&
+	jq -c .tokens o2rej.jsonl >got && test_cmp want got &&
+	test "$(jq -r "[.id, .reject_reason] | join(\" \")" o2rej.jsonl)" = "b bad_token" &&
+	test "$(jq .records_in o2st.json) $(jq .records_rejected o2st.json)" = "2 1"
+'
+
+test_expect_success 'a rank file with a 2 MB token loads in linear time' '
+	python3 -c "
+import base64
+with open(\"long.tiktoken\", \"w\") as f:
+    for i in range(256):
+        f.write(base64.b64encode(bytes([i])).decode() + \" %d\\n\" % i)
+    f.write(base64.b64encode(b\"ab\" * (1 << 20)).decode() + \" 256\\n\")
+" &&
+	echo "{\"text\": \"abab\"}" >ab.jsonl &&
+	# Quadratic loading took minutes of CPU here; linear takes a fraction of a second.
+	(ulimit -t 30 && llm-tokenize -q -t long.tiktoken --pattern gpt2 --no-eos -f jsonl ab.jsonl >ab.out) &&
+	test_grep "\[97, 98, 97, 98\]" ab.out
+'
+
+test_expect_success 'a bad line of merges.txt is reported in merges.txt, not vocab.json' '
+	zstd -q -d -c $D/hf_gpt2/vocab.json.zst >vocab.json &&
+	printf "#version: 0.2\n\304\240 t\nh e x\n" >merges.txt &&
+	test_must_fail llm-tokenize -t vocab.json --merges merges.txt docs.jsonl 2>err &&
+	test_grep "merges.txt:3: expected" err &&
+	printf "#version: 0.2\n\304\240 t\nzzzq e\n" >merges2.txt &&
+	test_must_fail llm-tokenize -t vocab.json --merges merges2.txt docs.jsonl 2>err &&
+	test_grep "^llm-tokenize: merges2.txt:3: merge 2 .zzzq e. is not in the vocabulary$" err
+'
+
 test_expect_success JQ '--special allow and ignore' '
 	echo "{\"text\": \"x<|endoftext|>\"}" >sp.jsonl &&
 	llm-tokenize -q -t $CL --special allow --no-eos -f jsonl sp.jsonl | jq -c .tokens >a &&
@@ -146,6 +198,20 @@ test_expect_success 'train: deterministic, loadable, decodes back' '
 	jq -c "{text}" docs.jsonl >want && jq -c "{text}" back.jsonl >got && test_cmp want got &&
 	llm-tokenize -q -t tok1.tiktoken -e gpt2 --no-eos -f jsonl docs.jsonl >viatk &&
 	llm-tokenize -q -t tok1.json --no-eos -f jsonl docs.jsonl >viahf && test_cmp viahf viatk
+'
+
+test_expect_success 'train: no documents is an error, and no tokenizer is written' '
+	test_must_fail llm-tokenize train --vocab-size 300 -o none.json empty 2>err &&
+	test_grep "no documents to train on" err && test_must_fail test -e none.json &&
+	echo "not json" >bad1.jsonl &&
+	test_must_fail llm-tokenize train --vocab-size 300 -o none.json bad1.jsonl 2>err &&
+	test_must_fail test -e none.json
+'
+
+test_expect_success 'train: fewer merges possible than asked is a warning' '
+	head -n 3 docs.jsonl >three.jsonl &&
+	llm-tokenize train --vocab-size 100000 -o few.json three.jsonl 2>err &&
+	test_grep "tokens, not 100000: no more pairs are seen 2 times" err
 '
 
 test_expect_success 'train with a named pattern writes a Split pre-tokenizer' '

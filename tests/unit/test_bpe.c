@@ -199,7 +199,7 @@ static void test_crlf_rank_file(void)
 	CHECK(memchr(d, '\r', n) != NULL);
 	llm_bpe *b;
 	/* 1000 ranks: no specials of qwen fit, so name the pattern only. */
-	CHECK_EQ_INT(llm_bpe_from_tiktoken(&b, d, n, "crlf", NULL, "\\p{L}+|\\s+|."), LLM_OK);
+	CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, d, n, "crlf", NULL, "\\p{L}+|\\s+|."), LLM_OK);
 	CHECK_EQ_INT(llm_bpe_vocab_size(b), 1000);
 	size_t tl;
 	const char *t = llm_bpe_token(b, 999, &tl);
@@ -455,7 +455,7 @@ static void test_bad_files(void)
 	};
 	for (size_t i = 0; i < sizeof tk / sizeof *tk; i++) {
 		llm_bpe *b = (llm_bpe *)1;
-		CHECK_EQ_INT(llm_bpe_from_tiktoken(&b, tk[i].data, strlen(tk[i].data), "t", NULL, "."), LLM_EFORMAT);
+		CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, tk[i].data, strlen(tk[i].data), "t", NULL, "."), LLM_EFORMAT);
 		CHECK(b == NULL);
 		if (!strstr(llm_last_error(), tk[i].want))
 			printf("#   case %zu: %s\n", i, llm_last_error());
@@ -472,7 +472,7 @@ static void test_bad_files(void)
 	};
 	for (size_t i = 0; i < sizeof hf / sizeof *hf; i++) {
 		llm_bpe *b = (llm_bpe *)1;
-		int rc = llm_bpe_from_hf_json(&b, hf[i], strlen(hf[i]), "t.json", NULL);
+		int rc = llm_bpe_load_hf(&b, hf[i], strlen(hf[i]), "t.json", NULL);
 		CHECK(rc == LLM_EFORMAT || rc == LLM_EUNSUPPORTED);
 		CHECK(b == NULL);
 	}
