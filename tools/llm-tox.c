@@ -25,6 +25,7 @@
 #include "core/io.h"
 #include "core/json.h"
 #include "text/fasttext.h"
+#include "text/fasttext_train.h"
 #include "tool.h"
 #include "tox/tox.h"
 #include "tox/toxeval.h"
@@ -117,7 +118,7 @@ struct cfg {
 	const char *model, *label, *label_field;
 	double thresholds[MAX_THRESHOLDS];
 	int nthresholds;
-	llm_fasttext_args ft;
+	llm_fasttext_train_args ft;
 };
 
 /* ---- reading records ---- */
@@ -575,7 +576,7 @@ static int cmd_train(const struct cfg *c, char **files, int nfiles)
 		return 1;
 	if (t.examples == 0)
 		die("no labelled example in the input");
-	llm_fasttext_args a = c->ft;
+	llm_fasttext_train_args a = c->ft;
 	a.threads = c->co.threads;
 	llm_fasttext *m;
 	if (llm_fasttext_train(&m, &a, t.data.p, t.data.len, train_progress, NULL) != LLM_OK)
@@ -765,7 +766,7 @@ int main(int argc, char **argv)
 	c.k = 1;
 	c.cjk_min = 2;
 	parse_thresholds(&c, "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.85,0.9,0.95,0.99");
-	llm_fasttext_args_init(&c.ft);
+	llm_fasttext_train_args_init(&c.ft);
 	c.ft.dim = 16;
 	c.ft.lr = 0.5;
 	c.ft.word_ngrams = 2;

@@ -19,6 +19,7 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "text/fasttext.h"
+#include "text/fasttext_train.h"
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -298,8 +299,8 @@ static void test_train_save_load_round_trip(void)
 		return;
 	static const int losses[3] = { LLM_FASTTEXT_SOFTMAX, LLM_FASTTEXT_OVA, LLM_FASTTEXT_HS };
 	for (int li = 0; li < 3; li++) {
-		llm_fasttext_args a;
-		llm_fasttext_args_init(&a);
+		llm_fasttext_train_args a;
+		llm_fasttext_train_args_init(&a);
 		a.dim = 10;
 		a.epoch = 10;
 		a.lr = 0.5;
@@ -358,8 +359,8 @@ static void test_train_save_load_round_trip(void)
 		llm_fasttext_free(m);
 	}
 	/* Several threads (Hogwild) still learn. */
-	llm_fasttext_args a;
-	llm_fasttext_args_init(&a);
+	llm_fasttext_train_args a;
+	llm_fasttext_train_args_init(&a);
 	a.dim = 10;
 	a.epoch = 10;
 	a.lr = 0.5;
