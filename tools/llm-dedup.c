@@ -28,6 +28,7 @@ static const char usage[] =
 	"       llm-dedup sign [options] -o sigfile [file ...]\n"
 	"       llm-dedup cluster [options] [--outdir dir] sigfile ...\n"
 	"       llm-dedup apply [options] --removals rmfile [file ...]\n"
+	"       llm-dedup --info [--clusters] index ...\n"
 	"\n"
 	"Remove duplicate documents from the JSONL document stream; the first document of each\n"
 	"cluster survives. sign, cluster and apply split the same work into file stages.\n"
@@ -53,7 +54,11 @@ static const char usage[] =
 	"      --seed N          hash seed (default 1)\n"
 	"Run:\n"
 	"      --annotate        keep every document; add dup_cluster and dup_of\n"
-	"      --index FILE      dedup against FILE too and save the updated index there\n"
+	"      --dup-count       add dup_count (documents in its cluster) to every survivor\n"
+	"      --index FILE      dedup against FILE too and save the updated index there;\n"
+	"                        a run with the inputs of its last run replaces that run\n"
+	"      --info            describe each index file given; with --clusters, list its\n"
+	"                        clusters as JSONL (id, dup_count, run)\n"
 	"      --memory SIZE     bucket tables and sort buffers above SIZE go to sorted\n"
 	"                        files on disk (default: a quarter of physical memory)\n"
 	"      --tmpdir DIR      temporary files there (default: $TMPDIR, else /tmp)\n"
@@ -75,7 +80,8 @@ enum {
 	OPT_MINHASH = TOOL_OPT_FIRST_PRIVATE, OPT_EXACT, OPT_SIMHASH, OPT_LINES, OPT_NORMALIZE,
 	OPT_UNITS, OPT_NGRAM, OPT_NUM_PERM, OPT_BANDS, OPT_ROWS, OPT_THRESHOLD, OPT_HASH_BITS,
 	OPT_PRESET, OPT_VERIFY, OPT_HAMMING, OPT_BLOCKS, OPT_LINE_MAX, OPT_SEED, OPT_ANNOTATE,
-	OPT_INDEX, OPT_OUTDIR, OPT_REMOVALS, OPT_MEMORY, OPT_TMPDIR
+	OPT_INDEX, OPT_OUTDIR, OPT_REMOVALS, OPT_MEMORY, OPT_TMPDIR, OPT_DUP_COUNT, OPT_INFO,
+	OPT_CLUSTERS
 };
 
 static const struct option longopts[] = {
@@ -104,14 +110,17 @@ static const struct option longopts[] = {
 	{ "removals", required_argument, NULL, OPT_REMOVALS },
 	{ "memory", required_argument, NULL, OPT_MEMORY },
 	{ "tmpdir", required_argument, NULL, OPT_TMPDIR },
+	{ "dup-count", no_argument, NULL, OPT_DUP_COUNT },
+	{ "info", no_argument, NULL, OPT_INFO },
+	{ "clusters", no_argument, NULL, OPT_CLUSTERS },
 	{ NULL, 0, NULL, 0 }
 };
 
-enum { MODE_RUN, MODE_SIGN, MODE_CLUSTER, MODE_APPLY };
+enum { MODE_RUN, MODE_SIGN, MODE_CLUSTER, MODE_APPLY, MODE_INFO };
 
 struct cfg {
 	struct tool_common co;
-	int mode, lines, annotate;
+	int mode, lines, annotate, dup_count, clusters;
 	unsigned line_max;
 	llm_dedup_params p;
 	const char *index, *outdir, *removals, *tmpdir;
@@ -132,15 +141,32 @@ static FILE *temp_file(const struct cfg *c)
 	return f;
 }
 
-/* An engine with the run's memory budget, the saved index loaded when there is one. */
+/*
+ * An engine with the run's memory budget, the saved index loaded when there is one. The
+ * index knows a run by the real paths of its inputs (the documents, or for cluster the
+ * signature files), so that a rerun replaces its own earlier run instead of finding every
+ * document a duplicate of itself.
+ */
 static llm_dedup *new_engine(const struct cfg *c, const llm_dedup_params *p)
 {
 	llm_dedup *d;
 	if (llm_dedup_new(&d, p))
 		die("%s", llm_last_error());
 	llm_dedup_set_memory(d, c->memory, c->tmpdir);
-	if (c->index && access(c->index, F_OK) == 0 && llm_dedup_load_index(d, c->index))
-		die("%s", llm_last_error());
+	char **names = llm_calloc((size_t)c->nfiles + 1, sizeof *names);
+	for (int i = 0; i < c->nfiles; i++)
+		names[i] = strcmp(c->files[i], "-") ? realpath(c->files[i], NULL) : NULL;
+	llm_dedup_set_run(d, (const char *const *)names, (size_t)c->nfiles, tool_cmdline());
+	for (int i = 0; i < c->nfiles; i++)
+		free(names[i]);
+	free(names);
+	if (c->index && access(c->index, F_OK) == 0) {
+		if (llm_dedup_load_index(d, c->index))
+			die("%s", llm_last_error());
+		if (llm_dedup_replaces(d))
+			llm_info("%s: this run has the inputs of the index's run %u: it replaces that run",
+			         c->index, llm_dedup_replaces(d));
+	}
 	return d;
 }
 
@@ -229,9 +255,10 @@ typedef struct {
 #define KIND_ALL_LINES 3
 
 /* Write or reject one record. kind: 0 no duplicates, LLM_RMLIST_SURVIVOR, LLM_RMLIST_DUPLICATE or
- * KIND_ALL_LINES; cid: the survivor's id; text: a replacement text or NULL. */
+ * KIND_ALL_LINES; cid: the survivor's id; count: its cluster's size; text: a replacement text
+ * or NULL. */
 static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno, int kind,
-                 const char *cid, size_t cidlen, const llm_buf *text)
+                 const char *cid, size_t cidlen, uint64_t count, const llm_buf *text)
 {
 	const struct cfg *c = e->c;
 	int dom = r->rec_ok ? llm_run_in_rec(e->run, r->len + 1, &r->rec)
@@ -274,6 +301,8 @@ static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno
 			e->dups++;
 		}
 	}
+	if (c->dup_count && kind != LLM_RMLIST_DUPLICATE)
+		llm_json_edit_i64(&e->ed, "dup_count", kind ? (int64_t)count : 1);
 	if (e->ed.n) {
 		llm_buf_reset(&e->line);
 		llm_json_write(&r->rec, &e->ed, &e->line);
@@ -342,8 +371,10 @@ static int pass2_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 	runctx *x = ctx;
 	const char *cid = NULL;
 	size_t cidlen = 0;
-	int kind = decide(x->d, x->node++, r, x->c->index != NULL, &cid, &cidlen);
-	emit(x->em, r, file, lineno, kind, cid, cidlen, NULL);
+	uint64_t v = x->node++;
+	int kind = decide(x->d, v, r, x->c->index != NULL, &cid, &cidlen);
+	emit(x->em, r, file, lineno, kind, cid, cidlen,
+	     llm_dedup_dup_count(x->d, llm_dedup_root(x->d, v)), NULL);
 	return 0;
 }
 
@@ -450,16 +481,16 @@ static int lines_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 		x->dropped += dropped;
 	}
 	if (!dropped) {
-		emit(x->em, r, file, lineno, 0, NULL, 0, NULL);
+		emit(x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
 		return 0;
 	}
 	size_t k = 0;
 	while (k < x->text.len && strchr(" \t\r\n", x->text.p[k]))
 		k++;
 	if (k == x->text.len)
-		emit(x->em, r, file, lineno, KIND_ALL_LINES, NULL, 0, NULL);
+		emit(x->em, r, file, lineno, KIND_ALL_LINES, NULL, 0, 0, NULL);
 	else
-		emit(x->em, r, file, lineno, 0, NULL, 0, &x->text);
+		emit(x->em, r, file, lineno, 0, NULL, 0, 0, &x->text);
 	return 0;
 }
 
@@ -631,9 +662,11 @@ static int run_cluster(const struct cfg *c)
 			size_t cidlen = 0;
 			llm_buf_reset(&r.id);
 			llm_buf_add(&r.id, id, idlen);
-			int kind = decide(d, v++, &r, c->index != NULL, &cid, &cidlen);
+			int kind = decide(d, v, &r, c->index != NULL, &cid, &cidlen);
 			if (kind)
-				llm_rmlist_add(&w, k, kind, cid, cidlen);
+				llm_rmlist_add(&w, k, kind, llm_dedup_dup_count(d, llm_dedup_root(d, v)), cid,
+				               cidlen);
+			v++;
 			dups += kind == LLM_RMLIST_DUPLICATE;
 			k++;
 		}
@@ -671,13 +704,13 @@ static int apply_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 	int kind = 0;
 	if (x->have && x->e.rec == x->k) {
 		kind = x->e.kind;
-		emit(x->em, r, file, lineno, kind, x->e.id, x->e.idlen, NULL);
+		emit(x->em, r, file, lineno, kind, x->e.id, x->e.idlen, x->e.count, NULL);
 		int rc = llm_rmlist_next(&x->l, &x->e);
 		if (rc != LLM_OK && rc != LLM_EOF)
 			die("%s", llm_last_error());
 		x->have = rc == LLM_OK;
 	} else {
-		emit(x->em, r, file, lineno, 0, NULL, 0, NULL);
+		emit(x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
 	}
 	x->k++;
 	return 0;
@@ -725,6 +758,65 @@ static int run_apply(const struct cfg *c)
 	return tool_run_finish(em.run, failed);
 }
 
+/* ---- --info ---- */
+
+static void cluster_line(void *ctx, const char *id, size_t idlen, uint64_t size, unsigned run)
+{
+	llm_writer *w = ctx;
+	llm_buf b = LLM_BUF_INIT;
+	llm_buf_adds(&b, "{\"id\": ");
+	llm_json_put_str(&b, id, idlen);
+	llm_buf_addf(&b, ", \"dup_count\": %llu, \"run\": %u}\n", (unsigned long long)size, run);
+	if (llm_writer_write(w, b.p, b.len))
+		die("%s", llm_last_error());
+	llm_buf_release(&b);
+}
+
+static int run_info(const struct cfg *c)
+{
+	if (!c->nfiles)
+		usage_error("--info needs index files");
+	llm_writer *w;
+	if (llm_writer_open(&w, c->co.output))
+		die("%s", llm_last_error());
+	int failed = 0;
+	for (int i = 0; i < c->nfiles; i++) {
+		const char *f = c->files[i];
+		if (c->clusters) {
+			if (llm_dedup_index_clusters(f, cluster_line, w)) {
+				llm_error("%s", llm_last_error());
+				failed = 1;
+			}
+			continue;
+		}
+		llm_dedup_index_info in;
+		llm_buf runs = LLM_BUF_INIT, b = LLM_BUF_INIT;
+		if (llm_dedup_index_info_read(f, &in, &runs)) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+			continue;
+		}
+		llm_buf_addf(&b, "%s: dedup index version %u, %llu bytes\n", f, in.version,
+		             (unsigned long long)in.bytes);
+		llm_buf_adds(&b, "parameters: ");
+		llm_dedup_params_describe(&in.p, &b);
+		llm_buf_addf(&b, "\ndocuments: %llu in %u run%s\nclusters: %llu, %llu of them with "
+		             "duplicates\nbucket entries: %llu\n", (unsigned long long)in.documents,
+		             in.runs, in.runs == 1 ? "" : "s", (unsigned long long)in.clusters,
+		             (unsigned long long)in.dup_clusters, (unsigned long long)in.entries);
+		llm_buf_add(&b, runs.p ? runs.p : "", runs.len);
+		if (llm_writer_write(w, b.p, b.len))
+			die("%s", llm_last_error());
+		llm_buf_release(&runs);
+		llm_buf_release(&b);
+	}
+	if (llm_writer_close(w)) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	return failed;
+}
+
 /* ---- options ---- */
 
 int main(int argc, char **argv)
@@ -745,7 +837,7 @@ int main(int argc, char **argv)
 				break;
 			}
 	}
-	int method = LLM_DEDUP_MINHASH, preset = -1, verify = 0;
+	int method = LLM_DEDUP_MINHASH, preset = -1, verify = 0, info = 0;
 	long long ngram = -1, num_perm = -1, bands = -1, rows = -1, hash_bits = -1, units = -1;
 	long long hamming = -1, blocks = -1, norm = -1;
 	double threshold = -1;
@@ -781,11 +873,20 @@ int main(int argc, char **argv)
 		case OPT_REMOVALS: c.removals = optarg; break;
 		case OPT_MEMORY: c.memory = (size_t)tool_size("--memory", optarg); break;
 		case OPT_TMPDIR: c.tmpdir = optarg; break;
+		case OPT_DUP_COUNT: c.dup_count = 1; break;
+		case OPT_INFO: info = 1; break;
+		case OPT_CLUSTERS: c.clusters = 1; break;
 		default: tool_bad_option();
 		}
 	}
 	c.files = argv + optind;
 	c.nfiles = argc - optind;
+	if (info && c.mode != MODE_RUN)
+		usage_error("--info is a mode of its own");
+	if (c.clusters && !info)
+		usage_error("--clusters belongs to --info");
+	if (info)
+		return run_info(&c);
 
 	/* Presets first, explicit options over them, then bands x rows from the threshold. */
 	llm_dedup_params *p = &c.p;
@@ -826,8 +927,10 @@ int main(int argc, char **argv)
 	}
 	if (llm_dedup_params_check(p))
 		usage_error("%s", llm_last_error());
-	if (c.lines && (c.mode != MODE_RUN || c.index || c.annotate))
-		usage_error("--lines runs in one process, without --index or --annotate");
+	if (c.lines && (c.mode != MODE_RUN || c.index || c.annotate || c.dup_count))
+		usage_error("--lines runs in one process, without --index, --annotate or --dup-count");
+	if (c.dup_count && (c.mode == MODE_SIGN || c.mode == MODE_CLUSTER))
+		usage_error("--dup-count belongs to the single run and apply");
 	if (c.mode == MODE_APPLY && c.index)
 		usage_error("apply takes no --index (cluster uses it)");
 	if (c.outdir && c.mode != MODE_CLUSTER)

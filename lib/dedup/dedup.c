@@ -27,6 +27,20 @@
 
 #define NONE UINT64_MAX
 
+/*
+ * A bucket entry's value is its node tagged with the run that made the entry: node in the low
+ * 48 bits, run (1-based, the index's numbering) above. Entries of an index keep their run, so
+ * that saving writes it back and a rerun can leave out what its earlier run added. In a
+ * bucket the entry of the index, if any, is the only one of an earlier run, so it sorts first
+ * either way: tagging changes no bucket's first node.
+ */
+#define NODE_BITS 48
+#define NODE_MASK ((1ull << NODE_BITS) - 1)
+#define MAX_RUNS 65535u
+static uint64_t node_of(uint64_t tv) { return tv & NODE_MASK; }
+static unsigned run_of(uint64_t tv) { return (unsigned)(tv >> NODE_BITS); }
+static uint64_t tagged(uint64_t v, unsigned run) { return v | (uint64_t)run << NODE_BITS; }
+
 /* ---- bucket table ---- */
 
 typedef struct {
@@ -86,6 +100,18 @@ static void kt_insert(keytab *t, uint64_t key, uint64_t val)
 	t->s[p].key = key;
 	t->s[p].val = val;
 	t->n++;
+}
+
+/* Add delta to the value of key (0 when absent). */
+static void kt_add(keytab *t, uint64_t key, uint64_t delta)
+{
+	if (t->cap)
+		for (size_t p = kt_start(t, key); t->s[p].val != NONE; p = (p + 1) & (t->cap - 1))
+			if (t->s[p].key == key) {
+				t->s[p].val += delta;
+				return;
+			}
+	kt_insert(t, key, delta);
 }
 
 /* The value of key, or NONE. */
@@ -323,6 +349,16 @@ struct llm_dedup {
 	unsigned char *hasdup;    /* bitset, after finish */
 	int finished;
 	uint64_t candidates, joins;
+	/* runs: this one, and those of the loaded index (see "index file") */
+	unsigned run, replaces;   /* this run's number; the index's run it replaces, or 0 */
+	char **inputs, *cmd;
+	size_t ninputs;
+	uint64_t docs;            /* documents with a signature in this run */
+	llm_buf runs;             /* records of the loaded runs kept, as in the file */
+	uint64_t *runend;         /* per kept run, the end of its clusters' node range */
+	unsigned nruns;
+	uint64_t *wsize;          /* per loaded node, its cluster's size */
+	keytab csize, cnew;       /* after finish, per root with duplicates: size, new members */
 };
 
 int llm_dedup_new(llm_dedup **out, const llm_dedup_params *p)
@@ -335,6 +371,7 @@ int llm_dedup_new(llm_dedup **out, const llm_dedup_params *p)
 	d->p = *p;
 	d->budget = SIZE_MAX;
 	d->setfd = -1;
+	d->run = 1;
 	if (p->method == LLM_DEDUP_SIMHASH)
 		llm_simhash_tables_init(&d->tabs, p->blocks, p->hamming);
 	llm_buf_init(&d->ids);
@@ -374,6 +411,15 @@ void llm_dedup_free(llm_dedup *d)
 	kt_release(&d->idtab);
 	llm_buf_release(&d->ids);
 	free(d->hasdup);
+	for (size_t i = 0; i < d->ninputs; i++)
+		free(d->inputs[i]);
+	free(d->inputs);
+	free(d->cmd);
+	llm_buf_release(&d->runs);
+	free(d->runend);
+	free(d->wsize);
+	kt_release(&d->csize);
+	kt_release(&d->cnew);
 	free(d);
 }
 
@@ -441,10 +487,11 @@ uint64_t llm_dedup_root(llm_dedup *d, uint64_t v)
 	return v;
 }
 
+/* a and b may be tagged. */
 static void join(llm_dedup *d, uint64_t a, uint64_t b)
 {
-	a = llm_dedup_root(d, a);
-	b = llm_dedup_root(d, b);
+	a = llm_dedup_root(d, node_of(a));
+	b = llm_dedup_root(d, node_of(b));
 	if (a == b)
 		return;
 	if (a < b)
@@ -497,6 +544,8 @@ static int load_set(llm_dedup *d, uint64_t v, uint32_t *dst)
 
 static int verified(llm_dedup *d, uint64_t a, uint64_t b)
 {
+	a = node_of(a);
+	b = node_of(b);
 	size_t na = d->setlen[a], nb = d->setlen[b];
 	if (d->err || d->setfd < 0)
 		return 0;
@@ -583,7 +632,7 @@ static void table_key_add(llm_dedup *d, uint64_t v, uint64_t key, uint64_t hi)
 		for (size_t p = kt_start(&d->buckets, key); d->buckets.s[p].val != NONE;
 		     p = (p + 1) & (d->buckets.cap - 1)) {
 			const slot *s = &d->buckets.s[p];
-			if (s->key == key && (!exact || d->khi[s->val] == hi)) {
+			if (s->key == key && (!exact || d->khi[node_of(s->val)] == hi)) {
 				first = s->val;
 				break;
 			}
@@ -591,12 +640,12 @@ static void table_key_add(llm_dedup *d, uint64_t v, uint64_t key, uint64_t hi)
 	}
 	if (first == NONE) {
 		if (exact)
-			d->khi[v] = hi;
+			d->khi[node_of(v)] = hi;
 		kt_insert(&d->buckets, key, v);
 		return;
 	}
 	d->candidates++;
-	if (d->p.verify > 0 && first >= d->base && !verified(d, v, first))
+	if (d->p.verify > 0 && node_of(first) >= d->base && !verified(d, v, first))
 		return;
 	join(d, v, first);
 }
@@ -635,7 +684,7 @@ static void spill(llm_dedup *d)
 		for (size_t i = 0; i < d->buckets.cap; i++) {
 			const slot *s = &d->buckets.s[i];
 			if (s->val != NONE)
-				put(d->recs, d, s->key, exact ? d->khi[s->val] : 0, s->val);
+				put(d->recs, d, s->key, exact ? d->khi[node_of(s->val)] : 0, s->val);
 		}
 		free(d->khi);
 		d->khi = NULL;
@@ -664,20 +713,23 @@ static void add_entry(llm_dedup *d, uint64_t v, uint64_t key, uint64_t hi)
 uint64_t llm_dedup_add(llm_dedup *d, const llm_dedup_sig *sig)
 {
 	maybe_spill(d);
-	uint64_t v = new_node(d);
-	if (!sig || !sig->has)
+	uint64_t v = new_node(d), tv = tagged(v, d->run);
+	if (!sig)
+		return v;
+	d->docs++;
+	if (!sig->has)
 		return v;
 	if (d->p.verify > 0)
 		store_set(d, v, sig->set, sig->nset);
 	if (d->p.method == LLM_DEDUP_SIMHASH) {
 		if (d->recs)
-			record_simhash(d, v, sig->fp);
+			record_simhash(d, tv, sig->fp);
 		else
-			table_simhash(d, v, sig->fp);
+			table_simhash(d, tv, sig->fp);
 		return v;
 	}
 	for (unsigned j = 0; j < sig->nkeys; j++)
-		add_entry(d, v, sig->keys[j], sig->key_hi);
+		add_entry(d, tv, sig->keys[j], sig->key_hi);
 	return v;
 }
 
@@ -731,7 +783,7 @@ static int merge(llm_dedup *d)
 		if (!same)
 			continue;
 		d->candidates++;
-		if (d->p.verify > 0 && first.c >= d->base && !verified(d, r.c, first.c))
+		if (d->p.verify > 0 && node_of(first.c) >= d->base && !verified(d, r.c, first.c))
 			continue;
 		join(d, r.c, first.c);
 	}
@@ -818,6 +870,18 @@ int llm_dedup_finish(llm_dedup *d)
 		if (r != v)
 			d->hasdup[r / 8] |= (unsigned char)(1u << (r % 8));
 	}
+	/* Cluster sizes: a loaded node weighs the size of its cluster in the index, a new one 1.
+	 * Only clusters with duplicates are in the tables. */
+	kt_release(&d->csize);
+	kt_release(&d->cnew);
+	for (uint64_t v = 0; v < d->n; v++) {
+		uint64_t r = d->parent[v];
+		if (r == v)
+			continue;
+		kt_add(&d->csize, r, v < d->base ? d->wsize[v] : 1);
+		if (v >= d->base)
+			kt_add(&d->cnew, r, 1);
+	}
 	d->finished = 1;
 	/* The clusters of a loaded index that have new duplicates: their ids are needed now. */
 	if (d->base && !d->err) {
@@ -842,11 +906,38 @@ int llm_dedup_has_dups(const llm_dedup *d, uint64_t root)
 	return d->hasdup && root < d->n && (d->hasdup[root / 8] >> (root % 8)) & 1;
 }
 
+uint64_t llm_dedup_dup_count(const llm_dedup *d, uint64_t root)
+{
+	uint64_t own = root < d->base ? d->wsize[root] : 1, more = kt_get(&d->csize, root);
+	return own + (more == NONE ? 0 : more);
+}
+
+/* Members of root's cluster added by this run. */
+static uint64_t new_members(const llm_dedup *d, uint64_t root)
+{
+	uint64_t more = kt_get(&d->cnew, root);
+	return (root >= d->base) + (more == NONE ? 0 : more);
+}
+
 /* ---- index file ---- */
 
+/*
+ * Layout (llmkit-formats(5), DEDUP INDEX), little-endian:
+ *   header, 104 bytes: magic, version, method, the parameters (48 bytes), clusters, entries,
+ *     bytes of the cluster section, bytes of the run section, runs, 0
+ *   runs: per run u64 documents, u64 clusters it made, u32 inputs, u32 command length, the
+ *     command, per input u32 length and name
+ *   clusters in node order, so that each run's clusters follow those of the runs before it:
+ *     u64 size, u64 members added by the last run, u32 id length, id
+ *   entries sorted by key: u64 key, u64 high half of the hash (exact only),
+ *     u64 cluster | run << 48
+ *   XXH3-64 of everything before it
+ */
 #define IDX_MAGIC "LLMDIDX1"
-#define IDX_VERSION 1u
-#define IDX_HEADER 88
+#define IDX_VERSION 2u
+#define IDX_HEADER 104
+#define RUN_FIXED 24u
+#define CLUSTER_FIXED 20u
 
 static void put32(llm_buf *b, uint32_t x) { llm_buf_add(b, &x, 4); }
 static void put64(llm_buf *b, uint64_t x) { llm_buf_add(b, &x, 8); }
@@ -867,6 +958,23 @@ static void put_params(llm_buf *b, const llm_dedup_params *p)
 	put32(b, sh ? p->blocks : 0);
 	put32(b, 0);
 	put64(b, p->sh.seed);
+}
+
+/* The parameters of a header (method at 12, the rest at 16), for messages and --info. */
+static void get_params(const char *h, llm_dedup_params *p)
+{
+	uint32_t m = get32(h + 12);
+	llm_dedup_params_default(p, m <= LLM_DEDUP_SIMHASH ? (llm_dedup_method)m : LLM_DEDUP_MINHASH);
+	const char *q = h + 16;
+	p->sh.norm = (llm_norm_level)get32(q);
+	p->sh.units = (llm_units)get32(q + 4);
+	p->sh.ngram = get32(q + 8);
+	if (p->method == LLM_DEDUP_MINHASH)
+		p->num_perm = get32(q + 12), p->bands = get32(q + 16), p->rows = get32(q + 20),
+		p->hash_bits = get32(q + 24);
+	if (p->method == LLM_DEDUP_SIMHASH)
+		p->hamming = get32(q + 28), p->blocks = get32(q + 32);
+	p->sh.seed = get64(q + 40);
 }
 
 static unsigned entry_size(llm_dedup_method m) { return m == LLM_DEDUP_EXACT ? 24 : 16; }
@@ -899,6 +1007,248 @@ static int index_checksum(const char *path, uint64_t *len)
 	return rc;
 }
 
+/* One run's record in the run section. */
+typedef struct {
+	uint64_t docs, clusters, cend; /* cend: end of its clusters (and those before) */
+	const char *rec, *cmd, *inputs;
+	size_t len;
+	uint32_t cmdlen, ninputs;
+} run_rec;
+
+/* An index file being read: header and runs checked, positioned at the clusters. */
+typedef struct {
+	const char *path;
+	llm_reader *r;
+	char h[IDX_HEADER];
+	uint64_t len, nclusters, nentries, idb, rb, esz;
+	unsigned nruns;
+	char *runbuf;
+	run_rec *runs;
+} idx_file;
+
+static void idx_close(idx_file *f)
+{
+	llm_reader_free(f->r);
+	free(f->runbuf);
+	free(f->runs);
+}
+
+static int idx_bad(const idx_file *f, const char *what)
+{
+	return llm_fail(LLM_EFORMAT, "%s: %s", f->path, what);
+}
+
+static int parse_runs(idx_file *f)
+{
+	const char *b = f->runbuf;
+	size_t n = (size_t)f->rb, off = 0;
+	uint64_t cend = 0;
+	f->runs = llm_calloc(f->nruns ? f->nruns : 1, sizeof *f->runs);
+	for (unsigned i = 0; i < f->nruns; i++) {
+		run_rec *r = &f->runs[i];
+		if (n - off < RUN_FIXED)
+			return idx_bad(f, "run records run past their section");
+		r->rec = b + off;
+		r->docs = get64(b + off);
+		r->clusters = get64(b + off + 8);
+		r->ninputs = get32(b + off + 16);
+		r->cmdlen = get32(b + off + 20);
+		off += RUN_FIXED;
+		if (n - off < r->cmdlen)
+			return idx_bad(f, "run records run past their section");
+		r->cmd = b + off;
+		off += r->cmdlen;
+		r->inputs = b + off;
+		for (uint32_t k = 0; k < r->ninputs; k++) {
+			if (n - off < 4 || n - off - 4 < get32(b + off))
+				return idx_bad(f, "run records run past their section");
+			off += 4 + (size_t)get32(b + off);
+		}
+		r->len = (size_t)(b + off - r->rec);
+		if (r->clusters > f->nclusters - cend)
+			return idx_bad(f, "runs hold more clusters than the index");
+		cend += r->clusters;
+		r->cend = cend;
+	}
+	if (off != n)
+		return idx_bad(f, "run section has trailing bytes");
+	if (cend != f->nclusters)
+		return idx_bad(f, "runs hold fewer clusters than the index");
+	return LLM_OK;
+}
+
+/* Open, check the checksum, the header (method and parameters against want, unless NULL)
+ * and the run section. */
+static int idx_open(idx_file *f, const char *path, const llm_dedup_params *want)
+{
+	memset(f, 0, sizeof *f);
+	f->path = path;
+	int rc = llm_reader_open(&f->r, path);
+	if (rc)
+		return rc;
+	if (llm_reader_read_exact(f->r, f->h, IDX_HEADER) || memcmp(f->h, IDX_MAGIC, 8) != 0)
+		return idx_bad(f, "not a dedup index (bad magic or too short)");
+	if (get32(f->h + 8) != IDX_VERSION)
+		return llm_fail(LLM_EFORMAT, "%s: index version %u not supported (this llm-dedup "
+		                "reads version %u; rebuild the index)", path, get32(f->h + 8), IDX_VERSION);
+	if ((rc = index_checksum(path, &f->len)))
+		return rc;
+	if (f->len < IDX_HEADER + 8)
+		return idx_bad(f, "too short");
+	if (get32(f->h + 12) > LLM_DEDUP_SIMHASH || get32(f->h + 100) != 0)
+		return idx_bad(f, "unknown method in the header");
+	llm_dedup_params fp;
+	get_params(f->h, &fp);
+	if (want) {
+		llm_buf w = LLM_BUF_INIT, a = LLM_BUF_INIT, b = LLM_BUF_INIT;
+		put_params(&w, want);
+		int same = get32(f->h + 12) == (uint32_t)want->method && !memcmp(f->h + 16, w.p, 48);
+		if (!same) {
+			llm_dedup_params q = *want;
+			q.verify = 0;
+			llm_dedup_params_describe(&fp, &a);
+			llm_dedup_params_describe(&q, &b);
+			rc = llm_fail(LLM_EINVAL, "%s: index was built with other dedup parameters (%s), "
+			              "this run has %s", path, a.p, b.p);
+		}
+		llm_buf_release(&w);
+		llm_buf_release(&a);
+		llm_buf_release(&b);
+		if (rc)
+			return rc;
+	}
+	f->nclusters = get64(f->h + 64);
+	f->nentries = get64(f->h + 72);
+	f->idb = get64(f->h + 80);
+	f->rb = get64(f->h + 88);
+	f->nruns = get32(f->h + 96);
+	f->esz = entry_size((llm_dedup_method)get32(f->h + 12));
+	uint64_t body = f->len - IDX_HEADER - 8;
+	if (f->rb > body || f->idb > body - f->rb || f->nentries > (body - f->rb - f->idb) / f->esz ||
+	    f->rb + f->idb + f->nentries * f->esz != body || f->nclusters > f->idb / CLUSTER_FIXED ||
+	    f->nruns > f->rb / RUN_FIXED || f->nruns >= MAX_RUNS)
+		return idx_bad(f, "index sizes do not match the file length");
+	f->runbuf = llm_malloc((size_t)f->rb + 1);
+	if (llm_reader_read_exact(f->r, f->runbuf, (size_t)f->rb))
+		return idx_bad(f, "truncated");
+	return parse_runs(f);
+}
+
+/* The next cluster (number c): its size, members of the last run and id. */
+static int idx_cluster(idx_file *f, uint64_t c, uint64_t *left, uint64_t *size, uint64_t *last,
+                       llm_buf *id)
+{
+	char fix[CLUSTER_FIXED];
+	if (*left < CLUSTER_FIXED || llm_reader_read_exact(f->r, fix, CLUSTER_FIXED) ||
+	    *left - CLUSTER_FIXED < get32(fix + 16))
+		return llm_fail(LLM_EFORMAT, "%s: cluster %llu runs past its section", f->path,
+		                (unsigned long long)c);
+	uint32_t l = get32(fix + 16);
+	*size = get64(fix);
+	*last = get64(fix + 8);
+	if (*size == 0 || *last > *size)
+		return llm_fail(LLM_EFORMAT, "%s: cluster %llu has size %llu with %llu new", f->path,
+		                (unsigned long long)c, (unsigned long long)*size,
+		                (unsigned long long)*last);
+	llm_buf_reset(id);
+	llm_buf_grow(id, l);
+	if (llm_reader_read_exact(f->r, id->p, l))
+		return idx_bad(f, "truncated");
+	id->len = l;
+	id->p[l] = 0;
+	*left -= CLUSTER_FIXED + (uint64_t)l;
+	return LLM_OK;
+}
+
+/* The run (1-based) that made cluster c. */
+static unsigned cluster_run(const idx_file *f, uint64_t c)
+{
+	unsigned lo = 0, hi = f->nruns; /* first run whose cend > c */
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		if (f->runs[mid].cend > c)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo + 1;
+}
+
+/* Input k of a run record (k < ninputs, in order): walk from *pos. */
+static const char *run_input(const run_rec *r, size_t *pos, uint32_t *len)
+{
+	const char *p = r->inputs + *pos;
+	*len = get32(p);
+	*pos += 4 + (size_t)*len;
+	return p + 4;
+}
+
+static int is_input(const llm_dedup *d, const keytab *t, const char *name, uint32_t len)
+{
+	uint64_t i = kt_get(t, llm_hash64(name, len, 0));
+	return i != NONE && strlen(d->inputs[i]) == len && !memcmp(d->inputs[i], name, len);
+}
+
+/* Whether this run repeats the index's last run; LLM_EINVAL when it overlaps another run or
+ * leaves out an input of the last one. */
+static int find_rerun(llm_dedup *d, const idx_file *f, int *replace)
+{
+	*replace = 0;
+	if (!d->ninputs || !f->nruns)
+		return LLM_OK;
+	keytab t = { 0 };
+	for (size_t i = 0; i < d->ninputs; i++)
+		kt_insert(&t, llm_hash64(d->inputs[i], strlen(d->inputs[i]), 0), i);
+	int rc = LLM_OK;
+	for (unsigned i = 0; i < f->nruns && !rc; i++) {
+		const run_rec *r = &f->runs[i];
+		size_t pos = 0, hits = 0;
+		const char *missing = NULL, *hit = NULL;
+		uint32_t mlen = 0, hlen = 0;
+		for (uint32_t k = 0; k < r->ninputs; k++) {
+			uint32_t len;
+			const char *name = run_input(r, &pos, &len);
+			if (!is_input(d, &t, name, len)) {
+				if (!missing)
+					missing = name, mlen = len;
+			} else if (!hits++) {
+				hit = name, hlen = len;
+			}
+		}
+		if (!hits)
+			continue;
+		if (i + 1 < f->nruns) {
+			rc = llm_fail(LLM_EINVAL, "%s: input '%.*s' was deduplicated by run %u of %u; "
+			              "only the last run can be repeated", f->path, (int)hlen, hit, i + 1,
+			              f->nruns);
+		} else if (missing) {
+			rc = llm_fail(LLM_EINVAL, "%s: this run repeats run %u but without its input "
+			              "'%.*s'; repeat it with all of its inputs", f->path, i + 1,
+			              (int)mlen, missing);
+		} else {
+			*replace = 1;
+		}
+	}
+	kt_release(&t);
+	return rc;
+}
+
+void llm_dedup_set_run(llm_dedup *d, const char *const *inputs, size_t ninputs, const char *cmd)
+{
+	for (size_t i = 0; i < d->ninputs; i++)
+		free(d->inputs[i]);
+	free(d->inputs);
+	free(d->cmd);
+	d->inputs = llm_calloc(ninputs ? ninputs : 1, sizeof *d->inputs);
+	d->ninputs = 0;
+	for (size_t i = 0; i < ninputs; i++)
+		if (inputs[i])
+			d->inputs[d->ninputs++] = llm_strdup(inputs[i]);
+	d->cmd = llm_strdup(cmd ? cmd : "");
+}
+
+unsigned llm_dedup_replaces(const llm_dedup *d) { return d->replaces; }
+
 int llm_dedup_load_index(llm_dedup *d, const char *path)
 {
 	if (d->n)
@@ -907,87 +1257,75 @@ int llm_dedup_load_index(llm_dedup *d, const char *path)
 		return llm_fail(LLM_EUNSUPPORTED, "%s: an index cannot be combined with verification",
 		                path);
 	/* The whole file is checked before anything is loaded; then it is read as a stream. */
-	uint64_t len;
-	int rc = index_checksum(path, &len);
+	idx_file f;
+	llm_buf id = LLM_BUF_INIT;
+	int replace = 0, rc = idx_open(&f, path, &d->p);
+	if (!rc)
+		rc = find_rerun(d, &f, &replace);
 	if (rc)
-		return rc;
-	llm_reader *r;
-	if ((rc = llm_reader_open(&r, path)))
-		return rc;
-	char h[IDX_HEADER];
-	llm_buf want = LLM_BUF_INIT, id = LLM_BUF_INIT;
-	rc = LLM_EFORMAT;
-	if (len < IDX_HEADER + 8 || llm_reader_read_exact(r, h, IDX_HEADER) ||
-	    memcmp(h, IDX_MAGIC, 8) != 0) {
-		llm_fail(rc, "%s: not a dedup index (bad magic or too short)", path);
 		goto out;
-	}
-	if (get32(h + 8) != IDX_VERSION) {
-		llm_fail(rc, "%s: index version %u not supported (want %u)", path, get32(h + 8),
-		         IDX_VERSION);
-		goto out;
-	}
-	put_params(&want, &d->p);
-	if (get32(h + 12) != (uint32_t)d->p.method || memcmp(h + 16, want.p, 48) != 0) {
-		rc = llm_fail(LLM_EINVAL, "%s: index was built with other dedup parameters", path);
-		goto out;
-	}
-	uint64_t nclusters = get64(h + 64), nentries = get64(h + 72), idb = get64(h + 80);
-	uint64_t esz = entry_size(d->p.method), body = len - IDX_HEADER - 8;
-	if (idb > body || nentries > (body - idb) / esz || idb + nentries * esz != body ||
-	    nclusters > idb / 4) {
-		llm_fail(rc, "%s: index sizes do not match the file length", path);
-		goto out;
-	}
-	uint64_t left = idb;
-	for (uint64_t c = 0; c < nclusters; c++) {
-		char l4[4];
-		if (left < 4 || llm_reader_read_exact(r, l4, 4) || left - 4 < get32(l4)) {
-			llm_fail(rc, "%s: cluster id %llu runs past its section", path,
-			         (unsigned long long)c);
+	/* A rerun leaves out the last run: its clusters (the last ones), its entries, and the
+	 * members it added to earlier clusters. */
+	unsigned keep = replace ? f.nruns - 1 : f.nruns;
+	uint64_t kept = keep ? f.runs[keep - 1].cend : 0, left = f.idb;
+	d->wsize = llm_malloc((kept ? kept : 1) * sizeof *d->wsize);
+	for (uint64_t c = 0; c < f.nclusters; c++) {
+		uint64_t size, last;
+		if ((rc = idx_cluster(&f, c, &left, &size, &last, &id)))
+			goto out;
+		if (c >= kept)
+			continue;
+		if (replace && size == last) {
+			rc = llm_fail(LLM_EFORMAT, "%s: cluster %llu of an earlier run is all new",
+			              path, (unsigned long long)c);
 			goto out;
 		}
-		uint32_t l = get32(l4);
-		llm_buf_reset(&id);
-		llm_buf_grow(&id, l);
-		if (llm_reader_read_exact(r, id.p, l)) {
-			llm_fail(rc, "%s: truncated", path);
-			goto out;
-		}
-		left -= 4 + (uint64_t)l;
-		llm_dedup_set_id(d, new_node(d), id.p, l);
+		uint64_t v = new_node(d);
+		d->wsize[v] = replace ? size - last : size;
+		llm_dedup_set_id(d, v, id.p, id.len);
 	}
 	if (left) {
-		llm_fail(rc, "%s: cluster id section has trailing bytes", path);
+		rc = idx_bad(&f, "cluster section has trailing bytes");
 		goto out;
 	}
-	for (uint64_t e = 0; e < nentries; e++) {
+	for (uint64_t e = 0; e < f.nentries; e++) {
 		char p[24];
-		if (llm_reader_read_exact(r, p, esz)) {
-			llm_fail(rc, "%s: truncated", path);
+		if (llm_reader_read_exact(f.r, p, f.esz)) {
+			rc = idx_bad(&f, "truncated");
 			goto out;
 		}
-		uint64_t key = get64(p), c = get64(p + esz - 8);
-		if (c >= nclusters) {
-			llm_fail(rc, "%s: entry %llu names cluster %llu of %llu", path,
-			         (unsigned long long)e, (unsigned long long)c,
-			         (unsigned long long)nclusters);
+		uint64_t key = get64(p), tv = get64(p + f.esz - 8), c = node_of(tv);
+		unsigned run = run_of(tv);
+		if (c >= f.nclusters || run < 1 || run > f.nruns || cluster_run(&f, c) > run) {
+			rc = llm_fail(LLM_EFORMAT, "%s: entry %llu names cluster %llu of %llu in run %u "
+			              "of %u", path, (unsigned long long)e, (unsigned long long)c,
+			              (unsigned long long)f.nclusters, run, f.nruns);
 			goto out;
 		}
+		if (run > keep)
+			continue;
 		maybe_spill(d);
 		if (d->p.method != LLM_DEDUP_SIMHASH)
-			add_entry(d, c, key, get64(p + 8));
+			add_entry(d, tv, key, get64(p + 8));
 		else if (d->recs)
-			record_simhash(d, c, key);
+			record_simhash(d, tv, key);
 		else
-			add_member(d, key, c);
+			add_member(d, key, tv);
 	}
 	d->base = d->n;
+	d->run = keep + 1;
+	d->replaces = replace ? f.nruns : 0;
+	d->nruns = keep;
+	d->runend = llm_malloc((keep ? keep : 1) * sizeof *d->runend);
+	llm_buf_reset(&d->runs);
+	for (unsigned i = 0; i < keep; i++) {
+		d->runend[i] = f.runs[i].cend;
+		llm_buf_add(&d->runs, f.runs[i].rec, f.runs[i].len);
+	}
 	rc = d->err;
 out:
-	llm_buf_release(&want);
 	llm_buf_release(&id);
-	llm_reader_free(r);
+	idx_close(&f);
 	return rc;
 }
 
@@ -1009,13 +1347,13 @@ static llm_xsort *index_entries(llm_dedup *d, int *own)
 		for (size_t i = 0; i < d->buckets.cap; i++) {
 			const slot *s = &d->buckets.s[i];
 			if (s->val != NONE)
-				put(x, d, s->key, exact ? d->khi[s->val] : 0, s->val);
+				put(x, d, s->key, exact ? d->khi[node_of(s->val)] : 0, s->val);
 		}
 	return x;
 }
 
 /* Each entry in order: calls fn with (a, b, first node). */
-static int each_entry(llm_dedup *d, llm_xsort *x, void (*fn)(void *, const llm_rec3 *), void *ctx)
+static int each_entry(llm_xsort *x, void (*fn)(void *, const llm_rec3 *), void *ctx)
 {
 	int rc = llm_xsort_rewind(x);
 	llm_rec3 r, last = { 0, 0, NONE };
@@ -1025,7 +1363,6 @@ static int each_entry(llm_dedup *d, llm_xsort *x, void (*fn)(void *, const llm_r
 		last = r;
 		fn(ctx, &r);
 	}
-	(void)d;
 	return rc == LLM_EOF ? LLM_OK : rc;
 }
 
@@ -1042,7 +1379,7 @@ typedef struct {
 static void mark_entry(void *ctx, const llm_rec3 *r)
 {
 	saver *s = ctx;
-	uint64_t root = s->d->parent[r->c];
+	uint64_t root = s->d->parent[node_of(r->c)];
 	s->named[root / 64] |= 1ull << (root % 64);
 	s->nentries++;
 }
@@ -1072,8 +1409,28 @@ static void write_entry(void *ctx, const llm_rec3 *r)
 	put64(&s->out, r->a);
 	if (s->d->p.method == LLM_DEDUP_EXACT)
 		put64(&s->out, r->b);
-	put64(&s->out, cluster_of(s, s->d->parent[r->c]));
+	put64(&s->out, tagged(cluster_of(s, s->d->parent[node_of(r->c)]), run_of(r->c)));
 	save_flush(s, 0);
+}
+
+/* The run (1-based) whose cluster a root is. */
+static unsigned root_run(const llm_dedup *d, uint64_t root)
+{
+	if (root >= d->base)
+		return d->run;
+	unsigned i = 0;
+	while (i + 1 < d->nruns && d->runend[i] <= root)
+		i++;
+	return i + 1;
+}
+
+/* Bytes of this run's record. */
+static uint64_t this_run_bytes(const llm_dedup *d)
+{
+	uint64_t b = RUN_FIXED + strlen(d->cmd ? d->cmd : "");
+	for (size_t i = 0; i < d->ninputs; i++)
+		b += 4 + strlen(d->inputs[i]);
+	return b;
 }
 
 int llm_dedup_save_index(llm_dedup *d, const char *path)
@@ -1083,15 +1440,16 @@ int llm_dedup_save_index(llm_dedup *d, const char *path)
 	if (d->err)
 		return d->err;
 	/* Clusters are numbered by survivor in node order and entries sorted by key, so the
-	 * file depends only on the clusters and buckets, not on how the input was split into
-	 * runs. Only clusters that some entry names are kept (a document without shingles has
-	 * nothing to be matched by). */
+	 * file depends only on the clusters, buckets and runs, not on how the input was split
+	 * into sorted runs. Only clusters that some entry names are kept (a document without
+	 * shingles has nothing to be matched by). */
 	int own;
 	llm_xsort *x = index_entries(d, &own);
 	uint64_t words = d->n / 64 + 1;
 	saver s = { .d = d, .named = llm_calloc(words, 8), .rank = llm_malloc(words * 8) };
+	uint64_t *per_run = llm_calloc(d->run + 1, sizeof *per_run);
 	llm_buf id = LLM_BUF_INIT;
-	int rc = d->err ? d->err : each_entry(d, x, mark_entry, &s);
+	int rc = d->err ? d->err : each_entry(x, mark_entry, &s);
 	uint64_t nc = 0, idb = 0, found = 0, node;
 	for (uint64_t i = 0; i < words; i++) {
 		s.rank[i] = nc;
@@ -1100,8 +1458,10 @@ int llm_dedup_save_index(llm_dedup *d, const char *path)
 	if (!rc)
 		rc = id_rewind(d);
 	while (!rc && (rc = id_next(d, &node, &id)) == 1) {
-		if (node < d->n && is_named(&s, node))
-			idb += 4 + id.len, found++;
+		if (node < d->n && is_named(&s, node)) {
+			idb += CLUSTER_FIXED + id.len, found++;
+			per_run[root_run(d, node)]++;
+		}
 		rc = LLM_OK;
 	}
 	if (!rc && found != nc)
@@ -1119,9 +1479,34 @@ int llm_dedup_save_index(llm_dedup *d, const char *path)
 	put64(&s.out, nc);
 	put64(&s.out, s.nentries);
 	put64(&s.out, idb);
+	put64(&s.out, d->runs.len + this_run_bytes(d));
+	put32(&s.out, d->nruns + 1);
+	put32(&s.out, 0);
+	/* the kept runs as loaded, with the clusters they hold now (merges move some) */
+	for (size_t off = 0, i = 0; off < d->runs.len; i++) {
+		const char *r = d->runs.p + off;
+		size_t pos = RUN_FIXED + get32(r + 20);
+		for (uint32_t k = 0; k < get32(r + 16); k++)
+			pos += 4 + get32(r + pos);
+		put64(&s.out, get64(r));
+		put64(&s.out, per_run[i + 1]);
+		llm_buf_add(&s.out, r + 16, pos - 16);
+		off += pos;
+	}
+	put64(&s.out, d->docs);
+	put64(&s.out, per_run[d->run]);
+	put32(&s.out, (uint32_t)d->ninputs);
+	put32(&s.out, (uint32_t)strlen(d->cmd ? d->cmd : ""));
+	llm_buf_adds(&s.out, d->cmd ? d->cmd : "");
+	for (size_t i = 0; i < d->ninputs; i++) {
+		put32(&s.out, (uint32_t)strlen(d->inputs[i]));
+		llm_buf_adds(&s.out, d->inputs[i]);
+	}
 	rc = id_rewind(d);
 	while (!rc && (rc = id_next(d, &node, &id)) == 1) {
 		if (node < d->n && is_named(&s, node)) {
+			put64(&s.out, llm_dedup_dup_count(d, node));
+			put64(&s.out, new_members(d, node));
 			put32(&s.out, (uint32_t)id.len);
 			llm_buf_add(&s.out, id.p, id.len);
 			save_flush(&s, 0);
@@ -1129,7 +1514,7 @@ int llm_dedup_save_index(llm_dedup *d, const char *path)
 		rc = LLM_OK;
 	}
 	if (!rc)
-		rc = each_entry(d, x, write_entry, &s);
+		rc = each_entry(x, write_entry, &s);
 	save_flush(&s, 1);
 	put64(&s.out, llm_hasher_digest(s.h));
 	if (!rc && !s.rc)
@@ -1147,8 +1532,68 @@ out:
 		llm_xsort_free(x);
 	free(s.named);
 	free(s.rank);
+	free(per_run);
 	llm_buf_release(&s.out);
 	llm_buf_release(&id);
+	return rc;
+}
+
+/* ---- reading an index without loading it ---- */
+
+int llm_dedup_index_info_read(const char *path, llm_dedup_index_info *info, llm_buf *out)
+{
+	memset(info, 0, sizeof *info);
+	idx_file f;
+	llm_buf id = LLM_BUF_INIT;
+	int rc = idx_open(&f, path, NULL);
+	if (rc)
+		goto out;
+	get_params(f.h, &info->p);
+	info->version = IDX_VERSION;
+	info->bytes = f.len;
+	info->clusters = f.nclusters;
+	info->entries = f.nentries;
+	info->runs = f.nruns;
+	uint64_t left = f.idb;
+	for (uint64_t c = 0; c < f.nclusters && !rc; c++) {
+		uint64_t size, last;
+		if (!(rc = idx_cluster(&f, c, &left, &size, &last, &id)))
+			info->dup_clusters += size > 1;
+	}
+	for (unsigned i = 0; i < f.nruns && !rc; i++) {
+		const run_rec *r = &f.runs[i];
+		info->documents += r->docs;
+		if (!out)
+			continue;
+		llm_buf_addf(out, "run %u: %llu documents, %llu new clusters: %.*s\n", i + 1,
+		             (unsigned long long)r->docs, (unsigned long long)r->clusters,
+		             (int)r->cmdlen, r->cmd);
+		size_t pos = 0;
+		for (uint32_t k = 0; k < r->ninputs; k++) {
+			uint32_t len;
+			const char *name = run_input(r, &pos, &len);
+			llm_buf_addf(out, "  input %.*s\n", (int)len, name);
+		}
+	}
+out:
+	llm_buf_release(&id);
+	idx_close(&f);
+	return rc;
+}
+
+int llm_dedup_index_clusters(const char *path, llm_dedup_cluster_fn fn, void *ctx)
+{
+	idx_file f;
+	llm_buf id = LLM_BUF_INIT;
+	int rc = idx_open(&f, path, NULL);
+	uint64_t left = f.idb;
+	for (uint64_t c = 0; !rc && c < f.nclusters; c++) {
+		uint64_t size, last;
+		if (!(rc = idx_cluster(&f, c, &left, &size, &last, &id)))
+			fn(ctx, id.p, id.len, size, cluster_run(&f, c));
+	}
+	llm_buf_release(&id);
+	idx_close(&f);
 	return rc;
 }
 

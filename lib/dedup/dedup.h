@@ -19,9 +19,14 @@
  * reaches the threshold (pairs are the new document and each bucket's first document).
  *
  * A saved index (llm_dedup_load_index / llm_dedup_save_index; format in llmkit-formats(5)):
- * the clusters of earlier runs (their survivor's id) and every bucket entry pointing to them.
+ * the clusters of earlier runs (their survivor's id and size) and every bucket entry pointing
+ * to them, and one record per run that built it (its inputs, documents and command line).
  * Loaded clusters become the first nodes, so new documents that match them are duplicates of
- * an earlier run, and the saved index is the same as one built from all the input at once.
+ * an earlier run, and the saved index holds the same clusters and entries as one built from
+ * all the input at once. A run whose inputs are those of the index's last run (the same
+ * names, perhaps more) replaces that run instead of adding to it: the entries and clusters
+ * it added are left out when loading, so a rerun after changing an earlier stage sees the
+ * index as it was before its first run and no document is a duplicate of itself.
  *
  * Memory: the engine holds its buckets in tables until they reach half of a budget
  * (llm_dedup_set_memory; unlimited by default), then as records of an external sort on disk
@@ -113,14 +118,45 @@ size_t llm_dedup_memory(const llm_dedup *d);
 unsigned llm_dedup_runs(const llm_dedup *d);
 
 /*
+ * The run's inputs (names as the index will compare them: callers pass real paths) and its
+ * command line, before loading an index; kept in the index's record of this run. Inputs that
+ * cannot be named (standard input) are left out: such a run is never taken for a rerun.
+ */
+void llm_dedup_set_run(llm_dedup *d, const char *const *inputs, size_t ninputs, const char *cmd);
+
+/*
  * Load an index into an engine that has no node yet. LLM_EFORMAT (detail names the file) on
- * a bad magic, version, size or checksum; LLM_EINVAL when it was built with other parameters;
- * LLM_EUNSUPPORTED with verification (an index keeps no shingle sets).
+ * a bad magic, version, size or checksum; LLM_EINVAL when it was built with other parameters
+ * (the detail names them) or when an input of this run was absorbed by a run before the last
+ * or by a last run whose other inputs are missing here (a rerun must repeat the whole last
+ * run); LLM_EUNSUPPORTED with verification (an index keeps no shingle sets).
  */
 int llm_dedup_load_index(llm_dedup *d, const char *path);
+/* After load: the run of the index this one replaces (1-based), or 0 when it adds a run. */
+unsigned llm_dedup_replaces(const llm_dedup *d);
 /* Save (atomically, as a stream) after finish. Every survivor that has a signature must be
  * named (llm_dedup_set_id). */
 int llm_dedup_save_index(llm_dedup *d, const char *path);
+
+/* After finish: the number of documents in root's cluster, counting those of earlier runs
+ * that the index holds (1 for a document without duplicates). */
+uint64_t llm_dedup_dup_count(const llm_dedup *d, uint64_t root);
+
+/* What an index file holds, without loading it. */
+typedef struct {
+	llm_dedup_params p;      /* verify is 0 */
+	uint32_t version;
+	uint64_t bytes, clusters, entries, documents, dup_clusters;
+	unsigned runs;
+} llm_dedup_index_info;
+/* Read and check the whole file; *info and, when out is not NULL, a description of each run
+ * (one line per run and one per input, appended to out). Errors as llm_dedup_load_index. */
+int llm_dedup_index_info_read(const char *path, llm_dedup_index_info *info, llm_buf *out);
+/* Call fn for every cluster of the index in order: its survivor's id, its size and the run
+ * that made it. */
+typedef void (*llm_dedup_cluster_fn)(void *ctx, const char *id, size_t idlen, uint64_t size,
+                                     unsigned run);
+int llm_dedup_index_clusters(const char *path, llm_dedup_cluster_fn fn, void *ctx);
 
 /*
  * Line-level dedup (cc_net style): count every line of the corpus (lines are split at "\n",

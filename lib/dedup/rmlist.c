@@ -12,7 +12,7 @@
 #include "core/io.h"
 
 #define RM_MAGIC "LLMDRMV1"
-#define FILE_VERSION 1u
+#define FILE_VERSION 2u
 #define MAX_ID (1u << 20)
 
 static void put32(llm_buf *b, uint32_t x) { llm_buf_add(b, &x, 4); }
@@ -22,6 +22,7 @@ static uint64_t get64(const void *p) { uint64_t x; memcpy(&x, p, 8); return x; }
 
 
 #define RM_HEADER (8 + 4 + 4 + 8 + 8 + 8)
+#define ENTRY_FIXED (8 + 1 + 8 + 4) /* record, kind, cluster size, id length */
 
 void llm_rmlist_writer_init(llm_rmlist_writer *w)
 {
@@ -36,12 +37,14 @@ void llm_rmlist_writer_init(llm_rmlist_writer *w)
 	put64(&w->b, 0);
 }
 
-void llm_rmlist_add(llm_rmlist_writer *w, uint64_t rec, int kind, const char *id, size_t idlen)
+void llm_rmlist_add(llm_rmlist_writer *w, uint64_t rec, int kind, uint64_t count, const char *id,
+                    size_t idlen)
 {
 	if (idlen > MAX_ID)
 		idlen = MAX_ID;
 	put64(&w->b, rec);
 	llm_buf_addc(&w->b, (char)kind);
+	put64(&w->b, count);
 	put32(&w->b, (uint32_t)idlen);
 	llm_buf_add(&w->b, id, idlen);
 	w->n++;
@@ -92,21 +95,24 @@ int llm_rmlist_next(llm_rmlist_reader *l, llm_rmlist_entry *e)
 			return llm_fail(LLM_EFORMAT, "%s: bytes after the last entry", l->path);
 		return LLM_EOF;
 	}
-	if (l->len - l->pos < 13 || l->len - l->pos - 13 < get32(l->data + l->pos + 9))
+	if (l->len - l->pos < ENTRY_FIXED ||
+	    l->len - l->pos - ENTRY_FIXED < get32(l->data + l->pos + 17))
 		return llm_fail(LLM_EFORMAT, "%s: entry %llu runs past the end", l->path,
 		                (unsigned long long)l->next);
 	const char *p = l->data + l->pos;
 	uint64_t rec = get64(p);
 	int kind = (unsigned char)p[8];
+	uint64_t count = get64(p + 9);
 	if ((kind != LLM_RMLIST_SURVIVOR && kind != LLM_RMLIST_DUPLICATE) || rec >= l->nrecords ||
-	    (l->next && rec <= l->last))
+	    (l->next && rec <= l->last) || count < 2)
 		return llm_fail(LLM_EFORMAT, "%s: bad entry %llu (record %llu, kind %d)", l->path,
 		                (unsigned long long)l->next, (unsigned long long)rec, kind);
 	e->rec = l->last = rec;
 	e->kind = kind;
-	e->idlen = get32(p + 9);
-	e->id = p + 13;
-	l->pos += 13 + e->idlen;
+	e->count = count;
+	e->idlen = get32(p + 17);
+	e->id = p + ENTRY_FIXED;
+	l->pos += ENTRY_FIXED + e->idlen;
 	l->next++;
 	return LLM_OK;
 }

@@ -1,9 +1,10 @@
 /*
  * rmlist.h — removal lists, between llm-dedup's cluster and apply stages (format in
  * llmkit-formats(5), DEDUP INDEX): per shard, the records that are duplicates (with the id of
- * their survivor) and the survivors that have duplicates, by record number, plus the shard's
+ * their survivor) and the survivors that have duplicates, by record number, each with the size of
+ * its cluster (the documents of a saved index included), plus the shard's
  * record count and its signature file's checksum (sigfile.h) so that a list is never applied
- * to the wrong shard. Loaded whole by apply (17 bytes + the id per entry).
+ * to the wrong shard. Loaded whole by apply (21 bytes + the id per entry).
  *
  * Every size read is checked against the file; errors are LLM_EFORMAT naming the file.
  * Written atomically (temporary name, renamed). Not thread safe.
@@ -20,7 +21,8 @@ enum { LLM_RMLIST_SURVIVOR = 1, LLM_RMLIST_DUPLICATE = 2 };
 
 typedef struct {
 	uint64_t rec;    /* record number in the shard, from 0 */
-	int kind;        /* LLM_RM_* */
+	int kind;        /* LLM_RMLIST_* */
+	uint64_t count;  /* documents in the cluster, >= 2 */
 	const char *id;  /* the survivor's id (the cluster's name) */
 	size_t idlen;
 } llm_rmlist_entry;
@@ -32,7 +34,8 @@ typedef struct {
 	uint64_t n, last;
 } llm_rmlist_writer;
 void llm_rmlist_writer_init(llm_rmlist_writer *w);
-void llm_rmlist_add(llm_rmlist_writer *w, uint64_t rec, int kind, const char *id, size_t idlen);
+void llm_rmlist_add(llm_rmlist_writer *w, uint64_t rec, int kind, uint64_t count, const char *id,
+                    size_t idlen);
 int llm_rmlist_write(llm_rmlist_writer *w, const char *path, uint64_t nrecords,
                      uint64_t sig_checksum);
 void llm_rmlist_writer_release(llm_rmlist_writer *w);

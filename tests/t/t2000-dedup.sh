@@ -197,7 +197,7 @@ test_expect_success 'a full disk is an error' '
 test_expect_success '--help usage lines are in the man page SYNOPSIS' '
 	llm-dedup --help >help &&
 	grep "^ *llm-dedup\|^usage: llm-dedup" help | sed "s/^usage: //; s/^ *//" >uses &&
-	test_line_count = 4 uses &&
+	test_line_count = 5 uses &&
 	while read -r prog sub rest; do
 		case $sub in sign|cluster|apply) grep "^\\.Nm $sub\\|^\\.Cm $sub" $TOP/man/man1/llm-dedup.1 >/dev/null || return 1 ;; esac
 	done <uses

@@ -4,6 +4,17 @@ test_description='llm-dedup: incremental index and sign/cluster/apply stages equ
 
 C=$SAMPLES/corpus
 
+# same_index A B: the two index files hold the same clusters (ids and sizes, in order) and
+# the same number of bucket entries; the records of the runs that built them may differ.
+same_index() {
+	for i in "$1" "$2"; do
+		llm-dedup --info --clusters "$i" | sed "s/, \"run\": [0-9]*//" >"$i.clusters" &&
+		llm-dedup --info "$i" | grep -e "^clusters:" -e "^bucket entries:" >>"$i.clusters" ||
+		return 1
+	done
+	test_cmp "$1.clusters" "$2.clusters"
+}
+
 # Two months of data: A and B, with exact and near duplicates within and across them.
 test_expect_success 'setup' '
 	cat $C/web.jsonl $C/news.jsonl $C/qa.jsonl $C/wiki.jsonl >all &&
@@ -19,7 +30,7 @@ for m in --minhash --exact --simhash "--preset datatrove"; do
 		llm-dedup -q $m --index idx --rejects rB B >oB &&
 		llm-dedup -q $m --index idx2 --rejects rAB A B >oAB &&
 		cat oA oB >o && cat rA rB >r &&
-		test_cmp oAB o && test_cmp rAB r && cmp idx2 idx &&
+		test_cmp oAB o && test_cmp rAB r && same_index idx2 idx &&
 		grep -q "\"dup_of\"" rB
 	'
 
@@ -53,7 +64,7 @@ for m in --minhash --exact --simhash; do
 		llm-dedup -q $m --memory 64K --index idx A >oA &&
 		llm-dedup -q $m --memory 64K --index idx --rejects rB B >oB &&
 		llm-dedup -q $m --index idx2 A B >oAB &&
-		cat oA oB >o && test_cmp oAB o && cmp idx idx2 &&
+		cat oA oB >o && test_cmp oAB o && same_index idx idx2 &&
 		grep -q "\"dup_of\"" rB
 	'
 done
@@ -80,7 +91,7 @@ test_expect_success 'scale-out with an index and --outdir, and --annotate on app
 	llm-dedup -q --index idx --annotate B >expect &&
 	llm-dedup sign -q -o B.sig B && llm-dedup cluster -q --index idx2 --outdir rm B.sig &&
 	llm-dedup apply -q --annotate --removals rm/B.rm B >out &&
-	test_cmp expect out && cmp idx idx2
+	test_cmp expect out && same_index idx idx2
 '
 
 test_expect_success 'verification also works through the stages' '

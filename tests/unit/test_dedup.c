@@ -250,6 +250,20 @@ static llm_dedup *engine_with(const llm_dedup_params *p, const char *index, int 
 	return d;
 }
 
+/* An index's clusters as text: "id size run" per line. */
+static void cluster_line(void *ctx, const char *id, size_t idlen, uint64_t size, unsigned run)
+{
+	llm_buf_addf(ctx, "%.*s %llu %u\n", (int)idlen, id, (unsigned long long)size, run);
+}
+
+static char *clusters_of(const char *path)
+{
+	llm_buf b = LLM_BUF_INIT;
+	CHECK_EQ_INT(llm_dedup_index_clusters(path, cluster_line, &b), LLM_OK);
+	llm_buf_adds(&b, "");
+	return llm_buf_detach(&b, NULL);
+}
+
 static void test_index(void)
 {
 	llm_dedup_params p = mh_params();
@@ -266,16 +280,27 @@ static void test_index(void)
 	uint64_t r = llm_dedup_root(b, 5 + 2);
 	const char *id = llm_dedup_id(b, r, &l);
 	CHECK(r == 0 && id && l == 4 && !memcmp(id, "doc0", 4));
+	/* keys 100..106 repeat every 7 documents: doc0's cluster holds 0, 7, 14 */
+	CHECK_EQ_U64(llm_dedup_dup_count(b, 0), 3);
+	CHECK_EQ_U64(llm_dedup_dup_count(b, 5), 3);
 	CHECK_EQ_INT(llm_dedup_save_index(b, i1), LLM_OK);
 	llm_dedup_free(b);
 	llm_dedup *all = engine_with(&p, NULL, 0, 20);
 	CHECK_EQ_INT(llm_dedup_save_index(all, i2), LLM_OK);
 	llm_dedup_free(all);
-	char *x, *y;
-	size_t xl, yl;
+	/* the same clusters (sizes included); the later ones made by the second run */
+	char *ca = clusters_of(i1), *cb = clusters_of(i2);
+	CHECK(strstr(ca, "doc0 3 1\ndoc1 3 1\n") == ca && strstr(cb, "doc0 3 1\ndoc1 3 1\n") == cb);
+	CHECK(strstr(ca, "doc5 3 2\n") && strstr(cb, "doc5 3 1\n"));
+	CHECK_EQ_U64(strlen(ca), strlen(cb));
+	free(ca);
+	free(cb);
+	llm_dedup_index_info in;
+	CHECK_EQ_INT(llm_dedup_index_info_read(i1, &in, NULL), LLM_OK);
+	CHECK(in.runs == 2 && in.documents == 20 && in.clusters == 7 && in.dup_clusters == 7);
+	char *x;
+	size_t xl;
 	CHECK_EQ_INT(llm_read_file(i1, &x, &xl), LLM_OK);
-	CHECK_EQ_INT(llm_read_file(i2, &y, &yl), LLM_OK);
-	CHECK(xl == yl && memcmp(x, y, xl) == 0);
 	/* damage: every single-byte change and every truncation is refused, never crashes */
 	int refused = 0;
 	for (size_t i = 0; i < xl; i++) {
@@ -298,9 +323,83 @@ static void test_index(void)
 	q.sh.seed = 2;
 	llm_dedup_new(&d, &q);
 	CHECK_EQ_INT(llm_dedup_load_index(d, i1), LLM_EINVAL);
+	CHECK(strstr(llm_last_error(), "seed 1), this run has") != NULL);
 	llm_dedup_free(d);
 	free(x);
-	free(y);
+}
+
+/* A run with the inputs of the index's last run replaces it: the index it sees is the one
+ * before that run, whatever the inputs hold now. */
+static void test_index_rerun(void)
+{
+	llm_dedup_params p = mh_params();
+	const char *i1 = tmp("rerun.idx"), *i0 = tmp("rerun0.idx");
+	const char *m1[] = { "/data/m1.jsonl" }, *m2[] = { "/data/m2a.jsonl", "/data/m2b.jsonl" };
+	unlink(i1);
+	llm_dedup *d;
+	CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+	llm_dedup_set_run(d, m1, 1, "first");
+	for (int i = 0; i < 10; i++) {
+		uint64_t k[2];
+		llm_dedup_sig s = two_keys(k, (uint64_t)(i % 7) + 100, (uint64_t)i + 1000);
+		llm_dedup_add(d, &s);
+	}
+	llm_dedup_finish(d);
+	for (uint64_t v = 0; v < 10; v++)
+		if (llm_dedup_root(d, v) == v) {
+			char id[16];
+			snprintf(id, sizeof id, "a%llu", (unsigned long long)v);
+			llm_dedup_set_id(d, v, id, strlen(id));
+		}
+	CHECK_EQ_INT(llm_dedup_save_index(d, i1), LLM_OK);
+	CHECK_EQ_INT(llm_dedup_save_index(d, i0), LLM_OK);
+	llm_dedup_free(d);
+	/* the second month twice (other documents the second time) against i1, and the second
+	 * version once against a copy of the index before it: same roots, same index */
+	uint64_t roots[2][8];
+	for (int pass = 0; pass < 3; pass++) {
+		CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+		llm_dedup_set_run(d, m2, 2, "second");
+		CHECK_EQ_INT(llm_dedup_load_index(d, pass < 2 ? i1 : i0), LLM_OK);
+		CHECK_EQ_INT(llm_dedup_replaces(d), pass == 1 ? 2 : 0);
+		uint64_t base = llm_dedup_base(d);
+		for (int i = 0; i < 8; i++) {
+			uint64_t k[2];
+			int x = pass ? i + 3 : i;
+			llm_dedup_sig s = two_keys(k, (uint64_t)(x % 5) + 100, (uint64_t)x + 2000);
+			llm_dedup_add(d, &s);
+		}
+		llm_dedup_finish(d);
+		for (uint64_t v = base; v < base + 8; v++) {
+			uint64_t r = llm_dedup_root(d, v);
+			if (pass)
+				roots[pass - 1][v - base] = r < base ? r : 100 + r - base;
+			if (r == v) {
+				char id[16];
+				snprintf(id, sizeof id, "b%d%llu", pass ? 1 : 0, (unsigned long long)(v - base));
+				llm_dedup_set_id(d, v, id, strlen(id));
+			}
+		}
+		CHECK_EQ_INT(llm_dedup_save_index(d, pass < 2 ? i1 : i0), LLM_OK);
+		llm_dedup_free(d);
+	}
+	CHECK(memcmp(roots[0], roots[1], sizeof roots[0]) == 0);
+	char *a = clusters_of(i1), *b = clusters_of(i0);
+	CHECK_EQ_INT(strcmp(a, b), 0);
+	free(a);
+	free(b);
+	/* the first month again: it is not the last run */
+	CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+	llm_dedup_set_run(d, m1, 1, "again");
+	CHECK_EQ_INT(llm_dedup_load_index(d, i1), LLM_EINVAL);
+	CHECK(strstr(llm_last_error(), "'/data/m1.jsonl' was deduplicated by run 1 of 2") != NULL);
+	llm_dedup_free(d);
+	/* half of the last run */
+	CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+	llm_dedup_set_run(d, m2 + 1, 1, "half");
+	CHECK_EQ_INT(llm_dedup_load_index(d, i1), LLM_EINVAL);
+	CHECK(strstr(llm_last_error(), "without its input '/data/m2a.jsonl'") != NULL);
+	llm_dedup_free(d);
 }
 
 static void test_sigfile(void)
@@ -354,8 +453,8 @@ static void test_removal_list(void)
 	const char *f = tmp("a.rm");
 	llm_rmlist_writer w;
 	llm_rmlist_writer_init(&w);
-	llm_rmlist_add(&w, 1, LLM_RMLIST_SURVIVOR, "k", 1);
-	llm_rmlist_add(&w, 4, LLM_RMLIST_DUPLICATE, "k", 1);
+	llm_rmlist_add(&w, 1, LLM_RMLIST_SURVIVOR, 2, "k", 1);
+	llm_rmlist_add(&w, 4, LLM_RMLIST_DUPLICATE, 2, "k", 1);
 	CHECK_EQ_INT(llm_rmlist_write(&w, f, 6, 77), LLM_OK);
 	llm_rmlist_writer_release(&w);
 	llm_rmlist_reader l;
@@ -363,7 +462,7 @@ static void test_removal_list(void)
 	CHECK(l.nrecords == 6 && l.sig_checksum == 77 && l.nentries == 2);
 	llm_rmlist_entry e;
 	CHECK_EQ_INT(llm_rmlist_next(&l, &e), LLM_OK);
-	CHECK(e.rec == 1 && e.kind == LLM_RMLIST_SURVIVOR);
+	CHECK(e.rec == 1 && e.kind == LLM_RMLIST_SURVIVOR && e.count == 2);
 	CHECK_EQ_INT(llm_rmlist_next(&l, &e), LLM_OK);
 	CHECK(e.rec == 4 && e.kind == LLM_RMLIST_DUPLICATE && e.idlen == 1 && e.id[0] == 'k');
 	CHECK_EQ_INT(llm_rmlist_next(&l, &e), LLM_EOF);
@@ -476,6 +575,7 @@ int main(void)
 	RUN(test_simhash_engine);
 	RUN(test_memory_budget);
 	RUN(test_index);
+	RUN(test_index_rerun);
 	RUN(test_sigfile);
 	RUN(test_removal_list);
 	RUN(test_lines);
