@@ -110,7 +110,7 @@ bin/llm-train bin/llm-eval: BLAS_LDLIBS = $(PROBE_BLAS_STATIC)
 
 ifeq ($(HAVE_CUDA)$(if $(CU_SRC),1),11)
   LIBCUDA := $(B)/libllmcuda.a
-  CUDA_USERS := bin/llm-train bin/llm-eval $(filter $(B)/unit/test_cuda%,$(UNITS))
+  CUDA_USERS := bin/llm-train bin/llm-eval $(filter $(B)/unit/test_cuda% $(B)/unit/test_train,$(UNITS))
   $(CUDA_USERS): $(LIBCUDA)
   $(CUDA_USERS): CUDA_LDLIBS = $(LIBCUDA) $(LIBLLM) $(PROBE_CUDA_LDLIBS)
 endif

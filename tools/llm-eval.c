@@ -24,7 +24,6 @@
 #include "core/json.h"
 #include "data/loader.h"
 #include "data/shard.h"
-#include "model/ckpt.h"
 #include "model/cudamodel.h"
 #include "model/eval.h"
 #include "model/gpu.h"
@@ -32,6 +31,7 @@
 #include "model/model.h"
 #include "model/ops.h"
 #include "model/safetensors.h"
+#include "model/train.h"
 #include "tok/bpe.h"
 #include "tool.h"
 
@@ -131,16 +131,11 @@ typedef struct {
 	double temperature, top_p;
 } opts;
 
-/* The trainer draws its fixed validation batches from a loader seeded with its --seed xor
- * this constant (llm-train.c); --sampled must draw the same ones. */
-#define TRAIN_VAL_SEED(seed) ((uint64_t)(seed) ^ 0x76616cULL)
-
 /* A loaded checkpoint and what its state says. */
 typedef struct {
 	llm_model *m;
 	llm_cudamodel *gpu; /* --device cuda: the forwards run there */
 	llm_hf_info info;
-	int64_t state_seed, state_batch, state_seq; /* -1 when unknown */
 } model_t;
 
 static double now(void)
@@ -153,22 +148,8 @@ static double now(void)
 static void load_model(model_t *mt, const char *path, const opts *o)
 {
 	memset(mt, 0, sizeof *mt);
-	mt->state_seed = mt->state_batch = mt->state_seq = -1;
 	if (llm_hf_open(path, &mt->m, &mt->info) != LLM_OK)
 		die("%s", llm_last_error());
-	char *state;
-	size_t len;
-	if (mt->info.llmkit && llm_ckpt_read_state(mt->info.dir, &state, &len) == LLM_OK) {
-		llm_json_rec r;
-		llm_json_rec_init(&r);
-		if (llm_json_parse(&r, state, len) == LLM_OK) {
-			llm_json_get_i64(&r, "seed", &mt->state_seed);
-			llm_json_get_i64(&r, "batch", &mt->state_batch);
-			llm_json_get_i64(&r, "seq_len", &mt->state_seq);
-		}
-		llm_json_rec_release(&r);
-		free(state);
-	}
 	llm_info("%s: %d layers, width %d, vocab %d, %s weights%s", mt->info.dir,
 	         llm_model_get_config(mt->m)->num_hidden_layers,
 	         llm_model_get_config(mt->m)->hidden_size, llm_model_get_config(mt->m)->vocab_size,
@@ -205,7 +186,7 @@ static void free_model(model_t *mt)
 static int seq_len(const opts *o, const model_t *mt)
 {
 	int maxT = llm_model_get_config(mt->m)->max_position_embeddings;
-	int T = o->seq ? o->seq : mt->state_seq > 0 ? (int)mt->state_seq : 1024;
+	int T = o->seq ? o->seq : mt->info.seq_len > 0 ? (int)mt->info.seq_len : 1024;
 	if (T > maxT) {
 		if (o->seq)
 			usage_error("--seq-len %d exceeds the model's max_position_embeddings %d", T, maxT);
@@ -394,7 +375,7 @@ static void eval_sampled(llm_evaluator *ev, const char *path, const opts *o, int
                          uint64_t seed)
 {
 	llm_loader *L;
-	if (llm_loader_open(&L, path, LLM_SPLIT_VAL, NULL, 0, TRAIN_VAL_SEED(seed)) != LLM_OK)
+	if (llm_loader_open(&L, path, LLM_SPLIT_VAL, NULL, 0, llm_train_val_seed(seed)) != LLM_OK)
 		die("%s", llm_last_error());
 	int32_t *x = llm_malloc(2 * (size_t)B * T * sizeof *x), *y = x + (size_t)B * T;
 	for (int i = 0; i < o->sampled; i++) {
@@ -434,8 +415,8 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 {
 	/* --sampled draws the trainer's windows: its length unless given (the trainer checked it
 	 * against the model). */
-	int T = o->sampled && !o->seq && mt->state_seq > 0 ? (int)mt->state_seq : seq_len(o, mt);
-	int B = o->sampled && !o->batch && mt->state_batch > 0 ? (int)mt->state_batch
+	int T = o->sampled && !o->seq && mt->info.seq_len > 0 ? (int)mt->info.seq_len : seq_len(o, mt);
+	int B = o->sampled && !o->batch && mt->info.batch > 0 ? (int)mt->info.batch
 	                                                          : o->batch ? o->batch : 8;
 	/* What precedes each domain's stream: the end-of-text id, from the tokenizer or else from
 	 * the model's configuration (llm-train records the shards' there). */
@@ -448,7 +429,7 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 	if (o->sampled) {
 		if (nfiles != 1)
 			usage_error("--sampled takes one manifest");
-		int64_t seed = o->seed >= 0 ? o->seed : mt->state_seed;
+		int64_t seed = o->seed >= 0 ? o->seed : mt->info.seed;
 		if (seed < 0)
 			usage_error("--sampled needs --seed: %s has no training state", mt->info.dir);
 		eval_sampled(ev, files[0], o, B, T, (uint64_t)seed);

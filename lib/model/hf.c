@@ -17,6 +17,7 @@
 #include "core/io.h"
 #include "core/json.h"
 #include "safetensors.h"
+#include "trainstate.h"
 
 void llm_hf_info_release(llm_hf_info *info)
 {
@@ -172,30 +173,20 @@ out:
 	return rc;
 }
 
+/* What state.json says of the run, when it says it: the model loads without it. */
 static void read_state(const char *dir, llm_hf_info *info)
 {
-	char *state;
-	size_t len;
-	if (llm_ckpt_read_state(dir, &state, &len) != LLM_OK)
-		return;
-	llm_json_rec r;
-	llm_json_rec_init(&r);
-	if (llm_json_parse(&r, state, len) == LLM_OK) {
-		int64_t v;
-		if (llm_json_get_i64(&r, "step", &v) == LLM_OK)
-			info->step = v;
-		if (llm_json_get_i64(&r, "tokens", &v) == LLM_OK)
-			info->tokens = v;
-		llm_buf b;
-		llm_buf_init(&b);
-		if (llm_json_get_str(&r, "tokenizer_id", &b) == LLM_OK && b.len == 16) {
-			llm_buf_addc(&b, 0);
-			info->tokenizer_id = strtoull(b.p, NULL, 16);
-		}
-		llm_buf_release(&b);
+	llm_trainstate s;
+	llm_trainstate_init(&s);
+	if (llm_trainstate_load(&s, dir) == LLM_OK) {
+		info->step = s.step;
+		info->tokens = s.tokens;
+		info->tokenizer_id = s.tokenizer_id;
+		info->seed = (int64_t)s.seed;
+		info->batch = s.batch;
+		info->seq_len = s.seq_len;
 	}
-	llm_json_rec_release(&r);
-	free(state);
+	llm_trainstate_release(&s);
 }
 
 int llm_hf_open(const char *path, llm_model **m, llm_hf_info *info)
@@ -204,7 +195,7 @@ int llm_hf_open(const char *path, llm_model **m, llm_hf_info *info)
 	llm_hf_info local;
 	if (!info)
 		info = &local;
-	*info = (llm_hf_info){ .step = -1, .tokens = -1 };
+	*info = (llm_hf_info){ .step = -1, .tokens = -1, .seed = -1, .batch = -1, .seq_len = -1 };
 	char *dir = NULL;
 	if (llm_ckpt_resolve(path, &dir) == LLM_OK) {
 		info->llmkit = 1;

@@ -32,6 +32,7 @@ typedef struct {
 	int llmkit;           /* 1: an llmkit checkpoint with state.json */
 	int64_t step, tokens; /* state.json's "step" and "tokens"; -1 when unknown */
 	uint64_t tokenizer_id; /* state.json's "tokenizer_id"; 0 when unknown */
+	int64_t seed, batch, seq_len; /* the run's, for its validation draws; -1 when unknown */
 	int dtype;            /* LLM_ST_* of the embedding weights as stored */
 } llm_hf_info;
 

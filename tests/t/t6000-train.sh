@@ -86,7 +86,7 @@ test_expect_success 'resume continues bit for bit: 2N straight = N + resume N' '
 '
 
 test_expect_success 'resume refuses other batch shapes' '
-	test_must_fail train --steps 10 --run-dir split --resume --batch 3 2>err &&
+	test_must_fail --code=2 train --steps 10 --run-dir split --resume --batch 3 2>err &&
 	test_grep "same --batch" err
 '
 
@@ -146,9 +146,9 @@ test_expect_success 'plateau: two evaluations above the best halve the learning 
 test_expect_success 'mix and weighted sampling' '
 	train --steps 2 --run-dir mx --mix web=0.7,code=0.3 --weighted &&
 	grep "\"mix\": \"web=0.7,code=0.3\"" mx/train.json &&
-	test_must_fail train --steps 2 --run-dir mx2 --mix web=1,books=1 2>err &&
+	test_must_fail --code=2 train --steps 2 --run-dir mx2 --mix web=1,books=1 2>err &&
 	test_grep "books" err &&
-	test_must_fail train --steps 2 --run-dir mx3 --mix web 2>err
+	test_must_fail --code=2 train --steps 2 --run-dir mx3 --mix web 2>err
 '
 
 test_expect_success 'preset model on the shards vocabulary' '
