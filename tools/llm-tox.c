@@ -6,7 +6,8 @@
  *                                tox_words or tox_model
  *   llm-tox train -o M FILE...   train a fastText-format model on labelled JSONL
  *   llm-tox eval FILE...         precision, recall, F1 and false-positive rate per language
- *                                over a sweep of thresholds, as a table or JSON
+ *                                over a sweep of thresholds, or the threshold per language
+ *                                that meets --max-fpr / --min-recall, as a table or JSON
  *   llm-tox predict M [FILE]     `fasttext predict-prob` on raw text lines, for comparison
  *   llm-tox normalize [FILE...]  the text the model sees, one line per document
  *
@@ -29,6 +30,7 @@
 #include "tool.h"
 #include "tox/tox.h"
 #include "tox/toxeval.h"
+#include "tox/toxlang.h"
 
 static const char usage[] =
 	"usage: llm-tox [options] [file ...]\n"
@@ -43,15 +45,21 @@ static const char usage[] =
 	"      --words [LANG:]FILE  word list for documents in LANG (all documents without LANG);\n"
 	"                        repeatable; default: samples/wordlists, one list per language\n"
 	"      --no-words        no word-list stage\n"
-	"      --words-per-1k X  the rule fires at X or more hits per 1,000 characters (default 1)\n"
+	"      --words-per-1k X  the rule fires at X or more hits per 1,000 characters (default 1;\n"
+	"                        per language as --threshold)\n"
 	"      --cjk-min-chars N ignore CJK list entries shorter than N characters (default 2)\n"
 	"      --model FILE      fastText model (.bin or .ftz); default samples/tox/tox.bin\n"
 	"      --no-model        no model stage\n"
 	"      --label NAME      the model's toxic label (default toxic)\n"
-	"      --threshold T     the model fires at tox_score >= T (default 0.85)\n"
+	"      --threshold T     the model fires at tox_score >= T (default 0.85); per language:\n"
+	"                        zh=0.9,en=0.85 (a bare value for the other languages)\n"
 	"      --label-field KEY train, eval: the label field (default label; 1/true/toxic = toxic)\n"
 	"      --json            eval: JSON instead of a table\n"
 	"      --thresholds LIST eval: comma-separated thresholds to sweep\n"
+	"      --max-fpr X       eval: per language, the threshold of highest recall whose\n"
+	"                        false-positive rate is at most X; repeatable\n"
+	"      --min-recall X    eval: per language, the highest threshold whose recall is at\n"
+	"                        least X; repeatable\n"
 	"  -k N                  predict: labels per line (default 1; -1 all)\n"
 	"      --dim N, --epoch N, --lr X, --word-ngrams N, --minn N, --maxn N, --bucket N,\n"
 	"      --min-count N, --loss softmax|ova|hs, --seed N   train: as fastText (defaults\n"
@@ -73,7 +81,7 @@ enum {
 	OPT_WORDS = TOOL_OPT_FIRST_PRIVATE, OPT_NO_WORDS, OPT_PER_1K, OPT_MODEL, OPT_NO_MODEL,
 	OPT_LABEL, OPT_THRESHOLD, OPT_LABEL_FIELD, OPT_JSON, OPT_THRESHOLDS, OPT_DIM, OPT_EPOCH,
 	OPT_LR, OPT_WORD_NGRAMS, OPT_MINN, OPT_MAXN, OPT_BUCKET, OPT_MIN_COUNT, OPT_LOSS, OPT_SEED,
-	OPT_CJK_MIN
+	OPT_CJK_MIN, OPT_MAX_FPR, OPT_MIN_RECALL
 };
 
 static const struct option longopts[] = {
@@ -100,6 +108,8 @@ static const struct option longopts[] = {
 	{ "loss", required_argument, NULL, OPT_LOSS },
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "cjk-min-chars", required_argument, NULL, OPT_CJK_MIN },
+	{ "max-fpr", required_argument, NULL, OPT_MAX_FPR },
+	{ "min-recall", required_argument, NULL, OPT_MIN_RECALL },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -107,6 +117,7 @@ enum { CMD_FILTER, CMD_TRAIN, CMD_EVAL, CMD_PREDICT, CMD_NORMALIZE };
 
 #define MAX_WORDS 64
 #define MAX_THRESHOLDS 64
+#define MAX_TARGETS 16
 static const char *const default_langs[] = { "ar", "de", "en", "es", "fr", "hi", "ja", "ko", "ru", "zh" };
 
 struct cfg {
@@ -114,10 +125,13 @@ struct cfg {
 	int cmd, annotate, no_words, no_model, json, k, cjk_min;
 	const char *words[MAX_WORDS];
 	int nwords;
-	double per_1k, threshold;
+	llm_toxlang threshold, per_1k; /* by language */
+	int threshold_set;
 	const char *model, *label, *label_field;
 	double thresholds[MAX_THRESHOLDS];
 	int nthresholds;
+	llm_toxeval_target targets[MAX_TARGETS];
+	int ntargets;
 	llm_fasttext_train_args ft;
 };
 
@@ -319,6 +333,15 @@ static void lang_of(const record *r, const char **lang, size_t *len, llm_buf *tm
 	}
 }
 
+/* What applies to a document of language lang[0..len) (NULL: none). */
+static void policy_for(const struct cfg *c, const char *lang, size_t len, llm_tox_policy *p)
+{
+	p->threshold = llm_toxlang_get(&c->threshold, lang, len);
+	p->words_per_1k = llm_toxlang_get(&c->per_1k, lang, len);
+	p->words = !c->no_words;
+	p->model = !c->no_model;
+}
+
 /* ---- filter / annotate ---- */
 
 /*
@@ -336,6 +359,7 @@ typedef struct {
 	uint64_t lineno;
 	int too_long;
 	llm_tox_result res;
+	llm_tox_policy pol;
 } item;
 
 struct filter {
@@ -383,6 +407,7 @@ static void *score_part(void *arg)
 		size_t ll;
 		lang_of(&r, &l, &ll, &lang);
 		llm_tox_score(f->tox, f->s[w->id], r.text.p, r.text.len, l, ll, &it->res);
+		policy_for(f->c, l, ll, &it->pol);
 	}
 	llm_json_rec_release(&r.rec);
 	llm_buf_release(&r.text);
@@ -417,8 +442,8 @@ static void emit(struct filter *f, const item *it)
 	}
 	const llm_tox_result *res = &it->res;
 	int dom = llm_run_in_rec(f->run, r->len + 1, &r->rec);
-	int verdict = llm_tox_decide(res, f->c->per_1k, f->c->threshold);
-	if (llm_tox_words_fire(res, f->c->per_1k) && llm_tox_model_fires(res, f->c->threshold))
+	int verdict = llm_tox_decide(res, &it->pol);
+	if (llm_tox_words_fire(res, &it->pol) && llm_tox_model_fires(res, &it->pol))
 		llm_run_count_domain(f->run, dom, "tox_words_and_model", 1);
 	llm_json_edit_reset(&f->ed);
 	if (res->score >= 0)
@@ -623,7 +648,9 @@ static int eval_one(void *ctx, record *r)
 	lang_of(r, &lang, &lang_len, &e->lang);
 	llm_tox_result res;
 	llm_tox_score(e->tox, e->s, r->text.p, r->text.len, lang, lang_len, &res);
-	llm_toxeval_add(e->table, lang, lang_len, &res, label);
+	llm_tox_policy pol;
+	policy_for(e->c, lang, lang_len, &pol);
+	llm_toxeval_add(e->table, lang, lang_len, &res, &pol, label);
 	return 0;
 }
 
@@ -633,12 +660,15 @@ static int cmd_eval(const struct cfg *c, char **files, int nfiles)
 	e.tox = make_tox(c);
 	if (!llm_tox_has_words(e.tox) && !llm_tox_has_model(e.tox))
 		usage_error("--no-words and --no-model leave nothing to evaluate");
+	if (c->ntargets && !llm_tox_has_model(e.tox))
+		usage_error("--max-fpr and --min-recall choose model thresholds: they need the model");
 	if (!(e.s = llm_tox_scratch_new(e.tox)))
 		die("out of memory for the word-list matcher");
 	int failed = each_record(c, files, nfiles, eval_one, &e, NULL);
 	llm_toxeval_opts op = {
-		.words_per_1k = c->per_1k, .threshold = c->threshold, .thresholds = c->thresholds,
-		.nthresholds = c->nthresholds, .words = llm_tox_has_words(e.tox),
+		.thresholds = c->thresholds, .nthresholds = c->nthresholds, .targets = c->targets,
+		.ntargets = c->ntargets, .default_threshold = c->threshold.dflt,
+		.words_per_1k = c->per_1k.dflt, .words = llm_tox_has_words(e.tox),
 		.model = llm_tox_has_model(e.tox), .json = c->json
 	};
 	llm_buf o = LLM_BUF_INIT;
@@ -680,7 +710,7 @@ static int cmd_predict(const struct cfg *c, char **args, int nargs)
 	size_t len;
 	int rc;
 	while ((rc = llm_reader_line(rd, &line, &len)) == LLM_OK) {
-		int n = llm_fasttext_predict(m, s, line, len, c->k, (float)c->threshold, p);
+		int n = llm_fasttext_predict(m, s, line, len, c->k, (float)c->threshold.dflt, p);
 		llm_buf_reset(&o);
 		/* %g of a float is what C++ streams print for fastText's float probabilities. */
 		for (int i = 0; i < n; i++)
@@ -739,6 +769,12 @@ static int cmd_normalize(const struct cfg *c, char **files, int nfiles)
 
 /* ---- options ---- */
 
+static void parse_by_lang(const char *opt, llm_toxlang *m, const char *arg, double hi)
+{
+	if (llm_toxlang_parse(m, arg, 0, hi) != LLM_OK)
+		usage_error("%s: %s", opt, llm_last_error());
+}
+
 static void parse_thresholds(struct cfg *c, const char *arg)
 {
 	c->nthresholds = 0;
@@ -759,8 +795,8 @@ int main(int argc, char **argv)
 	struct cfg c;
 	memset(&c, 0, sizeof c);
 	tool_common_init(&c.co, usage);
-	c.per_1k = 1.0;
-	c.threshold = -1; /* 0.85, or fastText's 0 for predict */
+	llm_toxlang_init(&c.per_1k, 1.0);
+	llm_toxlang_init(&c.threshold, 0.85); /* predict: fastText's 0 unless given */
 	c.label = "toxic";
 	c.label_field = "label";
 	c.k = 1;
@@ -797,11 +833,22 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_WORDS: c.no_words = 1; break;
 		case OPT_CJK_MIN: c.cjk_min = (int)tool_int("--cjk-min-chars", optarg, 1, 100); break;
-		case OPT_PER_1K: c.per_1k = tool_double("--words-per-1k", optarg, 0, 1000); break;
+		case OPT_PER_1K: parse_by_lang("--words-per-1k", &c.per_1k, optarg, 1000); break;
 		case OPT_MODEL: c.model = optarg; break;
 		case OPT_NO_MODEL: c.no_model = 1; break;
 		case OPT_LABEL: c.label = optarg; break;
-		case OPT_THRESHOLD: c.threshold = tool_double("--threshold", optarg, 0, 1); break;
+		case OPT_THRESHOLD:
+			parse_by_lang("--threshold", &c.threshold, optarg, 1);
+			c.threshold_set = 1;
+			break;
+		case OPT_MAX_FPR:
+		case OPT_MIN_RECALL:
+			if (c.ntargets == MAX_TARGETS)
+				usage_error("--max-fpr, --min-recall: at most %d targets", MAX_TARGETS);
+			c.targets[c.ntargets].kind = ch == OPT_MAX_FPR ? LLM_TOXEVAL_MAX_FPR : LLM_TOXEVAL_MIN_RECALL;
+			c.targets[c.ntargets++].value =
+				tool_double(ch == OPT_MAX_FPR ? "--max-fpr" : "--min-recall", optarg, 0, 1);
+			break;
 		case OPT_LABEL_FIELD: c.label_field = optarg; break;
 		case OPT_JSON: c.json = 1; break;
 		case OPT_THRESHOLDS: parse_thresholds(&c, optarg); break;
@@ -825,8 +872,14 @@ int main(int argc, char **argv)
 	}
 	if (c.ft.maxn > 0 && c.ft.minn > c.ft.maxn)
 		usage_error("--minn must not exceed --maxn");
-	if (c.threshold < 0)
-		c.threshold = c.cmd == CMD_PREDICT ? 0.0 : 0.85;
+	if (c.cmd == CMD_PREDICT) {
+		if (c.threshold.n)
+			usage_error("predict: --threshold takes one value");
+		if (!c.threshold_set)
+			c.threshold.dflt = 0.0;
+	}
+	if (c.ntargets && c.cmd != CMD_EVAL)
+		usage_error("--max-fpr and --min-recall are options of eval");
 	char **rest = av + optind;
 	int nrest = ac - optind;
 	switch (c.cmd) {

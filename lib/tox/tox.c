@@ -16,6 +16,7 @@
 #include "core/utf8.h"
 #include "text/fasttext.h"
 #include "text/wordlist.h"
+#include "toxlang.h"
 
 typedef struct {
 	char *lang; /* NULL: all languages */
@@ -274,12 +275,11 @@ static long pick_list(const llm_tox *t, const char *lang, size_t lang_len)
 {
 	if (!lang || lang_len == 0)
 		return t->all;
-	size_t n = 0;
-	while (n < lang_len && lang[n] != '-' && lang[n] != '_')
-		n++;
+	char key[LLM_TOXLANG_TAG];
+	llm_toxlang_key(lang, lang_len, key);
 	for (size_t i = 0; i < t->nlists; i++) {
 		const char *l = t->lists[i].lang;
-		if (l && strlen(l) == n && strncasecmp(l, lang, n) == 0)
+		if (l && strcasecmp(l, key) == 0)
 			return (long)i;
 	}
 	return t->free;

@@ -73,20 +73,30 @@ void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_
 
 enum { LLM_TOX_KEEP = 0, LLM_TOX_WORDS = 1, LLM_TOX_MODEL = 2 };
 
-/* The combination rule above. */
-static inline int llm_tox_words_fire(const llm_tox_result *r, double words_per_1k)
+/*
+ * What applies to one document: which stages judge it and at what level. A tool builds it
+ * per record, from per-language values (toxlang.h) or from a recipe (domain and language).
+ */
+typedef struct {
+	double threshold;    /* the model fires at tox_score >= threshold */
+	double words_per_1k; /* the word rule fires at one hit or more and this density or more */
+	int words, model;    /* 0: that stage does not apply (legal text and the word lists) */
+} llm_tox_policy;
+
+/* The combination rule above, under policy p. */
+static inline int llm_tox_words_fire(const llm_tox_result *r, const llm_tox_policy *p)
 {
-	return r->hits > 0 && r->per_1k >= words_per_1k;
+	return p->words && r->hits > 0 && r->per_1k >= p->words_per_1k;
 }
-static inline int llm_tox_model_fires(const llm_tox_result *r, double threshold)
+static inline int llm_tox_model_fires(const llm_tox_result *r, const llm_tox_policy *p)
 {
-	return r->score >= 0 && r->score >= threshold;
+	return p->model && r->score >= 0 && r->score >= p->threshold;
 }
-static inline int llm_tox_decide(const llm_tox_result *r, double words_per_1k, double threshold)
+static inline int llm_tox_decide(const llm_tox_result *r, const llm_tox_policy *p)
 {
-	if (llm_tox_words_fire(r, words_per_1k))
+	if (llm_tox_words_fire(r, p))
 		return LLM_TOX_WORDS;
-	return llm_tox_model_fires(r, threshold) ? LLM_TOX_MODEL : LLM_TOX_KEEP;
+	return llm_tox_model_fires(r, p) ? LLM_TOX_MODEL : LLM_TOX_KEEP;
 }
 
 #endif

@@ -43,9 +43,9 @@ test_expect_success 'eval on the shipped data: table and JSON agree' '
 	head -n 1 table | grep "prec" && grep "^zh " table && grep "^en " table &&
 	llm-tox eval --json $SAMPLES/tox/eval.jsonl >e.json &&
 	jq -e ".records == 2000 and .languages.zh.records == 1000 and .languages.en.records == 1000" e.json &&
-	jq -r ".languages.all.rows[] | select(.stage == \"model\" and .threshold == 0.85) | .fpr" e.json >fpr &&
-	grep "^all   model        0.85\*" table | awk "{ print \$NF }" >fpr2 &&
-	awk "{ printf \"%.3f\n\", \$1 }" fpr >fpr1 && test_cmp fpr1 fpr2
+	jq -r ".languages.all.rows[] | select(.in_effect) | [.stage, .threshold, .fpr] | @tsv" e.json >fpr &&
+	grep "^all   words|model   0.85\*" table | awk "{ print \$2 \"\t\" 0.85 \"\t\" \$NF }" >fpr2 &&
+	awk -F"\t" "{ printf \"%s\t%s\t%.3f\n\", \$1, \$2, \$3 }" fpr >fpr1 && test_cmp fpr1 fpr2
 '
 
 test_expect_success 'eval: counts add up and lower thresholds raise recall' '
