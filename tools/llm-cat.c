@@ -16,10 +16,10 @@
 static const char usage[] =
 	"usage: llm-cat [options] [file ...]\n"
 	"\n"
-	"Read JSONL, text, HTML, WARC or archives (compression detected) and write the JSONL\n"
+	"Read JSONL, text, HTML, WARC, ARC or archives (compression detected) and write the JSONL\n"
 	"document stream. With no file, or when file is -, read standard input.\n"
 	"\n"
-	"  -f, --format FMT    auto (default), jsonl, text, html, warc, archive\n"
+	"  -f, --format FMT    auto (default), jsonl, text, html, warc, arc, archive\n"
 	"      --lines         text: one document per line\n"
 	"      --paragraphs    text: one document per blank-line separated block\n"
 	"      --domain NAME   stamp \"domain\" on documents that have none\n"
@@ -62,7 +62,7 @@ static int cat_one(const char *path, const llm_docsrc_opts *o, const struct tool
 	int rc, failed = 0;
 	while ((rc = llm_docsrc_next(src, d)) != LLM_EOF) {
 		if (rc == LLM_OK) {
-			int dom = llm_run_in(run, d->out_len + 1, d->domain, d->domain_len);
+			int dom = llm_run_in(run, d->bytes, d->domain, d->domain_len);
 			if (d->repaired)
 				llm_run_count(run, "repaired_utf8", d->repaired);
 			if (llm_writer_write(out, d->out, d->out_len) != LLM_OK ||
@@ -73,8 +73,8 @@ static int cat_one(const char *path, const llm_docsrc_opts *o, const struct tool
 			if (co->strict)
 				die("%s:%llu: %s", d->file, (unsigned long long)d->line, d->msg);
 			llm_warn_at(d->file, d->line, "%s", d->msg);
-			int dom = d->rec ? llm_run_in_rec(run, d->raw_len + 1, d->rec)
-			                 : llm_run_in(run, d->raw_len + 1, d->domain, d->domain_len);
+			int dom = d->rec ? llm_run_in_rec(run, d->bytes, d->rec)
+			                 : llm_run_in(run, d->bytes, d->domain, d->domain_len);
 			if (llm_run_reject(run, dom, d->reason, d->raw ? d->raw : "", d->raw_len, d->rec,
 			                   d->extra.len ? d->extra.p : NULL, d->file, d->line) != LLM_OK)
 				die("%s", llm_last_error());

@@ -465,6 +465,7 @@ const char *llm_reader_name(const llm_reader *r) { return r->name; }
 uint64_t llm_reader_lineno(const llm_reader *r) { return r->lineno; }
 int llm_reader_line_had_cr(const llm_reader *r) { return r->had_cr; }
 uint64_t llm_reader_offset(const llm_reader *r) { return r->line_off; }
+uint64_t llm_reader_tell(const llm_reader *r) { return r->base + r->pos; }
 uint64_t llm_reader_raw_bytes(const llm_reader *r) { return r->raw_bytes; }
 int64_t llm_reader_size(const llm_reader *r) { return r->size; }
 const char *llm_reader_compression(const llm_reader *r) { return r->comp_name; }

@@ -65,6 +65,7 @@ const char *llm_reader_name(const llm_reader *r);       /* path, or "<stdin>" */
 int llm_reader_line_had_cr(const llm_reader *r);        /* the last line ended in CR LF */
 uint64_t llm_reader_lineno(const llm_reader *r);        /* 1-based number of the last line */
 uint64_t llm_reader_offset(const llm_reader *r);        /* decompressed offset of that line */
+uint64_t llm_reader_tell(const llm_reader *r);          /* decompressed bytes consumed so far */
 uint64_t llm_reader_raw_bytes(const llm_reader *r);     /* bytes consumed from the file */
 int64_t llm_reader_size(const llm_reader *r);           /* file size on disk, or -1 */
 const char *llm_reader_compression(const llm_reader *r); /* "none", "zstd", "gzip", "xz", "bzip2" */

@@ -21,10 +21,11 @@
 #include "core/hash.h"
 #include "core/io.h"
 #include "core/utf8.h"
+#include "http.h"
 #include "warc.h"
 
-const char llm_docsrc_format_names[] = "auto\0jsonl\0text\0html\0warc\0archive\0";
-static const char *const format_name[] = { "auto", "jsonl", "text", "html", "warc", "archive" };
+const char llm_docsrc_format_names[] = "auto\0jsonl\0text\0html\0warc\0archive\0arc\0";
+static const char *const format_name[] = { "auto", "jsonl", "text", "html", "warc", "archive", "arc" };
 
 struct llm_docsrc {
 	llm_docsrc_opts o;
@@ -35,6 +36,7 @@ struct llm_docsrc {
 	llm_json_rec rec;
 	llm_json_edit ed;
 	llm_warc_record warc;
+	llm_http_response http;
 	struct archive *ar;
 	llm_buf payload, ctype, member;
 	uint64_t skipped;
@@ -107,6 +109,8 @@ static int detect_format(llm_docsrc *s)
 		i++;
 	if (n - i >= 6 && memcmp(p + i, "WARC/1", 6) == 0)
 		return LLM_DOCSRC_WARC;
+	if (llm_arc_detect(p + i, n - i))
+		return LLM_DOCSRC_ARC;
 	if (name_hint(s->path, ".jsonl") || name_hint(s->path, ".ndjson") || name_hint(s->path, ".json") ||
 	    (i < n && p[i] == '{') || n == 0)
 		return LLM_DOCSRC_JSONL;
@@ -114,6 +118,8 @@ static int detect_format(llm_docsrc *s)
 		return LLM_DOCSRC_HTML;
 	if (name_hint(s->path, ".warc"))
 		return LLM_DOCSRC_WARC;
+	if (name_hint(s->path, ".arc"))
+		return LLM_DOCSRC_ARC;
 	return LLM_DOCSRC_TEXT;
 }
 
@@ -168,6 +174,7 @@ static llm_docsrc *docsrc_new(const char *path, const char *source, const llm_do
 	llm_json_rec_init(&s->rec);
 	llm_json_edit_init(&s->ed);
 	llm_warc_record_init(&s->warc);
+	llm_http_response_init(&s->http);
 	return s;
 }
 
@@ -211,6 +218,7 @@ void llm_docsrc_free(llm_docsrc *s)
 	llm_json_rec_release(&s->rec);
 	llm_json_edit_release(&s->ed);
 	llm_warc_record_release(&s->warc);
+	llm_http_response_release(&s->http);
 	llm_buf_release(&s->payload);
 	llm_buf_release(&s->ctype);
 	llm_buf_release(&s->member);
@@ -466,44 +474,59 @@ static int reject_content_type(llm_doc *d, const char *ctype, size_t n, const ch
 	return reject(d, "content_type", "unsupported content type '%.*s' for '%s'", (int)n, ctype, url);
 }
 
-static int next_warc(llm_docsrc *s, llm_doc *d)
+/* WARC and ARC files: one document per response (2xx, text or HTML), resource or conversion
+ * record; the other records (requests, metadata, warcinfo, revisits) carry none. */
+static int next_web(llm_docsrc *s, llm_doc *d)
 {
 	llm_warc_record *w = &s->warc;
 	for (;;) {
-		int rc = llm_warc_next(s->r, w, s->o.max_line);
+		int rc = s->format == LLM_DOCSRC_ARC ? llm_arc_next(s->r, w, s->o.max_line)
+		                                     : llm_warc_next(s->r, w, s->o.max_line);
 		if (rc != LLM_OK && rc != LLM_ETOOLONG)
 			return rc;
 		d->line = w->lineno;
+		/* lenient files: the next version line is read already and not this record's */
+		d->bytes = (w->pending_version ? w->pending_offset : llm_reader_tell(s->r)) - w->offset;
 		const char *type = w->type.p ? w->type.p : "";
 		const char *url = w->target_uri.p ? w->target_uri.p : "";
 		const char *date = w->date.p ? w->date.p : "";
-		/* Every reject of a WARC record names its url. */
+		/* Every reject of a record names its url. */
 		llm_buf_reset(&d->extra);
 		llm_buf_adds(&d->extra, "\"url\": ");
 		llm_json_put_str(&d->extra, url, strlen(url));
 		if (rc == LLM_ETOOLONG) {
 			llm_buf_addf(&d->extra, ", \"bytes\": %llu", (unsigned long long)w->content_length);
-			return reject(d, "too_long", "WARC record of %llu bytes is longer than --max-line",
+			return reject(d, "too_long", "record of %llu bytes is longer than --max-line",
 			              (unsigned long long)w->content_length);
 		}
 		const char *format;
 		const char *body;
 		size_t blen;
 		if (strcmp(type, "response") == 0 && ctype_is(&w->content_type, "application/http")) {
-			int status;
-			if (llm_http_response(w->block.p, w->block.len, &status, &s->ctype, &s->payload) != LLM_OK)
-				return reject(d, "bad_http", "WARC response for '%s': %s", url, llm_last_error());
-			if (status < 200 || status >= 300) {
-				llm_buf_addf(&d->extra, ", \"http_status\": %d", status);
-				return reject(d, "http_status", "HTTP status %d for '%s'", status, url);
+			llm_http_response *h = &s->http;
+			rc = llm_http_parse(h, w->block.p, w->block.len, w->truncated, s->o.max_line);
+			if (rc == LLM_ETOOLONG)
+				return reject(d, "too_long", "response for '%s': %s", url, llm_last_error());
+			if (rc == LLM_EUNSUPPORTED) {
+				llm_buf_adds(&d->extra, ", \"content_encoding\": ");
+				llm_json_put_str(&d->extra, h->content_encoding.p, h->content_encoding.len);
+				return reject(d, "content_encoding", "response for '%s': %s", url, llm_last_error());
 			}
-			if (s->ctype.len && !ctype_is(&s->ctype, "text/") &&
-			    !ctype_is(&s->ctype, "application/xhtml"))
-				return reject_content_type(d, s->ctype.p, s->ctype.len, url);
-			format = ctype_is(&s->ctype, "text/plain") ? "text" : "html";
-			body = s->payload.p ? s->payload.p : "";
-			blen = s->payload.len;
-		} else if (strcmp(type, "conversion") == 0 || strcmp(type, "resource") == 0) {
+			if (rc != LLM_OK)
+				return reject(d, "bad_http", "response for '%s': %s", url, llm_last_error());
+			if (h->status < 200 || h->status >= 300) {
+				llm_buf_addf(&d->extra, ", \"http_status\": %d", h->status);
+				return reject(d, "http_status", "HTTP status %d for '%s'", h->status, url);
+			}
+			const llm_buf *ct = &h->content_type;
+			if (ct->len && !ctype_is(ct, "text/") && !ctype_is(ct, "application/xhtml"))
+				return reject_content_type(d, ct->p, ct->len, url);
+			format = ctype_is(ct, "text/plain") ? "text" : "html";
+			body = h->body.p;
+			blen = h->body.len;
+		} else if (strcmp(type, "conversion") == 0 ||
+		           /* wget stores its log and arguments as metadata:// resources */
+		           (strcmp(type, "resource") == 0 && strncmp(url, "metadata:", 9) != 0)) {
 			if (w->content_type.len && !ctype_is(&w->content_type, "text/"))
 				return reject_content_type(d, w->content_type.p, w->content_type.len, url);
 			format = ctype_is(&w->content_type, "text/html") ? "html" : "text";
@@ -548,6 +571,7 @@ static int next_archive(llm_docsrc *s, llm_doc *d)
 		if (k < 0)
 			return llm_fail(LLM_EFORMAT, "%s: corrupt archive member '%s': %s", s->path,
 			                s->member.p, archive_error_string(s->ar));
+		d->bytes = total;
 		llm_buf_adds(&d->extra, "\"member\": ");
 		llm_json_put_str(&d->extra, s->member.p, s->member.len);
 		if (total > s->o.max_line) {
@@ -582,15 +606,20 @@ int llm_docsrc_next(llm_docsrc *s, llm_doc *d)
 	d->domain_len = s->o.domain ? strlen(s->o.domain) : 0;
 	llm_buf_reset(&d->extra);
 	d->file = s->path;
+	d->bytes = 0;
+	uint64_t start = llm_reader_tell(s->r);
 	int rc;
 	switch (s->format) {
 	case LLM_DOCSRC_JSONL: rc = next_jsonl(s, d); break;
 	case LLM_DOCSRC_HTML: rc = next_whole(s, d, "html"); break;
-	case LLM_DOCSRC_WARC: rc = next_warc(s, d); break;
+	case LLM_DOCSRC_WARC:
+	case LLM_DOCSRC_ARC: rc = next_web(s, d); break;
 	case LLM_DOCSRC_ARCHIVE: rc = next_archive(s, d); break;
 	default:
 		rc = s->o.split == LLM_DOCSRC_FILE ? next_whole(s, d, "text") : next_text_split(s, d);
 	}
+	if (!d->bytes)
+		d->bytes = llm_reader_tell(s->r) - start;
 	d->raw_bytes = llm_reader_raw_bytes(s->r);
 	return rc;
 }

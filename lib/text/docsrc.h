@@ -7,7 +7,10 @@
  *   text     one document per file, per line (LLM_DOCSRC_LINES) or per blank-line paragraph
  *   html     one document per file, text left as HTML, "format": "html"
  *   warc     WARC/WARC.gz: response records with HTML (and text) payloads, resource records,
- *            conversion (WET) records; "url" from WARC-Target-URI, "date" from WARC-Date
+ *            conversion (WET) records; "url" from WARC-Target-URI, "date" from WARC-Date.
+ *            An HTTP payload is de-chunked and its Content-Encoding decoded (http.h); a
+ *            broken one is rejected as "bad_http", an unknown coding as "content_encoding".
+ *   arc      ARC/ARC.gz (the format before WARC): the same for its http records
  *   archive  tar (any compression) or zip: each member file a document, "source" = member path
  * Every document gets an "id" when it has none: 16 hex digits of XXH3-64 over the source name
  * and the byte offset of the record, so ids are stable across runs. Stamps (domain, lang,
@@ -26,7 +29,7 @@
 #include "core/json.h"
 
 enum { LLM_DOCSRC_AUTO, LLM_DOCSRC_JSONL, LLM_DOCSRC_TEXT, LLM_DOCSRC_HTML, LLM_DOCSRC_WARC,
-       LLM_DOCSRC_ARCHIVE };
+       LLM_DOCSRC_ARCHIVE, LLM_DOCSRC_ARC };
 enum { LLM_DOCSRC_FILE, LLM_DOCSRC_LINES, LLM_DOCSRC_PARAGRAPHS };
 
 /* Names of the formats, NUL-separated in enum order ("auto\0jsonl\0..."), for option parsing. */
@@ -59,6 +62,8 @@ typedef struct {
 	/* Both: position for messages. */
 	const char *file;
 	uint64_t line;
+	uint64_t bytes;             /* input bytes of this record (decompressed): the line, the
+	                             * file, the WARC/ARC record or the archive member */
 	uint64_t raw_bytes;         /* input bytes consumed so far (progress) */
 	/* private */
 	llm_buf json, tmp;

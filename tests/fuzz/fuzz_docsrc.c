@@ -1,4 +1,4 @@
-/* Fuzz target: format detection, WARC/HTTP parsing, archives and text splitting in llm-cat's
+/* Fuzz target: format detection, WARC/ARC/HTTP parsing, archives and text splitting in llm-cat's
  * document source, over arbitrary (possibly compressed) bytes. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const int formats[] = { LLM_DOCSRC_AUTO, LLM_DOCSRC_WARC, LLM_DOCSRC_TEXT };
+	static const int formats[] = { LLM_DOCSRC_AUTO, LLM_DOCSRC_WARC, LLM_DOCSRC_ARC, LLM_DOCSRC_TEXT };
 	for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
 		llm_docsrc_opts o = { 0 };
 		o.format = formats[f];
