@@ -10,6 +10,10 @@
       "tiktoken MBPS" and "hf MBPS" lines, or "NAME unavailable".
   train --docs D.jsonl --vocab-size N --out tokenizer.json
       HF tokenizers' BPE trainer (ByteLevel, like llm-tokenize train); prints "hf-train SECONDS".
+  hfcheck --hf tokenizer.json --docs D.jsonl --ours O.jsonl [--decoded T.jsonl]
+      HF tokenizers' ids (no post-processor) against llm-tokenize's JSONL output, line by line;
+      with --decoded, llm-tokenize decode's texts against HF's decode of the same ids. Prints
+      "N of M documents identical" and exits 1 on any difference.
 """
 import argparse
 import json
@@ -95,9 +99,28 @@ def train(a):
     return 0
 
 
+def hfcheck(a):
+    from tokenizers import Tokenizer
+    tk = Tokenizer.from_file(a.hf)
+    docs = texts(a.docs)
+    ours = [json.loads(line)["tokens"] for line in open(a.ours)]
+    dec = [json.loads(line)["text"] for line in open(a.decoded)] if a.decoded else None
+    same = 0
+    for i, (t, o) in enumerate(zip(docs, ours)):
+        ids = tk.encode(t, add_special_tokens=False).ids
+        ok = ids == o
+        if ok and dec is not None:
+            ok = dec[i] == tk.decode(ids, skip_special_tokens=False)
+        if not ok and same + 5 > i:
+            print(f"document {i + 1}: differs", file=sys.stderr)
+        same += ok
+    print(f"{same} of {len(docs)} documents identical")
+    return 0 if same == len(docs) == len(ours) else 1
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("cmd", choices=["check", "bench", "train"])
+    p.add_argument("cmd", choices=["check", "bench", "train", "hfcheck"])
     p.add_argument("--ranks")
     p.add_argument("--encoding")
     p.add_argument("--docs", required=True)
@@ -105,8 +128,9 @@ def main():
     p.add_argument("--out")
     p.add_argument("--ours")
     p.add_argument("--hf")
+    p.add_argument("--decoded")
     a = p.parse_args()
-    return {"check": check, "bench": bench, "train": train}[a.cmd](a)
+    return {"check": check, "bench": bench, "train": train, "hfcheck": hfcheck}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -65,17 +65,18 @@ int main(void){void*h=dlopen("libmpi.so.40",RTLD_NOW|RTLD_GLOBAL);return !h||!dl
 	fi ;;
 esac
 
-# The data libraries llm-train and llm-eval use (zstd input, PCRE2 pre-tokenization) linked
-# statically into them when the archives exist.
+# The data libraries llm-train and llm-eval use (zstd input, PCRE2 pre-tokenization, utf8proc
+# normalizers of tokenizer.json files) linked statically into them when the archives exist.
 if try_cc '#include <zstd.h>
 #include <pcre2.h>
-int main(void){return ZSTD_versionNumber()==0||!pcre2_compile_8;}' -DPCRE2_CODE_UNIT_WIDTH=8 \
-	-Wl,-Bstatic -lzstd -lpcre2-8 -Wl,-Bdynamic; then
-	say "zstd, PCRE2: linked statically into llm-train and llm-eval"
-	echo "PROBE_MODEL_DATA_LDLIBS := -Wl,-Bstatic -lzstd -lpcre2-8 -Wl,-Bdynamic"
+#include <utf8proc.h>
+int main(void){return ZSTD_versionNumber()==0||!pcre2_compile_8||!utf8proc_version();}' \
+	-DPCRE2_CODE_UNIT_WIDTH=8 -Wl,-Bstatic -lzstd -lpcre2-8 -lutf8proc -Wl,-Bdynamic; then
+	say "zstd, PCRE2, utf8proc: linked statically into llm-train and llm-eval"
+	echo "PROBE_MODEL_DATA_LDLIBS := -Wl,-Bstatic -lzstd -lpcre2-8 -lutf8proc -Wl,-Bdynamic"
 else
-	say "zstd, PCRE2: no static archives: llm-train and llm-eval need libzstd and libpcre2-8 at run time"
-	echo "PROBE_MODEL_DATA_LDLIBS := -lzstd -lpcre2-8"
+	say "zstd, PCRE2, utf8proc: no static archives: llm-train and llm-eval need libzstd, libpcre2-8 and libutf8proc at run time"
+	echo "PROBE_MODEL_DATA_LDLIBS := -lzstd -lpcre2-8 -lutf8proc"
 fi
 
 # CUDA: nvcc compiles kernels/ whenever it exists, so CI catches CUDA breakage without a GPU.

@@ -38,8 +38,10 @@ static const char usage[] =
 	"\n"
 	"  -t, --tokenizer FILE  tokenizer.json, tiktoken rank file, or GPT-2 vocab.json\n"
 	"      --merges FILE     merges.txt for a GPT-2 vocab.json\n"
-	"  -e, --encoding NAME   rank file encoding: gpt2, r50k, p50k, cl100k, o200k, llama3, qwen\n"
-	"                        (default: from the file name)\n"
+	"  -e, --encoding NAME   rank file encoding: gpt2, r50k, p50k, cl100k, o200k, llama3, qwen,\n"
+	"                        qwen3.5 (default: from the file name)\n"
+	"      --special-tokens FILE  a rank file's special tokens, a JSON object {\"text\": id}\n"
+	"                        (instead of the encoding's)\n"
 	"      --pattern REGEX   pre-tokenizer pattern (or an encoding name) instead of the file's\n"
 	"  -f, --format FMT      encode: stream (default) or jsonl; decode: jsonl (default) or text\n"
 	"      --eos, --no-eos   append the end-of-text token to every document (default on)\n"
@@ -71,7 +73,7 @@ static const char usage[] =
 	"  -h, --help            print this help and exit\n";
 
 enum {
-	OPT_MERGES = TOOL_OPT_FIRST_PRIVATE, OPT_PATTERN, OPT_EOS, OPT_NO_EOS, OPT_BOS, OPT_SPECIAL,
+	OPT_MERGES = TOOL_OPT_FIRST_PRIVATE, OPT_PATTERN, OPT_SPECIAL_TOKENS, OPT_EOS, OPT_NO_EOS, OPT_BOS, OPT_SPECIAL,
 	OPT_META, OPT_KEEP_SPECIAL, OPT_VOCAB_SIZE, OPT_MIN_FREQ, OPT_TIKTOKEN,
 	OPT_MEMORY, OPT_TMPDIR
 };
@@ -82,6 +84,7 @@ static const struct option longopts[] = {
 	{ "merges", required_argument, NULL, OPT_MERGES },
 	{ "encoding", required_argument, NULL, 'e' },
 	{ "pattern", required_argument, NULL, OPT_PATTERN },
+	{ "special-tokens", required_argument, NULL, OPT_SPECIAL_TOKENS },
 	{ "format", required_argument, NULL, 'f' },
 	{ "eos", no_argument, NULL, OPT_EOS },
 	{ "no-eos", no_argument, NULL, OPT_NO_EOS },
@@ -103,6 +106,7 @@ struct opts {
 	struct tool_common co;
 	int cmd;
 	const char *tokenizer, *merges, *encoding, *pattern, *format, *tiktoken, *tmpdir;
+	const char *special_tokens;
 	const char *special_arg;
 	const char *specials[64];
 	int nspecials;
@@ -357,7 +361,8 @@ static llm_bpe *load_tokenizer(const struct opts *o)
 	if (pattern && llm_pretok_named(pattern))
 		pattern = llm_pretok_named(pattern);
 	llm_bpe *b;
-	if (llm_bpe_load(&b, o->tokenizer, o->merges, o->encoding, pattern) != LLM_OK)
+	llm_bpe_load_opts lo = { o->merges, o->encoding, pattern, o->special_tokens };
+	if (llm_bpe_load_with(&b, o->tokenizer, &lo) != LLM_OK)
 		die("%s", llm_last_error());
 	return b;
 }
@@ -943,6 +948,7 @@ int main(int argc, char **argv)
 		case 'f': o.format = optarg; break;
 		case OPT_MERGES: o.merges = optarg; break;
 		case OPT_PATTERN: o.pattern = optarg; break;
+		case OPT_SPECIAL_TOKENS: o.special_tokens = optarg; break;
 		case OPT_EOS: o.eos = true; break;
 		case OPT_NO_EOS: o.eos = false; break;
 		case OPT_BOS: o.bos = true; break;

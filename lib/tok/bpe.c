@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <utf8proc.h>
 
 #include "core/err.h"
 #include "core/hash.h"
@@ -104,7 +105,8 @@ llm_bpe *bpe_new(const char *name)
 	llm_bpe *b = llm_calloc(1, sizeof *b);
 	b->name = llm_strdup(name ? name : "tokenizer");
 	llm_buf_init(&b->arena);
-	b->eos = b->bos = -1;
+	b->eos = b->bos = b->unk = -1;
+	b->bytelevel = true;
 	return b;
 }
 
@@ -114,7 +116,7 @@ void llm_bpe_free(llm_bpe *b)
 		return;
 	free(b->off);
 	free(b->len);
-	free(b->is_special);
+	free(b->flags);
 	llm_buf_release(&b->arena);
 	free(b->bmap);
 	free(b->pmap);
@@ -128,6 +130,11 @@ void llm_bpe_free(llm_bpe *b)
 		free(b->sp[i].text);
 	free(b->sp);
 	llm_pretok_free(b->pt);
+	llm_hfpretok_free(b->hp);
+	llm_hfnorm_free(b->norm);
+	free(b->dec_byte);
+	free(b->dec_from);
+	free(b->dec_to);
 	free(b->name);
 	free(b);
 }
@@ -147,21 +154,19 @@ static int grow_ids(llm_bpe *b, uint64_t n, size_t ntokens)
 			cap *= 2;
 		b->off = llm_realloc(b->off, cap * sizeof *b->off);
 		b->len = llm_realloc(b->len, cap * sizeof *b->len);
-		b->is_special = llm_realloc(b->is_special, cap);
+		b->flags = llm_realloc(b->flags, cap);
 		b->idcap = cap;
 	}
 	for (uint64_t i = b->ntok; i < n; i++) {
 		b->off[i] = 0;
 		b->len[i] = NO_TOKEN;
-		b->is_special[i] = 0;
+		b->flags[i] = 0;
 	}
 	b->ntok = (uint32_t)n;
 	return LLM_OK;
 }
 
-/* Give id its bytes. An id may be given twice only with the same bytes (a tokenizer.json
- * lists its special tokens in the vocabulary and among the added tokens). */
-int bpe_set_token(llm_bpe *b, uint32_t id, const char *s, size_t n, bool spec, size_t ntokens)
+int bpe_set_token(llm_bpe *b, uint32_t id, const char *s, size_t n, unsigned flags, size_t ntokens)
 {
 	int rc = grow_ids(b, (uint64_t)id + 1, ntokens);
 	if (rc)
@@ -169,7 +174,7 @@ int bpe_set_token(llm_bpe *b, uint32_t id, const char *s, size_t n, bool spec, s
 	if (b->len[id] != NO_TOKEN) {
 		if (b->len[id] != n || memcmp(b->arena.p + b->off[id], s, n) != 0)
 			return llm_fail(LLM_EFORMAT, "%s: id %u is given to two different tokens", b->name, id);
-		b->is_special[id] |= spec;
+		b->flags[id] |= flags & TOK_SPECIAL;
 		return LLM_OK;
 	}
 	if (n == 0)
@@ -178,7 +183,7 @@ int bpe_set_token(llm_bpe *b, uint32_t id, const char *s, size_t n, bool spec, s
 		return llm_fail(LLM_EFORMAT, "%s: vocabulary too large", b->name);
 	b->off[id] = (uint32_t)b->arena.len;
 	b->len[id] = (uint32_t)n;
-	b->is_special[id] = spec;
+	b->flags[id] = (unsigned char)flags;
 	llm_buf_add(&b->arena, s, n);
 	return LLM_OK;
 }
@@ -210,7 +215,7 @@ int bpe_build_bmap(llm_bpe *b)
 	b->bmap = llm_calloc(cap, sizeof *b->bmap);
 	b->bmask = cap - 1;
 	for (uint32_t id = 0; id < b->ntok; id++) {
-		if (b->len[id] == NO_TOKEN || b->is_special[id])
+		if (b->len[id] == NO_TOKEN || (b->flags[id] & TOK_ADDED))
 			continue;
 		const char *s = b->arena.p + b->off[id];
 		uint64_t h = llm_hash64(s, b->len[id], 0);
@@ -229,9 +234,9 @@ int bpe_build_bmap(llm_bpe *b)
 	for (int c = 0; c < 256; c++) {
 		char ch = (char)c;
 		int64_t id = bpe_bytes_id(b, &ch, 1);
-		if (id < 0)
+		if (id < 0 && b->bytelevel)
 			return llm_fail(LLM_EFORMAT, "%s: byte 0x%02x has no token", b->name, c);
-		b->byte_id[c] = (uint32_t)id;
+		b->byte_id[c] = id < 0 ? NO_TOKEN : (uint32_t)id;
 	}
 	return LLM_OK;
 }
@@ -318,8 +323,9 @@ static void csr_from(llm_bpe *b, const pair4 *all, size_t n)
 	b->bb_rank = llm_malloc(65536 * sizeof *b->bb_rank);
 	b->bb_res = llm_malloc(65536 * sizeof *b->bb_res);
 	for (unsigned x = 0; x < 65536; x++) {
+		uint32_t l = b->byte_id[x >> 8], r = b->byte_id[x & 255];
 		b->bb_res[x] = 0;
-		b->bb_rank[x] = pair_lookup(b, b->byte_id[x >> 8], b->byte_id[x & 255], &b->bb_res[x]);
+		b->bb_rank[x] = l == NO_TOKEN || r == NO_TOKEN ? NO_TOKEN : pair_lookup(b, l, r, &b->bb_res[x]);
 	}
 }
 
@@ -349,10 +355,10 @@ void bpe_build_pairs_from_ranks(llm_bpe *b)
 	 * token of n bytes would hash O(n^2) bytes (a 1 MB token took 31 s to load). */
 	unsigned char *has_len = llm_calloc((size_t)b->max_len + 1, 1);
 	for (uint32_t id = 0; id < b->ntok; id++)
-		if (b->len[id] != NO_TOKEN && !b->is_special[id])
+		if (b->len[id] != NO_TOKEN && !(b->flags[id] & TOK_ADDED))
 			has_len[b->len[id]] = 1;
 	for (uint32_t id = 0; id < b->ntok; id++) {
-		if (b->len[id] == NO_TOKEN || b->is_special[id] || b->len[id] < 2)
+		if (b->len[id] == NO_TOKEN || (b->flags[id] & TOK_ADDED) || b->len[id] < 2)
 			continue;
 		const char *s = b->arena.p + b->off[id];
 		uint32_t len = b->len[id];
@@ -377,9 +383,11 @@ void bpe_build_pairs_from_ranks(llm_bpe *b)
 	free(all);
 }
 
-int bpe_add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_t ntokens)
+int bpe_add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_t ntokens,
+                    const special *tmpl)
 {
-	int rc = bpe_set_token(b, id, text, len, true, ntokens);
+	special sp = tmpl ? *tmpl : (special){ .special = true };
+	int rc = bpe_set_token(b, id, text, len, TOK_ADDED | (sp.special ? TOK_SPECIAL : 0), ntokens);
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < b->nsp; i++)
@@ -387,9 +395,13 @@ int bpe_add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_
 			return b->sp[i].id == id ? LLM_OK
 			       : llm_fail(LLM_EFORMAT, "%s: special token '%.*s' has two ids", b->name,
 			                  (int)len, text);
+	sp.text = llm_strndup(text, len);
+	sp.len = len;
+	sp.id = id;
 	b->sp = llm_realloc(b->sp, (b->nsp + 1) * sizeof *b->sp);
-	b->sp[b->nsp++] = (special){ llm_strndup(text, len), len, id };
+	b->sp[b->nsp++] = sp;
 	b->sp_first[(unsigned char)text[0]] = 1;
+	b->any_normalized |= sp.normalized;
 	return LLM_OK;
 }
 
@@ -442,9 +454,14 @@ const char *llm_bpe_token(const llm_bpe *b, uint32_t id, size_t *len)
 	return b->arena.p + b->off[id];
 }
 
+bool llm_bpe_roundtrips(const llm_bpe *b)
+{
+	return !b->lossy;
+}
+
 bool llm_bpe_is_special(const llm_bpe *b, uint32_t id)
 {
-	return id < b->ntok && b->is_special[id];
+	return id < b->ntok && (b->flags[id] & TOK_SPECIAL);
 }
 
 int64_t llm_bpe_special_id(const llm_bpe *b, const char *text)
@@ -498,6 +515,9 @@ struct llm_bpe_enc {
 	hentry *heap;
 	llm_buf seg; /* a segment with the ByteLevel prefix space */
 	pcache_slot *pcache;
+	llm_hfpretok_state *hs;
+	llm_hfnorm_state *ns;
+	llm_buf norm; /* a segment normalized */
 };
 
 static void scratch(llm_bpe_enc *e, size_t n)
@@ -525,8 +545,13 @@ llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 		e->st = llm_pretok_state_new(b->pt);
 	e->cache = llm_calloc((size_t)1 << CACHE_BITS, sizeof *e->cache);
 	e->pcache = llm_calloc((size_t)1 << PCACHE_BITS, sizeof *e->pcache);
+	if (b->hp)
+		e->hs = llm_hfpretok_state_new(b->hp);
+	if (b->norm)
+		e->ns = llm_hfnorm_state_new(b->norm);
 	scratch(e, 64);
 	llm_buf_init(&e->seg);
+	llm_buf_init(&e->norm);
 	return e;
 }
 
@@ -544,6 +569,9 @@ void llm_bpe_enc_free(llm_bpe_enc *e)
 	free(e->ver);
 	free(e->heap);
 	llm_buf_release(&e->seg);
+	llm_hfpretok_state_free(e->hs);
+	llm_hfnorm_state_free(e->ns);
+	llm_buf_release(&e->norm);
 	free(e);
 }
 
@@ -579,15 +607,11 @@ static inline uint32_t pair_rank(llm_bpe_enc *e, uint32_t l, uint32_t r, uint32_
 	return c->rank;
 }
 
-/* Merge by linear scan: O(n^2) but with tiny constants for the short pieces of real text. */
-static size_t merge_linear(llm_bpe_enc *e, const unsigned char *p, size_t n)
+/* Merge by linear scan: O(n^2) but with tiny constants for the short pieces of real text.
+ * The symbols are in e->id; the ranks and results of their pairs in e->rank and e->next. */
+static size_t merge_linear(llm_bpe_enc *e, size_t n)
 {
-	const llm_bpe *b = e->bpe;
 	uint32_t *id = e->id, *rank = e->rank, *res = e->next;
-	for (size_t i = 0; i < n; i++)
-		id[i] = b->byte_id[p[i]];
-	for (size_t i = 0; i + 1 < n; i++)
-		rank[i] = b->bb_rank[p[i] << 8 | p[i + 1]], res[i] = b->bb_res[p[i] << 8 | p[i + 1]];
 	while (n > 1) {
 		uint32_t best = NO_TOKEN;
 		size_t bi = 0;
@@ -655,26 +679,23 @@ static hentry heap_pop(hentry *h, size_t *n)
 
 /*
  * Merge with a heap of candidate pairs keyed by (rank, left position) over a linked list of
- * symbols. Entries are invalidated lazily: every merge bumps the version of both symbols, and
- * an entry is used only if the versions it recorded still hold. Same order as the linear scan
- * (lowest rank, then leftmost), in O(n log n).
+ * symbols (in e->id, their pairs' ranks in e->rank). Entries are invalidated lazily: every
+ * merge bumps the version of both symbols, and an entry is used only if the versions it
+ * recorded still hold. Same order as the linear scan (lowest rank, then leftmost), in
+ * O(n log n).
  */
-static size_t merge_heap(llm_bpe_enc *e, const unsigned char *p, size_t n)
+static size_t merge_heap(llm_bpe_enc *e, size_t n)
 {
-	const llm_bpe *b = e->bpe;
 	uint32_t *id = e->id, *next = e->next, *prev = e->prev, *ver = e->ver;
 	hentry *h = e->heap;
 	size_t hn = 0;
+	for (size_t i = 0; i + 1 < n; i++)
+		if (e->rank[i] != NO_TOKEN)
+			heap_push(h, &hn, (hentry){ (uint64_t)e->rank[i] << 32 | i, 0, 0 });
 	for (size_t i = 0; i < n; i++) {
-		id[i] = b->byte_id[p[i]];
 		next[i] = (uint32_t)(i + 1);
 		prev[i] = (uint32_t)i - 1;
 		ver[i] = 0;
-	}
-	for (size_t i = 0; i + 1 < n; i++) {
-		uint32_t r;
-		if ((r = b->bb_rank[p[i] << 8 | p[i + 1]]) != NO_TOKEN)
-			heap_push(h, &hn, (hentry){ (uint64_t)r << 32 | i, 0, 0 });
 	}
 	while (hn) {
 		hentry x = heap_pop(h, &hn);
@@ -704,6 +725,57 @@ static size_t merge_heap(llm_bpe_enc *e, const unsigned char *p, size_t n)
 	return k;
 }
 
+/* The initial symbols of a byte-level piece: its bytes, and their pairs from the table. */
+static void init_bytes(llm_bpe_enc *e, const unsigned char *p, size_t n)
+{
+	const llm_bpe *b = e->bpe;
+	for (size_t i = 0; i < n; i++)
+		e->id[i] = b->byte_id[p[i]];
+	for (size_t i = 0; i + 1 < n; i++) {
+		e->rank[i] = b->bb_rank[p[i] << 8 | p[i + 1]];
+		e->next[i] = b->bb_res[p[i] << 8 | p[i + 1]];
+	}
+}
+
+/*
+ * The initial symbols of a piece of a character-level vocabulary (SentencePiece-style BPE):
+ * one per character; a character without a token becomes its bytes' <0xXX> tokens
+ * (byte_fallback), else the unk token (consecutive ones fused with fuse_unk), else nothing,
+ * as tokenizers does. Ill-formed bytes are characters of one byte. Returns the count.
+ */
+static size_t init_chars(llm_bpe_enc *e, const unsigned char *p, size_t n)
+{
+	const llm_bpe *b = e->bpe;
+	size_t k = 0;
+	bool prev_unk = false;
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t c = llm_utf8_decode((const char *)p + i, n - i, &cp);
+		if (llm_utf8_valid_prefix((const char *)p + i, c) != c)
+			c = 1;
+		int64_t id = c <= b->max_len ? bmap_find(b, p + i, c, llm_hash64(p + i, c, 0)) : -1;
+		bool fallback = id < 0 && b->byte_fallback;
+		for (size_t j = 0; fallback && j < c; j++)
+			fallback = b->byte_tok[p[i + j]] != NO_TOKEN;
+		if (id >= 0) {
+			e->id[k++] = (uint32_t)id;
+			prev_unk = false;
+		} else if (fallback) {
+			for (size_t j = 0; j < c; j++)
+				e->id[k++] = b->byte_tok[p[i + j]];
+			prev_unk = false;
+		} else if (b->unk >= 0) {
+			if (!(prev_unk && b->fuse_unk))
+				e->id[k++] = (uint32_t)b->unk;
+			prev_unk = true;
+		}
+		i += c;
+	}
+	for (size_t i = 0; i + 1 < k; i++)
+		e->rank[i] = pair_rank(e, e->id[i], e->id[i + 1], &e->next[i]);
+	return k;
+}
+
 static inline uint64_t cache_hash(const uint64_t k[2], size_t n)
 {
 	return mix64(k[0] * 0x9e3779b97f4a7c15ULL ^ (k[1] + n) * 0xc2b2ae3d27d4eb4fULL);
@@ -712,7 +784,7 @@ static inline uint64_t cache_hash(const uint64_t k[2], size_t n)
 static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
-	if (n == 1) {
+	if (n == 1 && b->byte_id[p[0]] != NO_TOKEN) {
 		llm_ids_push(out, b->byte_id[p[0]]);
 		return;
 	}
@@ -735,7 +807,13 @@ static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_i
 		e->id[0] = (uint32_t)id;
 	} else {
 		scratch(e, n);
-		nids = n <= LINEAR_MAX ? merge_linear(e, p, n) : merge_heap(e, p, n);
+		if (b->bytelevel) {
+			init_bytes(e, p, n);
+			nids = n;
+		} else {
+			nids = init_chars(e, p, n);
+		}
+		nids = nids <= LINEAR_MAX ? merge_linear(e, nids) : merge_heap(e, nids);
 		ids_reserve(out, nids);
 		memcpy(out->v + out->n, e->id, nids * sizeof *e->id);
 		out->n += nids;
@@ -749,12 +827,23 @@ static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_i
 	}
 }
 
-/* Encode text that holds no special token. */
-static int encode_ordinary(llm_bpe_enc *e, const char *s, size_t n, llm_ids *out)
+/* Encode text that holds no added token; at_start: it begins the document. */
+static int encode_ordinary(llm_bpe_enc *e, const char *s, size_t n, bool at_start, llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
 	if (n == 0)
 		return LLM_OK;
+	if (e->hs) {
+		const char *t;
+		const size_t *bd;
+		size_t np;
+		int rc = llm_hfpretok_run(e->hs, s, n, at_start, &t, &bd, &np);
+		if (rc)
+			return rc;
+		for (size_t i = 0; i < np; i++)
+			encode_piece(e, (const unsigned char *)t + bd[i], bd[i + 1] - bd[i], out);
+		return LLM_OK;
+	}
 	if (b->prefix_space && s[0] != ' ') {
 		llm_buf_reset(&e->seg);
 		llm_buf_addc(&e->seg, ' ');
@@ -774,44 +863,129 @@ static int encode_ordinary(llm_bpe_enc *e, const char *s, size_t n, llm_ids *out
 	return rc == LLM_EOF ? LLM_OK : rc;
 }
 
-/* The leftmost-longest special token at or after from: its index, and *at its position. */
-static long find_special(const llm_bpe *b, const char *s, size_t n, size_t from, size_t *at)
+/* Unicode White_Space (Rust's char::is_whitespace, what lstrip and rstrip take). */
+static bool is_white(uint32_t c)
+{
+	return (c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
+	       (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
+	       c == 0x205f || c == 0x3000;
+}
+
+/* The code point that ends s[0..n) (n > 0), and where it starts. */
+static uint32_t last_cp(const char *s, size_t n, size_t *start)
+{
+	size_t b = n - 1;
+	while (b > 0 && n - b < 4 && ((unsigned char)s[b] & 0xc0) == 0x80)
+		b--;
+	uint32_t cp;
+	if (llm_utf8_decode(s + b, n - b, &cp) != n - b)
+		b = n - 1, cp = 0xfffd;
+	*start = b;
+	return cp;
+}
+
+/* A word character for single_word: alphanumeric (letters and numbers) or '_'. */
+static bool is_word(uint32_t c)
+{
+	if (c < 128)
+		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+	utf8proc_category_t cat = utf8proc_category((utf8proc_int32_t)c);
+	return (cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO) ||
+	       (cat >= UTF8PROC_CATEGORY_ND && cat <= UTF8PROC_CATEGORY_NO);
+}
+
+typedef struct {
+	size_t start, end; /* what the match removes from the text, white space included */
+	long k;            /* the token */
+} added_match;
+
+/*
+ * The next added token of this pass (normalized or not) in s[from..n): leftmost, longest at
+ * that position, as tokenizers' Aho-Corasick search; a single_word token next to a word
+ * character is passed over with the text it covers. Special tokens count only under
+ * LLM_BPE_SPECIAL_ALLOW (under _ERROR one is an error: *err). Returns false when none.
+ */
+static bool find_added(const llm_bpe *b, const char *s, size_t n, size_t from, bool normalized,
+                       llm_bpe_special mode, added_match *m, int *err)
 {
 	for (size_t i = from; i < n; i++) {
 		if (!b->sp_first[(unsigned char)s[i]])
 			continue;
-		for (size_t k = 0; k < b->nsp; k++)
-			if (b->sp[k].len <= n - i && memcmp(s + i, b->sp[k].text, b->sp[k].len) == 0) {
-				*at = i;
-				return (long)k;
+		for (size_t k = 0; k < b->nsp; k++) {
+			const special *sp = &b->sp[k];
+			if (sp->normalized != normalized || sp->len > n - i || memcmp(s + i, sp->text, sp->len))
+				continue;
+			if (sp->special && mode == LLM_BPE_SPECIAL_IGNORE)
+				continue;
+			if (sp->special && mode == LLM_BPE_SPECIAL_ERROR) {
+				*err = llm_fail(LLM_EFORMAT, "special token '%s' in text at byte %zu", sp->text, i);
+				return false;
 			}
+			size_t end = i + sp->len, start = i, ps;
+			if (sp->single_word) {
+				uint32_t next;
+				if ((i > 0 && is_word(last_cp(s, i, &ps))) ||
+				    (end < n && (llm_utf8_decode(s + end, n - end, &next), is_word(next)))) {
+					i = end - 1; /* the search goes on after this match */
+					break;
+				}
+			}
+			while (sp->lstrip && start > from && is_white(last_cp(s, start, &ps)))
+				start = ps;
+			while (sp->rstrip && end < n) {
+				uint32_t c;
+				size_t len = llm_utf8_decode(s + end, n - end, &c);
+				if (!is_white(c))
+					break;
+				end += len;
+			}
+			*m = (added_match){ start, end, (long)k };
+			return true;
+		}
 	}
-	return -1;
+	return false;
+}
+
+/* Encode text in which the added tokens matched after normalization are still to be found. */
+static int encode_normalized(llm_bpe_enc *e, const char *s, size_t n, bool at_start,
+                             llm_bpe_special mode, llm_ids *out)
+{
+	const llm_bpe *b = e->bpe;
+	if (e->ns) {
+		llm_hfnorm_apply(e->ns, s, n, &e->norm);
+		s = e->norm.p;
+		n = e->norm.len;
+	}
+	if (!b->any_normalized)
+		return encode_ordinary(e, s, n, at_start, out);
+	size_t pos = 0;
+	added_match m;
+	int rc = LLM_OK;
+	while (find_added(b, s, n, pos, true, mode, &m, &rc)) {
+		if ((rc = encode_ordinary(e, s + pos, m.start - pos, at_start && pos == 0, out)))
+			return rc;
+		llm_ids_push(out, b->sp[m.k].id);
+		pos = m.end;
+	}
+	return rc ? rc : encode_ordinary(e, s + pos, n - pos, at_start && pos == 0, out);
 }
 
 int llm_bpe_encode(llm_bpe_enc *e, const char *s, size_t n, llm_bpe_special mode, llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
-	if (mode == LLM_BPE_SPECIAL_IGNORE || b->nsp == 0)
-		return encode_ordinary(e, s, n, out);
-	size_t at, pos = 0;
-	long k;
-	if (mode == LLM_BPE_SPECIAL_ERROR) {
-		if ((k = find_special(b, s, n, 0, &at)) >= 0)
-			return llm_fail(LLM_EFORMAT, "special token '%s' in text at byte %zu", b->sp[k].text, at);
-		return encode_ordinary(e, s, n, out);
+	size_t start = out->n, pos = 0;
+	added_match m;
+	int rc = LLM_OK;
+	/* The text between added tokens that are matched as given is normalized (a segment of
+	 * its own each, as tokenizers normalizes them), then searched for the others. */
+	while (b->nsp && find_added(b, s, n, pos, false, mode, &m, &rc)) {
+		if ((rc = encode_normalized(e, s + pos, m.start - pos, pos == 0, mode, out)))
+			break;
+		llm_ids_push(out, b->sp[m.k].id);
+		pos = m.end;
 	}
-	size_t start = out->n;
-	while ((k = find_special(b, s, n, pos, &at)) >= 0) {
-		int rc = encode_ordinary(e, s + pos, at - pos, out);
-		if (rc) {
-			out->n = start;
-			return rc;
-		}
-		llm_ids_push(out, b->sp[k].id);
-		pos = at + b->sp[k].len;
-	}
-	int rc = encode_ordinary(e, s + pos, n - pos, out);
+	if (!rc)
+		rc = encode_normalized(e, s + pos, n - pos, pos == 0, mode, out);
 	if (rc)
 		out->n = start;
 	return rc;
@@ -819,10 +993,34 @@ int llm_bpe_encode(llm_bpe_enc *e, const char *s, size_t n, llm_bpe_special mode
 
 int llm_bpe_decode(const llm_bpe *b, const uint32_t *ids, size_t n, llm_buf *out)
 {
+	size_t start = out->len;
 	for (size_t i = 0; i < n; i++) {
-		if (ids[i] >= b->ntok || b->len[ids[i]] == NO_TOKEN)
-			return llm_fail(LLM_EINVAL, "token %u is not in the vocabulary", ids[i]);
-		llm_buf_add(out, b->arena.p + b->off[ids[i]], b->len[ids[i]]);
+		uint32_t id = ids[i];
+		if (id >= b->ntok || b->len[id] == NO_TOKEN)
+			return llm_fail(LLM_EINVAL, "token %u is not in the vocabulary", id);
+		const char *t = b->arena.p + b->off[id];
+		size_t len = b->len[id];
+		if (b->dec_byte && b->dec_byte[id] >= 0) {
+			llm_buf_addc(out, (char)b->dec_byte[id]);
+		} else if (b->dec_from) {
+			for (size_t j = 0; j < len;) {
+				if (len - j >= b->dec_from_len && memcmp(t + j, b->dec_from, b->dec_from_len) == 0) {
+					llm_buf_add(out, b->dec_to, b->dec_to_len);
+					j += b->dec_from_len;
+				} else {
+					llm_buf_addc(out, t[j++]);
+				}
+			}
+		} else {
+			llm_buf_add(out, t, len);
+		}
+	}
+	size_t k = 0;
+	while (k < b->dec_strip && start + k < out->len && out->p[start + k] == ' ')
+		k++;
+	if (k) {
+		memmove(out->p + start, out->p + start + k, out->len - start - k);
+		out->len -= k;
 	}
 	return LLM_OK;
 }

@@ -1,25 +1,34 @@
 /*
- * bpe.h — byte-level BPE tokenizers, token for token identical to tiktoken and Hugging Face
- * tokenizers.
+ * bpe.h — BPE tokenizers, token for token identical to tiktoken and Hugging Face tokenizers.
  *
  * Loaders (bpe_load.c):
  *   - tiktoken rank files ("base64 rank" per line, CRLF accepted) with a named encoding
- *     (gpt2/r50k, p50k, cl100k, o200k, llama3, qwen: pattern and special tokens) or a regex;
- *   - Hugging Face tokenizer.json with a byte-level BPE model: vocab, merges as "a b" or
- *     ["a", "b"], ignore_merges, ByteLevel and Split(Isolated) pre-tokenizers, added tokens.
- *     Saved truncation/padding and the post-processor are ignored (--bos/--eos decide);
- *     normalizers and other models are refused (LLM_EUNSUPPORTED) rather than approximated;
- *   - GPT-2 vocab.json + merges.txt.
+ *     (gpt2/r50k, p50k, cl100k, o200k, llama3, qwen, qwen3.5: pattern and special tokens), or
+ *     with special tokens and a pattern given;
+ *   - Hugging Face tokenizer.json with a BPE model, byte-level (a ByteLevel pre-tokenizer or
+ *     decoder: the vocabulary is written in GPT-2's byte map) or over characters
+ *     (SentencePiece-style, with byte_fallback, unk_token, fuse_unk): vocab, merges as "a b"
+ *     or ["a", "b"], ignore_merges; its normalizer (hfnorm.h), pre-tokenizer (hfpretok.h),
+ *     added tokens with their flags, and decoder (ByteLevel, Metaspace, Replace,
+ *     ByteFallback, Fuse, Strip). Saved truncation/padding and the post-processor are
+ *     ignored (--bos/--eos decide); what is not implemented is refused by name
+ *     (LLM_EUNSUPPORTED) rather than approximated;
+ *   - GPT-2 vocab.json + merges.txt (the pattern of a tokenizer.json beside them, else GPT-2's
+ *     with a warning).
  * Every loader checks what it reads: bad base64, duplicate ranks or tokens, a merge whose
  * parts or result are not in the vocabulary, ids out of range all give LLM_EFORMAT with a
  * detail naming the file and line or entry.
  *
- * Encoding: special tokens are split off first (leftmost, longest), the rest is pre-tokenized
- * (pretok.h), and each piece is looked up whole (tiktoken, and HF with ignore_merges), else
- * merged: the adjacent pair of lowest merge rank first, leftmost on ties, which is the order
- * of both references. Short pieces use a linear scan, long ones a heap over a linked list, so
- * a piece of n bytes costs O(n log n). Pairs are found in per-left-token sorted lists behind
- * a small per-encoder pair cache; frequent pieces are cached per encoder.
+ * Encoding, as tokenizers orders it: added tokens matched in the text as given are split off
+ * (leftmost, longest; lstrip/rstrip take the white space beside them, single_word ones match
+ * only between non-word characters); each text between them is normalized and searched for
+ * the added tokens matched after normalization; the rest is pre-tokenized and each piece is
+ * looked up whole (tiktoken, and HF with ignore_merges), else merged: the adjacent pair of
+ * lowest merge rank first, leftmost on ties, which is the order of both references. Short
+ * pieces use a linear scan, long ones a heap over a linked list, so a piece of n symbols
+ * costs O(n log n). Pairs are found in per-left-token sorted lists behind a small per-encoder
+ * pair cache; frequent pieces are cached per encoder. Special tokens (tiktoken's, and added
+ * tokens marked special) follow the llm_bpe_special mode; other added tokens always split.
  *
  * Ids: tiktoken ranks are ids; special tokens take the ids of their encoding. The vocabulary
  * size (llm_bpe_vocab_size) is the largest id plus one; ids without a token ("holes") decode
@@ -62,11 +71,23 @@ void llm_ids_push(llm_ids *ids, uint32_t id);
 int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char *encoding,
                  const char *pattern);
 
+/* llm_bpe_load with every option. */
+typedef struct {
+	const char *merges;   /* merges.txt of a GPT-2 vocab.json */
+	const char *encoding; /* rank file: the named encoding (NULL: from the file name) */
+	const char *pattern;  /* a pre-tokenizer regex replacing the file's, or NULL */
+	const char *specials; /* rank file: a JSON object {"text": id, ...} of the special tokens,
+	                       * replacing the encoding's (then the encoding names only the pattern) */
+} llm_bpe_load_opts;
+
+int llm_bpe_load_with(llm_bpe **out, const char *path, const llm_bpe_load_opts *o);
+
 /* The loaders over bytes in memory (the fuzz targets' entry points), in bpe_load.c. name is
  * used in messages and as the default encoding name of a rank file; merges_name names
  * merges.txt in messages about its lines. */
 int llm_bpe_load_tiktoken(llm_bpe **out, const char *data, size_t len, const char *name,
-                          const char *encoding, const char *pattern);
+                          const char *encoding, const char *pattern, const char *specials,
+                          size_t specials_len, const char *specials_name);
 int llm_bpe_load_hf(llm_bpe **out, const char *data, size_t len, const char *name,
                          const char *pattern);
 int llm_bpe_load_gpt2(llm_bpe **out, const char *vocab, size_t vocab_len, const char *merges,
@@ -81,6 +102,10 @@ uint64_t llm_bpe_file_id(const llm_bpe *bpe);
 /* The bytes of a token (special tokens: their text), or NULL for an id without a token. */
 const char *llm_bpe_token(const llm_bpe *bpe, uint32_t id, size_t *len);
 bool llm_bpe_is_special(const llm_bpe *bpe, uint32_t id);
+/* Whether decoding gives back any text encoded, byte for byte: false when a normalizer,
+ * a pre-tokenizer that drops or rewrites text (Removed, Metaspace, a prefix space) or a
+ * character-level model (unknown characters, the Metaspace replacement) may change it. */
+bool llm_bpe_roundtrips(const llm_bpe *bpe);
 /* The id of a special token by its text, or -1. */
 int64_t llm_bpe_special_id(const llm_bpe *bpe, const char *text);
 /* End-of-text and beginning-of-text ids: the encoding's (<|endoftext|>, <|end_of_text|>,

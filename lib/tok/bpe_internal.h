@@ -11,6 +11,8 @@
 
 #include "bpe.h"
 #include "core/buf.h"
+#include "hfnorm.h"
+#include "hfpretok.h"
 #include "pretok.h"
 
 #define NO_TOKEN UINT32_MAX
@@ -28,18 +30,25 @@ typedef struct {
 	uint32_t rank, id;
 } pslot;
 
+/* An added token: split off before pre-tokenization. tiktoken's specials and tokenizer.json
+ * tokens marked special follow the caller's llm_bpe_special mode; other added tokens are
+ * always split off, as tokenizers does. */
 typedef struct {
 	char *text;
 	size_t len;
 	uint32_t id;
+	bool special;      /* follows the llm_bpe_special mode */
+	bool normalized;   /* matched in the normalized text, else in the text as given */
+	bool lstrip, rstrip; /* the match takes the white space before / after it */
+	bool single_word;  /* matches only between non-word characters */
 } special;
 
 struct llm_bpe {
 	uint32_t ntok;          /* largest id + 1 */
-	size_t idcap;           /* allocated length of off, len, is_special */
+	size_t idcap;           /* allocated length of off, len, flags */
 	uint32_t max_len;       /* longest ordinary token: longer pieces skip the whole lookup */
 	uint32_t *off, *len;    /* bytes of id i: arena[off[i] .. + len[i]]; len NO_TOKEN = hole */
-	unsigned char *is_special;
+	unsigned char *flags;   /* TOK_* of id i */
 	llm_buf arena;
 	bslot *bmap;            /* bytes -> id, ordinary tokens only */
 	size_t bmask;
@@ -55,7 +64,22 @@ struct llm_bpe {
 	special *sp;            /* sorted longest first, so the first match is the longest */
 	size_t nsp;
 	unsigned char sp_first[256];
-	llm_pretok *pt;         /* NULL: a segment is one piece */
+	llm_pretok *pt;         /* NULL: a segment is one piece (unless hp) */
+	llm_hfpretok *hp;       /* tokenizer.json pre-tokenizers that are not one regex */
+	llm_hfnorm *norm;       /* tokenizer.json normalizer, NULL: none */
+	bool any_normalized;    /* an added token is matched after normalization */
+	bool bytelevel;         /* the initial symbols are bytes (else characters) */
+	bool byte_fallback;     /* a character without a token becomes <0xXX> tokens */
+	bool fuse_unk;          /* consecutive unknown characters make one unk */
+	int64_t unk;            /* the unk token or -1 (unknown characters are dropped) */
+	uint32_t byte_tok[256]; /* the <0xXX> tokens (byte_fallback) */
+	/* Decoding of tokenizer.json decoders: <0xXX> tokens to bytes, one Replace, and the
+	 * leading spaces a Strip or Metaspace decoder removes from the text. */
+	int16_t *dec_byte;      /* the byte of a <0xXX> token, else -1; NULL: none */
+	char *dec_from, *dec_to;
+	size_t dec_from_len, dec_to_len;
+	unsigned dec_strip;
+	bool lossy;             /* encoding drops or rewrites text (llm_bpe_roundtrips) */
 	bool whole_first;       /* look the whole piece up before merging */
 	bool prefix_space;      /* HF ByteLevel add_prefix_space */
 	uint64_t file_id;
@@ -63,13 +87,23 @@ struct llm_bpe {
 	char *name;
 };
 
+/* Token flags. An added token that is not a model token is left out of the byte index, so
+ * that no merge or whole-piece lookup can produce it. */
+#define TOK_ADDED 1   /* not a model token */
+#define TOK_SPECIAL 2 /* a special token (llm_bpe_is_special) */
+
 /* A new empty tokenizer named name (used in messages). */
 llm_bpe *bpe_new(const char *name);
-/* Give id its bytes (spec: a special token). An id may be given twice only with the same
- * bytes. ntokens bounds the ids (MAX_HOLES beyond it). LLM_EFORMAT on a conflict. */
-int bpe_set_token(llm_bpe *b, uint32_t id, const char *s, size_t n, bool spec, size_t ntokens);
-/* A special token (also given its id with bpe_set_token). */
-int bpe_add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_t ntokens);
+/* Give id its bytes and TOK_* flags. An id may be given twice only with the same bytes (a
+ * tokenizer.json lists special tokens in the vocabulary and among the added tokens); then it
+ * stays a model token and only gains TOK_SPECIAL. ntokens bounds the ids (MAX_HOLES beyond
+ * it). LLM_EFORMAT on a conflict. */
+int bpe_set_token(llm_bpe *b, uint32_t id, const char *s, size_t n, unsigned flags, size_t ntokens);
+/* An added token (given its id with bpe_set_token: an id that already has these bytes stays
+ * an ordinary token too, so that merges may still make it). tmpl gives the flags (NULL:
+ * special, matched in the text as given). */
+int bpe_add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_t ntokens,
+                    const special *tmpl);
 /* Index ordinary tokens by bytes (then bpe_bytes_id works). LLM_EFORMAT on duplicates. */
 int bpe_build_bmap(llm_bpe *b);
 int64_t bpe_bytes_id(const llm_bpe *b, const void *s, size_t n);

