@@ -9,6 +9,10 @@ CAT_OPTS       :=
 CLEAN_OPTS     := --freshness --ref-year 2026
 DEDUP_OPTS     := --minhash --threshold 0.8
 DEDUP_INDEX    :=
+# Documents that quote the evaluation task leave before training (llm-dedup
+# --decontaminate: 13-word n-grams); the task was made from this corpus, so this matters.
+DECON_SETS     := samples/eval/next-sentence.jsonl
+DECON_OPTS     :=
 TOX_OPTS       := --threshold 0.85
 # A domain tokenizer trained on the cleaned samples (TOKENIZER := file to use a given one).
 TOKENIZER      :=

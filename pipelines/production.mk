@@ -17,6 +17,9 @@ CLEAN_OPTS     := --html --mask-pii --freshness --lang en,zh --lang-model /data/
 # --tmpdir (about 336 bytes per document of disk with 14 bands), same result.
 DEDUP_OPTS     := --minhash --preset datatrove --memory 64G --tmpdir /data/tmp
 DEDUP_INDEX    := /data/runs/dedup-web.idx
+# Benchmarks the model will be evaluated on: documents quoting them leave (13-word n-grams).
+DECON_SETS     := /data/eval
+DECON_OPTS     := --memory 8G --tmpdir /data/tmp
 TOX_OPTS       := --threshold 0.85
 # Keep one tokenizer for every run of a model family (training a new one each month would
 # change the ids); set TOKENIZER and leave TOKENIZER_OPTS for the first run only.

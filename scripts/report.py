@@ -13,7 +13,7 @@ import html
 import json
 import os
 
-STAGES = ["cat", "clean", "dedup", "tox", "tokens", "noise", "shards"]
+STAGES = ["cat", "clean", "dedup", "decon", "tox", "tokens", "noise", "shards"]
 
 
 def load_json(path):
@@ -182,7 +182,7 @@ def main():
                 times[stage] = times.get(stage, 0.0) + float(f.read().strip())
             except ValueError:
                 pass
-    order = ["cat", "clean", "dedup", "tox", "tokenizer", "tokens", "noise", "shards", "train", "eval"]
+    order = ["cat", "clean", "dedup", "decon", "tox", "tokenizer", "tokens", "noise", "shards", "train", "eval"]
     trows = [[st, "%.1f" % times[st]] for st in order if st in times]
     if trows:
         sections.append("<h2>Time per stage (s)</h2>" + table(trows, ["stage", "seconds"]))

@@ -11,16 +11,20 @@
  * 8 bytes per document and one record; stated in llm-dedup(1).
  */
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/io.h"
+#include "dedup/decon.h"
 #include "dedup/dedup.h"
 #include "dedup/dedupdoc.h"
 #include "dedup/rmlist.h"
 #include "dedup/sigfile.h"
+#include "dedup/substr.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -38,6 +42,8 @@ static const char usage[] =
 	"      --exact           identical text after normalisation (XXH3-128)\n"
 	"      --simhash         SimHash near duplicates\n"
 	"      --lines           drop lines seen more than --line-max times in the corpus\n"
+	"      --substring       remove every span of --min-length bytes seen before in the\n"
+	"                        corpus (suffix arrays; Lee et al. 2022)\n"
 	"      --normalize L     none, space or full (default; lower-case, no punctuation,\n"
 	"                        digit runs as 0, white space collapsed)\n"
 	"      --units U         auto (default: words, Han/Kana characters alone), word, char\n"
@@ -51,6 +57,12 @@ static const char usage[] =
 	"      --hamming K       SimHash: largest Hamming distance (default 3)\n"
 	"      --blocks N        SimHash: blocks of the permuted tables (default 6)\n"
 	"      --line-max N      --lines: largest allowed count of a line (default 1)\n"
+	"      --min-length N    --substring: shortest repeated span removed, in bytes\n"
+	"                        (default 100)\n"
+	"      --decontaminate F drop documents that share an n-gram with an item of the\n"
+	"                        benchmark file F (JSONL; a directory: its *.jsonl);\n"
+	"                        repeat for more files; --ngram defaults to 13 here\n"
+	"      --decon-report F  write the benchmark items found, with their counts, to F\n"
 	"      --seed N          hash seed (default 1)\n"
 	"Run:\n"
 	"      --annotate        keep every document; add dup_cluster and dup_of\n"
@@ -81,7 +93,7 @@ enum {
 	OPT_UNITS, OPT_NGRAM, OPT_NUM_PERM, OPT_BANDS, OPT_ROWS, OPT_THRESHOLD, OPT_HASH_BITS,
 	OPT_PRESET, OPT_VERIFY, OPT_HAMMING, OPT_BLOCKS, OPT_LINE_MAX, OPT_SEED, OPT_ANNOTATE,
 	OPT_INDEX, OPT_OUTDIR, OPT_REMOVALS, OPT_MEMORY, OPT_TMPDIR, OPT_DUP_COUNT, OPT_INFO,
-	OPT_CLUSTERS
+	OPT_CLUSTERS, OPT_SUBSTRING, OPT_MIN_LENGTH, OPT_DECON, OPT_DECON_REPORT
 };
 
 static const struct option longopts[] = {
@@ -113,6 +125,10 @@ static const struct option longopts[] = {
 	{ "dup-count", no_argument, NULL, OPT_DUP_COUNT },
 	{ "info", no_argument, NULL, OPT_INFO },
 	{ "clusters", no_argument, NULL, OPT_CLUSTERS },
+	{ "substring", no_argument, NULL, OPT_SUBSTRING },
+	{ "min-length", required_argument, NULL, OPT_MIN_LENGTH },
+	{ "decontaminate", required_argument, NULL, OPT_DECON },
+	{ "decon-report", required_argument, NULL, OPT_DECON_REPORT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -120,10 +136,13 @@ enum { MODE_RUN, MODE_SIGN, MODE_CLUSTER, MODE_APPLY, MODE_INFO };
 
 struct cfg {
 	struct tool_common co;
-	int mode, lines, annotate, dup_count, clusters;
+	int mode, lines, substring, annotate, dup_count, clusters;
 	unsigned line_max;
+	size_t min_len;
 	llm_dedup_params p;
-	const char *index, *outdir, *removals, *tmpdir;
+	const char *index, *outdir, *removals, *tmpdir, *decon_report;
+	const char **decon;
+	int ndecon;
 	size_t memory;
 	char **files;
 	int nfiles;
@@ -251,14 +270,16 @@ typedef struct {
 	uint64_t dups;
 } emitter;
 
-/* --lines: a document whose every line was dropped */
+/* --lines: a document whose every line was dropped; --substring: one that was all repeats */
 #define KIND_ALL_LINES 3
+#define KIND_SUBSTRING 4
 
 /* Write or reject one record. kind: 0 no duplicates, LLM_RMLIST_SURVIVOR, LLM_RMLIST_DUPLICATE or
  * KIND_ALL_LINES; cid: the survivor's id; count: its cluster's size; text: a replacement text
  * or NULL. */
-static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno, int kind,
-                 const char *cid, size_t cidlen, uint64_t count, const llm_buf *text)
+static void emit_with(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno,
+                      int kind, const char *cid, size_t cidlen, uint64_t count,
+                      const llm_buf *text)
 {
 	const struct cfg *c = e->c;
 	int dom = r->rec_ok ? llm_run_in_rec(e->run, r->len + 1, &r->rec)
@@ -272,11 +293,10 @@ static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno
 			die("%s", llm_last_error());
 		return;
 	}
-	llm_json_edit_reset(&e->ed);
-	if (kind == KIND_ALL_LINES) {
+	if (kind == KIND_ALL_LINES || kind == KIND_SUBSTRING) {
 		e->dups++;
-		if (llm_run_reject(e->run, dom, "duplicate", r->line, r->len, &r->rec, NULL, file,
-		                   lineno) != LLM_OK)
+		if (llm_run_reject(e->run, dom, kind == KIND_SUBSTRING ? "substring_dup" : "duplicate",
+		                   r->line, r->len, &r->rec, NULL, file, lineno) != LLM_OK)
 			die("%s", llm_last_error());
 		return;
 	}
@@ -312,6 +332,19 @@ static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno
 	if (llm_writer_write(e->out, out, outlen) != LLM_OK || llm_writer_write(e->out, "\n", 1))
 		die("%s", llm_last_error());
 	llm_run_out(e->run, dom, outlen + 1);
+}
+
+static void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno, int kind,
+                 const char *cid, size_t cidlen, uint64_t count, const llm_buf *text)
+{
+	llm_json_edit_reset(&e->ed);
+	emit_with(e, r, file, lineno, kind, cid, cidlen, count, text);
+}
+
+/* A document kept with the edits already in e->ed. */
+static void emit_edited(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno)
+{
+	emit_with(e, r, file, lineno, 0, NULL, 0, 0, NULL);
 }
 
 /* ---- single run, document methods ---- */
@@ -453,12 +486,69 @@ static int run_docs(const struct cfg *c)
 	return tool_run_finish(em.run, failed);
 }
 
-/* ---- single run, --lines ---- */
+/* ---- single run, the filters that edit texts: --lines, --substring ---- */
+
+/*
+ * Pass 1 sees every record (standard input is spooled for pass 2), between() runs after it,
+ * pass 2 writes through the emitter, finish() adds the filter's counts to the run summary.
+ * The contexts start with the emitter, which the driver sets up.
+ */
+typedef struct {
+	record_fn pass1, pass2;
+	int (*between)(void *ctx);
+	void (*finish)(void *ctx, llm_run *run);
+} filter;
+
+static int run_filter(const struct cfg *c, const filter *f, void *ctx)
+{
+	emitter *em = ctx;
+	*em = (emitter){ .c = c };
+	llm_json_edit_init(&em->ed);
+	if (llm_writer_open(&em->out, c->co.output))
+		die("%s", llm_last_error());
+	em->run = tool_run_new(&c->co);
+	llm_dedup_doc r;
+	llm_dedup_doc_init(&r);
+	FILE *spool = NULL;
+	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
+	for (int i = 0; i < nin; i++) {
+		const char *name = c->nfiles ? c->files[i] : "-";
+		if (!strcmp(name, "-")) {
+			if (spool)
+				die("standard input given twice");
+			spool = temp_file(c);
+		}
+		failed |= each_record(c, name, -1, &r, f->pass1, ctx, strcmp(name, "-") ? NULL : spool,
+		                      NULL, NULL);
+	}
+	if (failed || f->between(ctx))
+		die("no output written");
+	failed |= second_pass(c, nin, spool, &r, f->pass2, ctx, em->run);
+	if (spool)
+		fclose(spool);
+	if (llm_writer_close(em->out)) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	f->finish(ctx, em->run);
+	llm_json_edit_release(&em->ed);
+	llm_buf_release(&em->line);
+	llm_dedup_doc_release(&r);
+	return tool_run_finish(em->run, failed);
+}
+
+/* Whether nothing but white space is left. */
+static int blank(const llm_buf *t)
+{
+	for (size_t k = 0; k < t->len; k++)
+		if (!strchr(" \t\r\n", t->p[k]))
+			return 0;
+	return 1;
+}
 
 typedef struct {
-	const struct cfg *c;
+	emitter em;
 	llm_linededup *ld;
-	emitter *em;
 	llm_buf text;
 	uint64_t dropped;
 } linectx;
@@ -480,71 +570,365 @@ static int lines_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 		dropped = llm_linededup_filter(x->ld, r->text.p ? r->text.p : "", r->text.len, &x->text);
 		x->dropped += dropped;
 	}
-	if (!dropped) {
-		emit(x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
-		return 0;
-	}
-	size_t k = 0;
-	while (k < x->text.len && strchr(" \t\r\n", x->text.p[k]))
-		k++;
-	if (k == x->text.len)
-		emit(x->em, r, file, lineno, KIND_ALL_LINES, NULL, 0, 0, NULL);
+	if (!dropped)
+		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
+	else if (blank(&x->text))
+		emit(&x->em, r, file, lineno, KIND_ALL_LINES, NULL, 0, 0, NULL);
 	else
-		emit(x->em, r, file, lineno, 0, NULL, 0, 0, &x->text);
+		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, &x->text);
 	return 0;
 }
 
-static int run_lines(const struct cfg *c)
+static int lines_between(void *ctx) { (void)ctx; return 0; }
+
+static void lines_finish(void *ctx, llm_run *run)
 {
-	linectx x = { .c = c, .ld = llm_linededup_new(c->p.sh.norm, c->line_max, c->memory) };
-	emitter em = { .c = c };
-	llm_json_edit_init(&em.ed);
-	if (llm_writer_open(&em.out, c->co.output))
-		die("%s", llm_last_error());
-	em.run = tool_run_new(&c->co);
-	llm_dedup_doc r;
-	llm_dedup_doc_init(&r);
-	FILE *spool = NULL;
-	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
-	for (int i = 0; i < nin; i++) {
-		const char *f = c->nfiles ? c->files[i] : "-";
-		if (!strcmp(f, "-")) {
-			if (spool)
-				die("standard input given twice");
-			spool = temp_file(c);
-		}
-		failed |= each_record(c, f, -1, &r, lines_count, &x, strcmp(f, "-") ? NULL : spool, NULL,
-		                      NULL);
-	}
-	if (failed)
-		die("no output written");
-	x.em = &em;
-	failed |= second_pass(c, nin, spool, &r, lines_filter, &x, em.run);
-	if (spool)
-		fclose(spool);
-	if (llm_writer_close(em.out)) {
-		llm_error("%s", llm_last_error());
-		failed = 1;
-	}
-	llm_run_count(em.run, "lines_dropped", x.dropped);
-	double fp = llm_linededup_fp_rate(x.ld);
+	linectx *x = ctx;
+	llm_run_count(run, "lines_dropped", x->dropped);
+	double fp = llm_linededup_fp_rate(x->ld);
 	if (fp > 0)
 		llm_info("line counts in a Bloom filter of %zu bytes: %llu distinct lines, false-positive "
-		         "rate at most %.2g%%", llm_linededup_memory(x.ld),
-		         (unsigned long long)llm_linededup_distinct(x.ld), 100 * fp);
+		         "rate at most %.2g%%", llm_linededup_memory(x->ld),
+		         (unsigned long long)llm_linededup_distinct(x->ld), 100 * fp);
 	if (fp > 0.01)
 		llm_warn("more than 1%% of the rare lines may be dropped as frequent; raise --memory");
 	char mem[200];
 	snprintf(mem, sizeof mem, "\"dedup\": {\"method\": \"lines\", \"distinct_lines\": %llu, "
 	         "\"memory_bytes\": %zu, \"bloom_false_positive_rate\": %.3g}",
-	         (unsigned long long)llm_linededup_distinct(x.ld), llm_linededup_memory(x.ld), fp);
-	llm_run_stats_extra(em.run, mem);
+	         (unsigned long long)llm_linededup_distinct(x->ld), llm_linededup_memory(x->ld), fp);
+	llm_run_stats_extra(run, mem);
+}
+
+static int run_lines(const struct cfg *c)
+{
+	static const filter f = { lines_count, lines_filter, lines_between, lines_finish };
+	linectx x = { .ld = llm_linededup_new(c->p.sh.norm, c->line_max, c->memory) };
+	int rc = run_filter(c, &f, &x);
 	llm_linededup_free(x.ld);
 	llm_buf_release(&x.text);
-	llm_json_edit_release(&em.ed);
-	llm_buf_release(&em.line);
+	return rc;
+}
+
+/* --substring */
+
+typedef struct {
+	emitter em;
+	llm_substr *ss;
+	llm_buf text, spans;
+	uint64_t docs_cut;
+} substrctx;
+
+static int substr_add(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
+{
+	substrctx *x = ctx;
+	if (!r->reason && llm_substr_add(x->ss, r->text.p, r->text.len))
+		die("%s", llm_last_error());
+	return 0;
+}
+
+static int substr_between(void *ctx)
+{
+	substrctx *x = ctx;
+	if (llm_substr_finish(x->ss)) {
+		llm_error("%s", llm_last_error());
+		return 1;
+	}
+	return 0;
+}
+
+/* Without --annotate the spans leave the text; with it they are listed as "dup_spans"
+ * (byte offsets into the text). A text left blank is rejected as substring_dup. */
+static int substr_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
+{
+	substrctx *x = ctx;
+	const uint64_t *sp = NULL;
+	size_t n = 0;
+	if (!r->reason && llm_substr_next(x->ss, r->text.p, r->text.len, &sp, &n))
+		die("%s:%llu: %s", file, (unsigned long long)lineno, llm_last_error());
+	if (!n) {
+		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
+		return 0;
+	}
+	x->docs_cut++;
+	if (x->em.c->annotate) {
+		llm_buf_reset(&x->spans);
+		for (size_t i = 0; i < n; i++)
+			llm_buf_addf(&x->spans, "%s[%llu, %llu]", i ? ", " : "[",
+			             (unsigned long long)sp[2 * i], (unsigned long long)sp[2 * i + 1]);
+		llm_buf_adds(&x->spans, "]");
+		llm_json_edit_reset(&x->em.ed);
+		llm_json_edit_raw(&x->em.ed, "dup_spans", x->spans.p, x->spans.len);
+		emit_edited(&x->em, r, file, lineno);
+		return 0;
+	}
+	llm_buf_reset(&x->text);
+	uint64_t at = 0;
+	for (size_t i = 0; i < n; i++) {
+		llm_buf_add(&x->text, r->text.p + at, (size_t)(sp[2 * i] - at));
+		at = sp[2 * i + 1];
+	}
+	llm_buf_add(&x->text, r->text.p + at, r->text.len - (size_t)at);
+	if (blank(&x->text))
+		emit(&x->em, r, file, lineno, KIND_SUBSTRING, NULL, 0, 0, NULL);
+	else
+		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, &x->text);
+	return 0;
+}
+
+static void substr_finish(void *ctx, llm_run *run)
+{
+	substrctx *x = ctx;
+	llm_substr_stats st;
+	llm_substr_get_stats(x->ss, &st);
+	llm_run_count(run, "documents_cut", x->docs_cut);
+	llm_info("substrings of %zu bytes or more seen before: %llu of %llu bytes removed (%.2f%%) "
+	         "from %llu documents; %llu suffix array shards, %.1f MB on disk, %.1f MB in memory",
+	         x->em.c->min_len, (unsigned long long)st.removed, (unsigned long long)st.bytes,
+	         st.bytes ? 100.0 * (double)st.removed / (double)st.bytes : 0.0,
+	         (unsigned long long)x->docs_cut, (unsigned long long)st.shards,
+	         (double)st.disk / 1e6, (double)st.memory / 1e6);
+	char mem[300];
+	snprintf(mem, sizeof mem, "\"dedup\": {\"method\": \"substring\", \"min_length\": %zu, "
+	         "\"text_bytes\": %llu, \"removed_bytes\": %llu, \"shards\": %llu, \"disk_bytes\": "
+	         "%llu, \"memory_bytes\": %llu}", x->em.c->min_len, (unsigned long long)st.bytes,
+	         (unsigned long long)st.removed, (unsigned long long)st.shards,
+	         (unsigned long long)st.disk, (unsigned long long)st.memory);
+	llm_run_stats_extra(run, mem);
+}
+
+static int run_substring(const struct cfg *c)
+{
+	static const filter f = { substr_add, substr_filter, substr_between, substr_finish };
+	substrctx x = { .ss = llm_substr_new(c->min_len, c->memory, c->tmpdir) };
+	int rc = run_filter(c, &f, &x);
+	llm_substr_free(x.ss);
+	llm_buf_release(&x.text);
+	llm_buf_release(&x.spans);
+	return rc;
+}
+
+/* ---- --decontaminate ---- */
+
+/* The benchmark items (decon.h), their names for the report and how many documents each
+ * was found in. */
+typedef struct {
+	emitter em;
+	llm_decon *dc;
+	llm_buf names;        /* per item: "FILE\tID\0" */
+	size_t *name_at;
+	uint64_t *docs, *first_doc; /* per item: documents found in, and the first one's offset */
+	llm_buf first_ids;    /* the ids of those first documents */
+	uint32_t nitems, cap;
+	uint64_t unmatchable, contaminated;
+	llm_buf ids, extra;
+} deconctx;
+
+static void add_item(deconctx *x, const char *file, uint64_t lineno, const llm_json_rec *rec,
+                     const char *field)
+{
+	uint32_t item = x->nitems;
+	size_t ngrams = llm_decon_add_item(x->dc, item, rec, field);
+	if (!ngrams) {
+		x->unmatchable++;
+		return;
+	}
+	if (x->nitems == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 256;
+		x->name_at = llm_realloc(x->name_at, x->cap * sizeof *x->name_at);
+	}
+	x->name_at[x->nitems++] = x->names.len;
+	llm_buf_addf(&x->names, "%s\t", file);
+	llm_buf id = LLM_BUF_INIT;
+	if (llm_json_get_str(rec, "id", &id))
+		llm_buf_addf(&id, "%s:%llu", file, (unsigned long long)lineno);
+	llm_buf_add(&x->names, id.p, id.len);
+	llm_buf_addc(&x->names, 0);
+	llm_buf_release(&id);
+}
+
+/* Every benchmark file (a directory: its *.jsonl files, in name order). */
+static void load_benchmarks(deconctx *x, const struct cfg *c)
+{
+	for (int i = 0; i < c->ndecon; i++) {
+		glob_t g = { 0 };
+		const char *path = c->decon[i];
+		struct stat st;
+		char **list = (char **)&path;
+		size_t n = 1;
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			llm_buf pat = LLM_BUF_INIT;
+			llm_buf_addf(&pat, "%s/*.jsonl", path);
+			if (glob(pat.p, 0, NULL, &g) != 0)
+				die("%s: no .jsonl files in this directory", path);
+			list = g.gl_pathv;
+			n = g.gl_pathc;
+			llm_buf_release(&pat);
+		}
+		for (size_t k = 0; k < n; k++) {
+			llm_reader *rd;
+			if (llm_reader_open(&rd, list[k]))
+				die("%s", llm_last_error());
+			llm_json_rec rec;
+			llm_json_rec_init(&rec);
+			char *line;
+			size_t len;
+			int rc;
+			while ((rc = llm_reader_line(rd, &line, &len)) == LLM_OK) {
+				if (llm_json_parse(&rec, line, len))
+					die("%s:%llu: bad JSON in a benchmark file: %s", list[k],
+					    (unsigned long long)llm_reader_lineno(rd), rec.err_msg);
+				add_item(x, list[k], llm_reader_lineno(rd), &rec, c->co.field);
+			}
+			if (rc != LLM_EOF)
+				die("%s", llm_last_error());
+			llm_json_rec_release(&rec);
+			llm_reader_free(rd);
+		}
+		globfree(&g);
+	}
+	if (llm_decon_ready(x->dc))
+		die("%s", llm_last_error());
+	x->docs = llm_calloc(x->nitems ? x->nitems : 1, sizeof *x->docs);
+	x->first_doc = llm_calloc(x->nitems ? x->nitems : 1, sizeof *x->first_doc);
+	llm_info("%u benchmark items, %llu distinct %u-grams%s; %llu items too short to match",
+	         x->nitems, (unsigned long long)llm_decon_ngrams(x->dc), c->p.sh.ngram,
+	         llm_decon_on_disk(x->dc) ? " (on disk)" : "", (unsigned long long)x->unmatchable);
+}
+
+/* The id of item i, and its file. */
+static const char *item_id(const deconctx *x, uint32_t i, const char **file, size_t *flen)
+{
+	const char *n = x->names.p + x->name_at[i], *tab = strchr(n, '\t');
+	*file = n;
+	*flen = (size_t)(tab - n);
+	return tab + 1;
+}
+
+static int decon_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
+{
+	deconctx *x = ctx;
+	const uint32_t *items = NULL;
+	size_t nitems = 0;
+	int err = 0;
+	if (!r->reason)
+		llm_decon_match(x->dc, r->text.p, r->text.len, &items, &nitems, &err);
+	if (err)
+		die("%s", llm_last_error());
+	if (!nitems) {
+		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
+		return 0;
+	}
+	x->contaminated++;
+	llm_buf_reset(&x->ids);
+	for (size_t i = 0; i < nitems; i++) {
+		const char *f;
+		size_t fl;
+		const char *id = item_id(x, items[i], &f, &fl);
+		llm_buf_adds(&x->ids, i ? ", " : "[");
+		llm_json_put_str(&x->ids, id, strlen(id));
+		if (!x->docs[items[i]]++) {
+			x->first_doc[items[i]] = x->first_ids.len;
+			llm_buf_add(&x->first_ids, r->id.p ? r->id.p : "", r->id.len);
+			llm_buf_addc(&x->first_ids, 0);
+		}
+	}
+	llm_buf_adds(&x->ids, "]");
+	if (x->em.c->annotate) {
+		llm_json_edit_reset(&x->em.ed);
+		llm_json_edit_raw(&x->em.ed, "decon_items", x->ids.p, x->ids.len);
+		emit_edited(&x->em, r, file, lineno);
+		return 0;
+	}
+	int dom = r->rec_ok ? llm_run_in_rec(x->em.run, r->len + 1, &r->rec)
+	                    : llm_run_in(x->em.run, r->len + 1, NULL, 0);
+	llm_buf_reset(&x->extra);
+	llm_buf_adds(&x->extra, "\"decon_items\": ");
+	llm_buf_add(&x->extra, x->ids.p, x->ids.len);
+	if (llm_run_reject(x->em.run, dom, "contaminated", r->line, r->len, &r->rec, x->extra.p, file,
+	                   lineno) != LLM_OK)
+		die("%s", llm_last_error());
+	return 0;
+}
+
+/* The items found, one JSON object per line, in benchmark order. */
+static void decon_report(const deconctx *x, const char *path)
+{
+	llm_writer *w;
+	if (llm_writer_open(&w, path))
+		die("%s", llm_last_error());
+	llm_buf b = LLM_BUF_INIT;
+	for (uint32_t i = 0; i < x->nitems; i++) {
+		if (!x->docs[i])
+			continue;
+		const char *f, *id = NULL;
+		size_t fl;
+		id = item_id(x, i, &f, &fl);
+		llm_buf_reset(&b);
+		llm_buf_adds(&b, "{\"benchmark\": ");
+		llm_json_put_str(&b, f, fl);
+		llm_buf_adds(&b, ", \"item\": ");
+		llm_json_put_str(&b, id, strlen(id));
+		llm_buf_addf(&b, ", \"documents\": %llu, \"first_document\": ",
+		             (unsigned long long)x->docs[i]);
+		const char *fd = x->first_ids.p + x->first_doc[i];
+		llm_json_put_str(&b, fd, strlen(fd));
+		llm_buf_adds(&b, "}\n");
+		if (llm_writer_write(w, b.p, b.len))
+			die("%s", llm_last_error());
+	}
+	llm_buf_release(&b);
+	if (llm_writer_close(w))
+		die("%s", llm_last_error());
+}
+
+static int run_decon(const struct cfg *c)
+{
+	deconctx x = { .dc = llm_decon_new(&c->p.sh, c->memory, c->tmpdir) };
+	load_benchmarks(&x, c);
+	emitter *em = &x.em;
+	*em = (emitter){ .c = c };
+	llm_json_edit_init(&em->ed);
+	if (llm_writer_open(&em->out, c->co.output))
+		die("%s", llm_last_error());
+	em->run = tool_run_new(&c->co);
+	llm_dedup_doc r;
+	llm_dedup_doc_init(&r);
+	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
+	for (int i = 0; i < nin; i++)
+		failed |= each_record(c, c->nfiles ? c->files[i] : "-", -1, &r, decon_record, &x, NULL,
+		                      em->run, NULL);
+	if (failed) {
+		llm_writer_abort(em->out);
+	} else if (llm_writer_close(em->out)) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	uint32_t hit = 0;
+	for (uint32_t i = 0; i < x.nitems; i++)
+		hit += x.docs[i] > 0;
+	if (!failed && c->decon_report)
+		decon_report(&x, c->decon_report);
+	llm_info("%u of %u benchmark items found in %llu documents", hit, x.nitems,
+	         (unsigned long long)x.contaminated);
+	char st[300];
+	snprintf(st, sizeof st, "\"decontamination\": {\"items\": %u, \"items_found\": %u, "
+	         "\"items_too_short\": %llu, \"ngram\": %u, \"distinct_ngrams\": %llu, "
+	         "\"documents_contaminated\": %llu}", x.nitems, hit,
+	         (unsigned long long)x.unmatchable, c->p.sh.ngram,
+	         (unsigned long long)llm_decon_ngrams(x.dc), (unsigned long long)x.contaminated);
+	llm_run_stats_extra(em->run, st);
+	llm_json_edit_release(&em->ed);
+	llm_buf_release(&em->line);
 	llm_dedup_doc_release(&r);
-	return tool_run_finish(em.run, failed);
+	llm_decon_free(x.dc);
+	llm_buf_release(&x.names);
+	llm_buf_release(&x.first_ids);
+	llm_buf_release(&x.ids);
+	llm_buf_release(&x.extra);
+	free(x.name_at);
+	free(x.docs);
+	free(x.first_doc);
+	return tool_run_finish(em->run, failed);
 }
 
 /* ---- stages ---- */
@@ -823,7 +1207,7 @@ int main(int argc, char **argv)
 {
 	tool_init("llm-dedup");
 	tool_save_cmdline(argc, argv);
-	struct cfg c = { .line_max = 1 };
+	struct cfg c = { .line_max = 1, .min_len = 100 };
 	long pages = sysconf(_SC_PHYS_PAGES), pagesize = sysconf(_SC_PAGESIZE);
 	c.memory = pages > 0 && pagesize > 0 ? (size_t)pages / 4 * (size_t)pagesize : (size_t)1 << 30;
 	tool_common_init(&c.co, usage);
@@ -847,10 +1231,17 @@ int main(int argc, char **argv)
 		if (tool_common_option(&c.co, ch, optarg))
 			continue;
 		switch (ch) {
-		case OPT_MINHASH: method = LLM_DEDUP_MINHASH; c.lines = 0; break;
-		case OPT_EXACT: method = LLM_DEDUP_EXACT; c.lines = 0; break;
-		case OPT_SIMHASH: method = LLM_DEDUP_SIMHASH; c.lines = 0; break;
-		case OPT_LINES: c.lines = 1; break;
+		case OPT_MINHASH: method = LLM_DEDUP_MINHASH; c.lines = c.substring = 0; break;
+		case OPT_EXACT: method = LLM_DEDUP_EXACT; c.lines = c.substring = 0; break;
+		case OPT_SIMHASH: method = LLM_DEDUP_SIMHASH; c.lines = c.substring = 0; break;
+		case OPT_LINES: c.lines = 1; c.substring = 0; break;
+		case OPT_SUBSTRING: c.substring = 1; c.lines = 0; break;
+		case OPT_DECON:
+			c.decon = llm_realloc(c.decon, (size_t)(c.ndecon + 1) * sizeof *c.decon);
+			c.decon[c.ndecon++] = optarg;
+			break;
+		case OPT_DECON_REPORT: c.decon_report = optarg; break;
+		case OPT_MIN_LENGTH: c.min_len = (size_t)tool_int("--min-length", optarg, 1, 1 << 20); break;
 		case OPT_NORMALIZE: norm = tool_choice("--normalize", optarg, "none\0space\0full\0"); break;
 		case OPT_UNITS: units = tool_choice("--units", optarg, "auto\0word\0char\0"); break;
 		case OPT_NGRAM: ngram = tool_int("--ngram", optarg, 1, 1 << 16); break;
@@ -929,6 +1320,15 @@ int main(int argc, char **argv)
 		usage_error("%s", llm_last_error());
 	if (c.lines && (c.mode != MODE_RUN || c.index || c.annotate || c.dup_count))
 		usage_error("--lines runs in one process, without --index, --annotate or --dup-count");
+	if (c.ndecon && (c.mode != MODE_RUN || c.index || c.dup_count || c.lines || c.substring))
+		usage_error("--decontaminate runs in one process, without a dedup method, --index "
+		            "or --dup-count");
+	if (c.decon_report && !c.ndecon)
+		usage_error("--decon-report belongs to --decontaminate");
+	if (c.ndecon && ngram < 0)
+		p->sh.ngram = 13; /* GPT-3's 13-grams */
+	if (c.substring && (c.mode != MODE_RUN || c.index || c.dup_count))
+		usage_error("--substring runs in one process, without --index or --dup-count");
 	if (c.dup_count && (c.mode == MODE_SIGN || c.mode == MODE_CLUSTER))
 		usage_error("--dup-count belongs to the single run and apply");
 	if (c.mode == MODE_APPLY && c.index)
@@ -937,7 +1337,7 @@ int main(int argc, char **argv)
 		usage_error("--outdir belongs to cluster");
 	if (c.removals && c.mode != MODE_APPLY)
 		usage_error("--removals belongs to apply");
-	if (!c.lines && (c.mode == MODE_RUN || c.mode == MODE_SIGN)) {
+	if (!c.lines && !c.substring && !c.ndecon && (c.mode == MODE_RUN || c.mode == MODE_SIGN)) {
 		llm_buf desc = LLM_BUF_INIT;
 		llm_dedup_params_describe(p, &desc);
 		llm_info("%s", desc.p);
@@ -948,5 +1348,7 @@ int main(int argc, char **argv)
 	case MODE_CLUSTER: return run_cluster(&c);
 	case MODE_APPLY: return run_apply(&c);
 	}
-	return c.lines ? run_lines(&c) : run_docs(&c);
+	if (c.ndecon)
+		return run_decon(&c);
+	return c.substring ? run_substring(&c) : c.lines ? run_lines(&c) : run_docs(&c);
 }

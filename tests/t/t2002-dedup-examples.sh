@@ -9,6 +9,7 @@ test_expect_success 'setup: the files the examples name' '
 	head -n 400 $C/qa.jsonl >a.jsonl && sed -n "300,700p" $C/qa.jsonl >b.jsonl &&
 	head -n 1200 corpus.jsonl >2026-10.jsonl && tail -n +1000 corpus.jsonl >2026-11.jsonl &&
 	split -l 1000 -d -a 1 --additional-suffix=.jsonl corpus.jsonl shard- &&
+	head -n 20 $SAMPLES/eval/next-sentence.jsonl >task.jsonl &&
 	awk "/^\\.Sh EXAMPLES/ { on = 1; next } /^\\.Sh / { on = 0 }
 	     on && /^\\.Bd -literal/ { lit = 1; next } on && /^\\.Ed/ { lit = 0; next }
 	     lit { print }" $TOP/man/man1/llm-dedup.1 >examples.sh &&
@@ -18,7 +19,8 @@ test_expect_success 'setup: the files the examples name' '
 test_expect_success 'every example runs' '
 	sh -e examples.sh 2>err &&
 	test -s dedup.jsonl && test -s dups.jsonl && test -s out.jsonl &&
-	test -s web.idx && test -s 2026-11.dedup.jsonl && test -s shard-0.dedup.jsonl
+	test -s web.idx && test -s 2026-11.dedup.jsonl && test -s shard-0.dedup.jsonl &&
+	test -s near.jsonl && test -s spans.jsonl && test -s train.jsonl
 '
 
 test_expect_success 'and they did what the text says' '
