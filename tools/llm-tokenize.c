@@ -3,15 +3,15 @@
  * Face tokenizers; `decode` turns tokens back into documents; `train` learns a tokenizer.
  *
  * encode: JSONL documents -> token stream (DESIGN §4) or JSONL with "tokens". Lines are read
- * in batches; with --threads N, N workers encode batches while this thread reads the next and
- * writes finished ones in input order, so output is identical for every N. Memory: the
- * vocabulary plus 2N batches of at most 4 MiB of input (and one line up to --max-line).
+ * in batches, 4N batches to a group; with --threads N, the pool's N workers encode one group
+ * while this thread reads the next, then it writes the encoded group in input order, so output
+ * is identical for every N. Memory: the vocabulary plus 8N batches of at most 1 MiB of input
+ * (and one line up to --max-line).
  * decode: token stream or JSONL with "tokens" -> JSONL documents; one record in memory.
  * train: the distinct pieces of the input and, while training, their adjacent pairs, within
  * --memory (default a quarter of physical memory): beyond it counts spill to --tmpdir and the
  * rarest pieces are left out of training (lib/tok/bpe_train.h).
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +19,7 @@
 
 #include "core/io.h"
 #include "core/json.h"
+#include "core/pool.h"
 #include "core/sketch.h"
 #include "tok/bpe.h"
 #include "tok/bpe_doc.h"
@@ -119,8 +120,11 @@ struct opts {
 
 /* ---- encode ---- */
 
-#define BATCH_BYTES ((size_t)4 << 20)
-#define BATCH_LINES 4096
+#define BATCH_BYTES ((size_t)1 << 20)
+#define BATCH_LINES 1024
+/* Batches per worker in a group: documents differ in size by orders of magnitude, and the
+ * pool hands out batches one at a time, so several per worker keep all of them busy. */
+#define GROUP_PER_WORKER 4
 
 typedef struct {
 	llm_buf in;              /* the lines back to back */
@@ -132,7 +136,6 @@ typedef struct {
 	llm_buf out;             /* encoded records of the accepted lines, in order */
 	llm_bpe_doc_result *res;
 	size_t *out_end;         /* end offset in out after line i */
-	int state;               /* 0 free, 1 queued, 2 done */
 	int err;                 /* a pre-tokenizer failure (LLM_EINTERNAL) */
 	char errmsg[256];
 } batch;
@@ -143,14 +146,21 @@ struct domain_stats {
 	llm_sketch *len;
 };
 
+/* Batches read together and encoded as one job of the pool. */
+typedef struct {
+	batch *b;
+	size_t n, cap;           /* batches in use, and allocated */
+	llm_bpe_doc **docs;      /* per pool worker */
+} group;
+
 typedef struct {
 	const struct opts *o;
 	llm_bpe_doc_opts dopts;
-	batch *ring;
-	size_t nring, next_queued, next_taken;
-	pthread_mutex_t mu;
-	pthread_cond_t work, done;
-	int quit;
+	llm_pool *pool;
+	llm_bpe_doc **docs;
+	group g[2];
+	int cur;                 /* the group being filled */
+	bool running;            /* the other group is being encoded */
 	struct domain_stats *dom;
 	size_t ndom;
 } encoder;
@@ -194,26 +204,10 @@ static void batch_encode(llm_bpe_doc *d, batch *b)
 	}
 }
 
-static void *worker(void *arg)
+static void encode_job(void *ctx, size_t i, int worker)
 {
-	encoder *e = arg;
-	llm_bpe_doc *d = llm_bpe_doc_new(&e->dopts);
-	pthread_mutex_lock(&e->mu);
-	for (;;) {
-		while (!e->quit && e->next_taken == e->next_queued)
-			pthread_cond_wait(&e->work, &e->mu);
-		if (e->next_taken == e->next_queued)
-			break;
-		batch *b = &e->ring[e->next_taken++ % e->nring];
-		pthread_mutex_unlock(&e->mu);
-		batch_encode(d, b);
-		pthread_mutex_lock(&e->mu);
-		b->state = 2;
-		pthread_cond_broadcast(&e->done);
-	}
-	pthread_mutex_unlock(&e->mu);
-	llm_bpe_doc_free(d);
-	return NULL;
+	group *g = ctx;
+	batch_encode(g->docs[worker], &g->b[i]);
 }
 
 static struct domain_stats *domain_of(encoder *e, const char *name)
@@ -280,38 +274,69 @@ static void batch_reset(batch *b, const char *file)
 	llm_buf_reset(&b->in);
 	b->n = 0;
 	b->file = file;
-	b->state = 0;
 }
 
-/* Hand the current ring slot to the workers (or encode it here with one thread). */
-static void submit(encoder *e, llm_bpe_doc *inline_doc)
+/* Wait for the group being encoded, if any, and write it. Returns 1 on a fatal error. */
+static int finish_running(encoder *e, llm_writer *w, llm_run *run)
 {
-	batch *b = &e->ring[e->next_queued % e->nring];
-	if (inline_doc) {
-		batch_encode(inline_doc, b);
-		b->state = 2;
-		e->next_queued++;
-		return;
+	if (!e->running)
+		return 0;
+	llm_pool_wait(e->pool);
+	e->running = false;
+	group *g = &e->g[!e->cur];
+	for (size_t i = 0; i < g->n; i++)
+		if (batch_write(e, &g->b[i], w, run))
+			return 1;
+	return 0;
+}
+
+/* Write the group before, start encoding the one filled, and fill the other from now on. */
+static int dispatch(encoder *e, llm_writer *w, llm_run *run)
+{
+	if (finish_running(e, w, run))
+		return 1;
+	group *g = &e->g[e->cur];
+	if (g->n == 0)
+		return 0;
+	llm_pool_start(e->pool, g->n, encode_job, g);
+	e->running = true;
+	e->cur = !e->cur;
+	e->g[e->cur].n = 0;
+	return 0;
+}
+
+/* The batch lines are added to: the last of the group being filled, a new one when that is
+ * full. */
+static batch *fill_batch(encoder *e, const char *file, llm_writer *w, llm_run *run, int *fatal)
+{
+	group *g = &e->g[e->cur];
+	batch *b = g->n ? &g->b[g->n - 1] : NULL;
+	if (b && b->n < BATCH_LINES && b->in.len < BATCH_BYTES && b->file == file)
+		return b;
+	if (g->n == g->cap) {
+		if ((*fatal = dispatch(e, w, run)))
+			return NULL;
+		g = &e->g[e->cur];
 	}
-	pthread_mutex_lock(&e->mu);
-	b->state = 1;
-	e->next_queued++;
-	pthread_cond_signal(&e->work);
-	pthread_mutex_unlock(&e->mu);
+	b = &g->b[g->n++];
+	batch_reset(b, file);
+	return b;
 }
 
-/* Wait for and write the oldest outstanding batch. */
-static int drain_one(encoder *e, size_t *written, llm_writer *w, llm_run *run)
+static void group_release(group *g)
 {
-	batch *b = &e->ring[*written % e->nring];
-	pthread_mutex_lock(&e->mu);
-	while (b->state != 2)
-		pthread_cond_wait(&e->done, &e->mu);
-	pthread_mutex_unlock(&e->mu);
-	int rc = batch_write(e, b, w, run);
-	(*written)++;
-	b->state = 0;
-	return rc;
+	for (size_t i = 0; i < g->cap; i++) {
+		batch *b = &g->b[i];
+		llm_buf_release(&b->in);
+		llm_buf_release(&b->out);
+		free(b->off);
+		free(b->len);
+		free(b->lineno);
+		free(b->toolong);
+		free(b->res);
+		free(b->out_end);
+	}
+	free(g->b);
 }
 
 static void stats_json(encoder *e, llm_run *run)
@@ -385,21 +410,16 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 	if (o->special_arg)
 		e.dopts.special = (llm_bpe_special)tool_choice("--special", o->special_arg,
 		                                               "allow\0ignore\0error\0");
-	int threads = o->co.threads;
-	e.nring = threads > 1 ? 2 * (size_t)threads : 1;
-	e.ring = llm_calloc(e.nring, sizeof *e.ring);
-	pthread_mutex_init(&e.mu, NULL);
-	pthread_cond_init(&e.work, NULL);
-	pthread_cond_init(&e.done, NULL);
-	pthread_t *tid = NULL;
-	llm_bpe_doc *inline_doc = NULL;
-	if (threads > 1) {
-		tid = llm_calloc((size_t)threads, sizeof *tid);
-		for (int i = 0; i < threads; i++)
-			if (pthread_create(&tid[i], NULL, worker, &e))
-				die("cannot start threads");
-	} else {
-		inline_doc = llm_bpe_doc_new(&e.dopts);
+	if (llm_pool_new(&e.pool, o->co.threads) != LLM_OK)
+		die("%s", llm_last_error());
+	int workers = llm_pool_workers(e.pool);
+	e.docs = llm_calloc((size_t)workers, sizeof *e.docs);
+	for (int i = 0; i < workers; i++)
+		e.docs[i] = llm_bpe_doc_new(&e.dopts);
+	for (int k = 0; k < 2; k++) {
+		e.g[k].cap = (size_t)workers * GROUP_PER_WORKER;
+		e.g[k].b = llm_calloc(e.g[k].cap, sizeof *e.g[k].b);
+		e.g[k].docs = e.docs;
 	}
 
 	llm_writer *w;
@@ -413,7 +433,6 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 	}
 	llm_run *run = tool_run_new(&o->co);
 	int failed = 0, fatal = 0;
-	size_t written = 0;
 	char *dash[] = { "-" };
 	if (nfiles == 0) {
 		nfiles = 1;
@@ -429,45 +448,36 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 		llm_reader_set_max_line(r, o->co.max_line);
 		llm_run_begin_input(run, files[f], llm_reader_size(r));
 		const char *fname = llm_reader_name(r);
-		batch *b = &e.ring[e.next_queued % e.nring];
-		batch_reset(b, fname);
 		char *line;
 		size_t len;
 		int rc;
 		while (!fatal && ((rc = llm_reader_line(r, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG)) {
+			batch *b = fill_batch(&e, fname, w, run, &fatal);
+			if (!b)
+				break;
 			int tl = rc == LLM_ETOOLONG;
 			/* An over-long line comes as its NUL-terminated head (io.h), len its full size. */
 			batch_push_line(b, line, tl ? strlen(line) : len, llm_reader_lineno(r), tl);
-			if (b->n < BATCH_LINES && b->in.len < BATCH_BYTES)
-				continue;
-			submit(&e, inline_doc);
-			while (!fatal && e.next_queued - written >= e.nring)
-				fatal = drain_one(&e, &written, w, run);
-			llm_run_progress(run, llm_reader_raw_bytes(r));
-			b = &e.ring[e.next_queued % e.nring];
-			batch_reset(b, fname);
+			if (b->n == 1)
+				llm_run_progress(run, llm_reader_raw_bytes(r));
 		}
 		if (!fatal && rc != LLM_EOF) {
 			llm_error("%s", llm_last_error());
 			failed = 1;
 		}
-		if (!fatal && b->n)
-			submit(&e, inline_doc);
-		while (!fatal && written < e.next_queued)
-			fatal = drain_one(&e, &written, w, run);
+		/* The batches name the reader's file: all are written before it closes. */
+		if (!fatal)
+			fatal = dispatch(&e, w, run);
+		if (!fatal)
+			fatal = finish_running(&e, w, run);
 		llm_reader_free(r);
 	}
-	if (tid) {
-		pthread_mutex_lock(&e.mu);
-		e.quit = 1;
-		/* Workers finish what is queued; the writer no longer waits for it after a fatal error. */
-		pthread_cond_broadcast(&e.work);
-		pthread_mutex_unlock(&e.mu);
-		for (int i = 0; i < threads; i++)
-			pthread_join(tid[i], NULL);
-		free(tid);
-	}
-	llm_bpe_doc_free(inline_doc);
+	if (e.running)
+		llm_pool_wait(e.pool);
+	llm_pool_free(e.pool);
+	for (int i = 0; i < workers; i++)
+		llm_bpe_doc_free(e.docs[i]);
+	free(e.docs);
 	if (fatal) {
 		llm_writer_abort(w);
 		failed = 1;
@@ -476,18 +486,8 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 		failed = 1;
 	}
 	stats_json(&e, run);
-	for (size_t i = 0; i < e.nring; i++) {
-		batch *b = &e.ring[i];
-		llm_buf_release(&b->in);
-		llm_buf_release(&b->out);
-		free(b->off);
-		free(b->len);
-		free(b->lineno);
-		free(b->toolong);
-		free(b->res);
-		free(b->out_end);
-	}
-	free(e.ring);
+	group_release(&e.g[0]);
+	group_release(&e.g[1]);
 	for (size_t i = 0; i < e.ndom; i++)
 		llm_sketch_free(e.dom[i].len);
 	free(e.dom);
@@ -819,16 +819,20 @@ static void train_report(const struct opts *o, const llm_bpe_trainer *tr, llm_ru
 	llm_buf_release(&b);
 }
 
+/* The default pre-tokenizer of train: see the man page for the measurement behind it. */
+#define TRAIN_PATTERN "gpt2"
+
 static int cmd_train(struct opts *o, int nfiles, char **files)
 {
 	if (o->vocab_size <= 0)
 		usage_error("train needs --vocab-size N");
 	if (!o->co.output)
 		usage_error("train needs -o tokenizer.json");
-	const char *pattern = o->pattern ? o->pattern : "gpt2";
-	const char *named = llm_pretok_named(pattern);
+	const char *pattern = o->pattern ? o->pattern : TRAIN_PATTERN;
+	size_t npat = 1;
+	const char *const *pats = llm_pretok_named_seq(pattern, &npat);
 	llm_bpe_trainer *tr;
-	if (llm_bpe_trainer_new(&tr, named ? named : pattern) != LLM_OK)
+	if (llm_bpe_trainer_new_seq(&tr, pats ? pats : &pattern, pats ? npat : 1) != LLM_OK)
 		usage_error("%s", llm_last_error());
 	llm_bpe_trainer_set_memory(tr, o->memory, o->tmpdir);
 	llm_run *run = tool_run_new(&o->co);

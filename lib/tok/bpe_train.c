@@ -627,15 +627,16 @@ static void hist_add(histogram *h, uint64_t count, size_t len)
  * bytes + offset + count (n + 16), symbols (4n), symbol count (4). */
 #define WORD_FIXED 20
 #define WORD_PER_BYTE 5
-/* First guess of the pairs' memory per byte of the pieces trained on (see bpe_train.h): all
- * the samples' pieces take 30 at 32k tokens; fewer pieces for as many tokens take more, and
- * then training starts again. */
+/* The pairs' memory per byte of the pieces trained on, at least, once they outgrew the
+ * budget (see bpe_train.h): all the samples' pieces take 30 at 32k tokens; fewer pieces for
+ * as many tokens take more, and then training starts again. */
 #define PAIR_ALLOWANCE 40.0
 
 struct llm_bpe_trainer {
-	char *pattern;
-	llm_pretok *pt;
-	llm_pretok_state *st;
+	char **patterns;   /* the pre-tokenizer: each pattern splits the pieces of the one before */
+	size_t npat;
+	llm_pretok **pt;
+	llm_pretok_state **st;
 	ptable words;      /* counting: piece -> count; then the pieces trained on */
 	size_t budget;     /* 0: unlimited */
 	size_t table_limit;
@@ -663,18 +664,31 @@ static void note_memory(llm_bpe_trainer *tr, size_t bytes)
 
 int llm_bpe_trainer_new(llm_bpe_trainer **out, const char *pattern)
 {
+	return llm_bpe_trainer_new_seq(out, &pattern, 1);
+}
+
+int llm_bpe_trainer_new_seq(llm_bpe_trainer **out, const char *const *patterns, size_t n)
+{
 	*out = NULL;
+	if (n == 0)
+		return llm_fail(LLM_EINVAL, "no pre-tokenizer pattern");
 	llm_bpe_trainer *tr = llm_calloc(1, sizeof *tr);
-	int rc = llm_pretok_new(&tr->pt, pattern, true);
-	if (rc) {
-		free(tr);
-		return rc;
-	}
-	tr->pattern = llm_strdup(pattern);
-	tr->st = llm_pretok_state_new(tr->pt);
+	tr->patterns = llm_calloc(n, sizeof *tr->patterns);
+	tr->pt = llm_calloc(n, sizeof *tr->pt);
+	tr->st = llm_calloc(n, sizeof *tr->st);
+	tr->npat = n;
 	tr->fd = -1;
 	pt_init(&tr->words);
 	strmap_init(&tr->tokens);
+	for (size_t i = 0; i < n; i++) {
+		int rc = llm_pretok_new(&tr->pt[i], patterns[i], true);
+		if (rc) {
+			llm_bpe_trainer_free(tr);
+			return rc;
+		}
+		tr->patterns[i] = llm_strdup(patterns[i]);
+		tr->st[i] = llm_pretok_state_new(tr->pt[i]);
+	}
 	*out = tr;
 	return LLM_OK;
 }
@@ -683,9 +697,14 @@ void llm_bpe_trainer_free(llm_bpe_trainer *tr)
 {
 	if (!tr)
 		return;
-	llm_pretok_state_free(tr->st);
-	llm_pretok_free(tr->pt);
-	free(tr->pattern);
+	for (size_t i = 0; i < tr->npat; i++) {
+		llm_pretok_state_free(tr->st[i]);
+		llm_pretok_free(tr->pt[i]);
+		free(tr->patterns[i]);
+	}
+	free(tr->st);
+	free(tr->pt);
+	free(tr->patterns);
 	pt_release(&tr->words);
 	if (tr->fd >= 0)
 		close(tr->fd);
@@ -755,24 +774,38 @@ static int spill(llm_bpe_trainer *tr)
 	return LLM_OK;
 }
 
-int llm_bpe_trainer_add(llm_bpe_trainer *tr, const char *text, size_t len)
+/* Count the pieces of text[0..len) split by patterns level.. (every piece of one pattern,
+ * match or not, is split by the next, as tokenizers' Sequence of Isolated Splits does). */
+static int add_pieces(llm_bpe_trainer *tr, const char *text, size_t len, size_t level)
 {
-	if (tr->trained)
-		return llm_fail(LLM_EINVAL, "the trainer has already trained");
-	if (tr->failed)
-		return llm_fail(tr->failed, "an earlier piece count could not be written");
-	llm_pretok_begin(tr->st, text, len);
+	llm_pretok_state *st = tr->st[level];
+	llm_pretok_begin(st, text, len);
 	size_t a, z;
 	int rc;
-	while ((rc = llm_pretok_next(tr->st, &a, &z)) == LLM_OK) {
+	while ((rc = llm_pretok_next(st, &a, &z)) == LLM_OK) {
+		if (level + 1 < tr->npat) { /* each level has its own match state */
+			if ((rc = add_pieces(tr, text + a, z - a, level + 1)))
+				return rc;
+			continue;
+		}
 		while (pt_add(&tr->words, text + a, z - a, 1, tr->table_limit)) {
 			int e = spill(tr);
 			if (e) /* the table's index is gone: the counts can no longer be trusted */
 				return tr->failed = e;
 		}
 	}
-	note_memory(tr, pt_memory(&tr->words));
 	return rc == LLM_EOF ? LLM_OK : rc;
+}
+
+int llm_bpe_trainer_add(llm_bpe_trainer *tr, const char *text, size_t len)
+{
+	if (tr->trained)
+		return llm_fail(LLM_EINVAL, "the trainer has already trained");
+	if (tr->failed)
+		return llm_fail(tr->failed, "an earlier piece count could not be written");
+	int rc = add_pieces(tr, text, len, 0);
+	note_memory(tr, pt_memory(&tr->words));
+	return rc;
 }
 
 /* What is left of a budget for the pieces once fixed costs are taken (1 byte at least: a
@@ -1319,7 +1352,10 @@ int llm_bpe_trainer_train(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_f
 	if (tr->failed)
 		return llm_fail(tr->failed, "an earlier piece count could not be written");
 	tr->trained = true;
-	double allowance = PAIR_ALLOWANCE;
+	/* The first try keeps every piece whose words fit and lets the pairs take the rest: a
+	 * budget that the unlimited run fits in changes nothing. Only when the pairs outgrow it
+	 * are pieces pruned, for an allowance measured on that try. */
+	double allowance = 0;
 	int rc = gather(tr, allowance);
 	if (rc)
 		return rc;
@@ -1334,6 +1370,8 @@ int llm_bpe_trainer_train(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_f
 		 * per byte than it allowed, then train again on fewer pieces. */
 		double used = tr->words.blen ? (double)pair_bytes / (double)tr->words.blen : 0;
 		allowance = 2 * (used > allowance ? used : allowance);
+		if (allowance < PAIR_ALLOWANCE)
+			allowance = PAIR_ALLOWANCE;
 		regather(tr, allowance);
 		tr->stats.retrains++;
 		strmap_release(&tr->tokens);
@@ -1383,16 +1421,18 @@ void llm_bpe_trainer_write_hf(const llm_bpe_trainer *tr, llm_buf *out)
 		                  "\"normalized\": false, \"special\": true}");
 	}
 	llm_buf_adds(out, "\n  ],\n  \"normalizer\": null,\n  \"pre_tokenizer\": ");
-	if (strcmp(tr->pattern, llm_pretok_named("gpt2")) == 0) {
+	if (tr->npat == 1 && strcmp(tr->patterns[0], llm_pretok_named("gpt2")) == 0) {
 		llm_buf_adds(out, "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, "
 		                  "\"trim_offsets\": true, \"use_regex\": true}");
 	} else {
-		llm_buf_adds(out, "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Split\", "
-		                  "\"pattern\": {\"Regex\": ");
-		llm_json_put_str(out, tr->pattern, strlen(tr->pattern));
-		llm_buf_adds(out, "}, \"behavior\": \"Isolated\", \"invert\": false}, {\"type\": "
-		                  "\"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true, "
-		                  "\"use_regex\": false}]}");
+		llm_buf_adds(out, "{\"type\": \"Sequence\", \"pretokenizers\": [");
+		for (size_t i = 0; i < tr->npat; i++) {
+			llm_buf_adds(out, "{\"type\": \"Split\", \"pattern\": {\"Regex\": ");
+			llm_json_put_str(out, tr->patterns[i], strlen(tr->patterns[i]));
+			llm_buf_adds(out, "}, \"behavior\": \"Isolated\", \"invert\": false}, ");
+		}
+		llm_buf_adds(out, "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, "
+		                  "\"trim_offsets\": true, \"use_regex\": false}]}");
 	}
 	llm_buf_adds(out, ",\n  \"post_processor\": null,\n  \"decoder\": {\"type\": \"ByteLevel\", "
 	                  "\"add_prefix_space\": true, \"trim_offsets\": true, \"use_regex\": true},\n"

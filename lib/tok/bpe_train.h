@@ -28,12 +28,15 @@
  *    memory;
  *  - at training the runs are merged with read windows of an eighth of the budget (in several
  *    passes when there are too many runs for 4 KiB windows), summing each piece's counts;
- *  - training keeps the most frequent pieces whose training state fits: all pieces seen at
- *    least T times, T the smallest count for which the estimate does, 5n + 20 bytes per piece
- *    plus a pair allowance of 40 bytes per byte. When the pairs outgrow the budget, training
- *    starts again from fewer pieces with a larger allowance (llm_bpe_train_stats.retrains);
- *    an array that would grow past the budget grows by an eighth instead, and training stops
- *    after that merge, so the budget is passed by at most an eighth of one array.
+ *  - training first keeps every piece whose words (5n + 20 bytes per piece) fit, so that a
+ *    budget the unlimited run fits in gives the unlimited run's tokenizer. When the pairs
+ *    outgrow the budget, training starts again (llm_bpe_train_stats.retrains) from the most
+ *    frequent pieces whose training state fits: all pieces seen at least T times, T the
+ *    smallest count for which 5n + 20 bytes per piece plus a pair allowance per byte do (twice
+ *    what the pairs took per byte, at least 40); and again with a larger allowance if they
+ *    still outgrow it. An array that would grow past the budget grows by an eighth instead,
+ *    and training stops after that merge, so the budget is passed by at most an eighth of one
+ *    array.
  * Pieces seen equally often are kept or pruned together: the result depends neither on the
  * order of the input nor on where runs were cut. When nothing is pruned the tokenizer is the
  * same, byte for byte, as without a budget, spilled or not. Pruned pieces are mostly long and
@@ -53,6 +56,9 @@ typedef struct llm_bpe_trainer llm_bpe_trainer;
 /* pattern: a pre-tokenizer regex (see llm_pretok_named for the named ones). LLM_EINVAL on a
  * bad pattern. */
 int llm_bpe_trainer_new(llm_bpe_trainer **tr, const char *pattern);
+/* A pre-tokenizer of several patterns, each splitting every piece of the one before
+ * (llm_pretok_named_seq; written as a Sequence of Splits). */
+int llm_bpe_trainer_new_seq(llm_bpe_trainer **tr, const char *const *patterns, size_t n);
 void llm_bpe_trainer_free(llm_bpe_trainer *tr);
 
 /*

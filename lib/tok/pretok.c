@@ -47,6 +47,32 @@ static const struct {
 	             "| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
 };
 
+/* DeepSeek-V3's pre-tokenizer: digits in threes, then runs of CJK ideographs and kana, then
+ * its main pattern, each splitting what the ones before left (tokenizer.json Splits). */
+static const char *const deepseek_seq[] = {
+	"\\p{N}{1,3}",
+	"[\\x{4e00}-\\x{9fa5}\\x{3040}-\\x{309f}\\x{30a0}-\\x{30ff}]+",
+	"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+	"| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+};
+
+const char *const *llm_pretok_named_seq(const char *name, size_t *n)
+{
+	if (strcmp(name, "deepseek") == 0) {
+		*n = sizeof deepseek_seq / sizeof *deepseek_seq;
+		return deepseek_seq;
+	}
+	const char *p = llm_pretok_named(name);
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+		if (named[i].pattern == p) {
+			*n = 1;
+			return &named[i].pattern;
+		}
+	return NULL;
+}
+
 const char *llm_pretok_named(const char *name)
 {
 	size_t n = strlen(name);

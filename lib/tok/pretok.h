@@ -37,6 +37,11 @@ typedef struct llm_pretok_state llm_pretok_state;
  * "llama3", "qwen", "qwen3.5"), or NULL when the name is unknown. */
 const char *llm_pretok_named(const char *name);
 
+/* The patterns of a named pre-tokenizer for training, each splitting what the ones before
+ * left (tokenizer.json's Sequence of Isolated Splits): one for the encodings above, three
+ * for "deepseek" (digits, CJK runs, its main pattern). NULL when the name is unknown. */
+const char *const *llm_pretok_named_seq(const char *name, size_t *n);
+
 /* Compile regex (a pattern, not a name). LLM_EINVAL with PCRE2's message and offset on error. */
 int llm_pretok_new(llm_pretok **pt, const char *regex, bool keep_gaps);
 void llm_pretok_free(llm_pretok *pt);
