@@ -1,13 +1,16 @@
 /*
  * llm-clean — clean the JSONL document stream: HTML to text, normalisation, quality and
- * repetition filters (Gopher, C4, FineWeb), language id, PII and time masking, freshness.
+ * repetition filters chosen per domain and language by a recipe, language id, PII and time
+ * masking, freshness.
  *
  * Input: documents (DESIGN §3). Output: the kept documents, in input order; every dropped
  * record goes to --rejects with reject_reason and the measured value. Memory: one batch of
  * records (--batch, default 8 MiB of input) and its output, whatever --threads is.
  * With --threads N, each batch is cleaned by N threads and written in input order.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,19 +24,28 @@
 static const char usage[] =
 	"usage: llm-clean [options] [file ...]\n"
 	"\n"
-	"Clean JSONL documents: HTML to text, normalisation, Gopher/C4/FineWeb filters, language\n"
-	"id, PII and time masking, freshness weights. With no file, or when file is -, read\n"
-	"standard input.\n"
+	"       llm-clean --recipe FILE --explain\n"
+	"       llm-clean --list-filters\n"
 	"\n"
+	"Clean JSONL documents: HTML to text, normalisation, quality filters chosen per domain and\n"
+	"language (Gopher, C4, FineWeb, ChineseWebText, code, encoding), language id, PII and time\n"
+	"masking, freshness weights. With no file, or when file is -, read standard input.\n"
+	"\n"
+	"      --recipe FILE      filters, thresholds and normalisation per domain and language\n"
+	"                         (llmkit-recipe(5); recipes/default is what pipelines use)\n"
+	"      --explain          print the recipe's settings per domain and language and exit\n"
+	"      --list-filters     print every filter step, its reasons and thresholds, and exit\n"
 	"      --html             treat every text as HTML (else only records with \"format\": \"html\")\n"
 	"      --keep-boilerplate HTML: keep navigation, footers and link lists\n"
-	"      --normalize LIST   normalisation steps (default all; none, or repair, controls,\n"
-	"                         zero-width, width, newlines, spaces, trim, blank-lines)\n"
-	"      --filters LIST     filters (default: length,gopher-rep,gopher-quality,c4,fineweb; none)\n"
+	"      --normalize LIST   normalisation steps for every document (default: repair, controls,\n"
+	"                         zero-width, width, newlines, spaces, trim, blank-lines; also\n"
+	"                         width-punct, ideographic-space; all; none)\n"
+	"      --filters LIST     filter steps for every document (default: length, gopher-rep,\n"
+	"                         gopher-quality, c4, fineweb; also encoding, cwt, code; all; none)\n"
 	"      --min-chars N      drop shorter documents (code points; default 50)\n"
 	"      --max-chars N      drop longer documents (default no limit)\n"
 	"      --min-words N      drop documents with fewer words (default 0)\n"
-	"      --set NAME=VALUE   set a filter threshold for every language (see llm-clean(1))\n"
+	"      --set NAME=VALUE   set a filter threshold for every document (see llm-clean(1))\n"
 	"      --stop-words FILE  stop words for the Gopher rule (one per line)\n"
 	"      --drop-pattern FILE       drop documents matching any PCRE2 pattern in FILE\n"
 	"      --drop-line-pattern FILE  drop lines matching any pattern in FILE\n"
@@ -67,7 +79,8 @@ enum {
 	OPT_MIN_CHARS, OPT_MAX_CHARS, OPT_MIN_WORDS, OPT_SET, OPT_STOP_WORDS, OPT_DROP_PATTERN,
 	OPT_DROP_LINE_PATTERN, OPT_LANG, OPT_LANG_THRESHOLD, OPT_LANG_MODEL, OPT_DETECT_LANG,
 	OPT_MASK_PII, OPT_PII_PLACEHOLDER, OPT_MASK_TIME, OPT_TIME_PLACEHOLDER, OPT_FRESHNESS,
-	OPT_REF_YEAR, OPT_DEFAULT_WEIGHT, OPT_MIN_WEIGHT, OPT_BATCH
+	OPT_REF_YEAR, OPT_DEFAULT_WEIGHT, OPT_MIN_WEIGHT, OPT_BATCH, OPT_RECIPE, OPT_EXPLAIN,
+	OPT_LIST_FILTERS
 };
 
 static const struct option longopts[] = {
@@ -96,67 +109,69 @@ static const struct option longopts[] = {
 	{ "default-weight", required_argument, NULL, OPT_DEFAULT_WEIGHT },
 	{ "min-weight", required_argument, NULL, OPT_MIN_WEIGHT },
 	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "recipe", required_argument, NULL, OPT_RECIPE },
+	{ "explain", no_argument, NULL, OPT_EXPLAIN },
+	{ "list-filters", no_argument, NULL, OPT_LIST_FILTERS },
 	{ NULL, 0, NULL, 0 }
 };
 
-/* --set NAME=VALUE: thresholds by name, applied to the parameters of every language. */
-#define QP(f) offsetof(llm_quality_params, f)
-static const struct {
-	const char *name;
-	size_t off;
-	char type; /* d double, i int, b bool */
-} params[] = {
-	{ "min_doc_words", QP(min_doc_words), 'd' }, { "max_doc_words", QP(max_doc_words), 'd' },
-	{ "min_avg_word_length", QP(min_avg_word_len), 'd' },
-	{ "max_avg_word_length", QP(max_avg_word_len), 'd' },
-	{ "max_symbol_word_ratio", QP(max_symbol_word_ratio), 'd' },
-	{ "max_bullet_lines_ratio", QP(max_bullet_lines_ratio), 'd' },
-	{ "max_ellipsis_lines_ratio", QP(max_ellipsis_lines_ratio), 'd' },
-	{ "min_alpha_words_ratio", QP(min_alpha_words_ratio), 'd' },
-	{ "min_stop_words", QP(min_stop_words), 'i' },
-	{ "dup_para_frac", QP(dup_para_frac), 'd' }, { "dup_para_char_frac", QP(dup_para_char_frac), 'd' },
-	{ "dup_line_frac", QP(dup_line_frac), 'd' }, { "dup_line_char_frac", QP(dup_line_char_frac), 'd' },
-	{ "top_2_gram", QP(top_ngram_frac[0]), 'd' }, { "top_3_gram", QP(top_ngram_frac[1]), 'd' },
-	{ "top_4_gram", QP(top_ngram_frac[2]), 'd' }, { "dup_5_gram", QP(dup_ngram_frac[0]), 'd' },
-	{ "dup_6_gram", QP(dup_ngram_frac[1]), 'd' }, { "dup_7_gram", QP(dup_ngram_frac[2]), 'd' },
-	{ "dup_8_gram", QP(dup_ngram_frac[3]), 'd' }, { "dup_9_gram", QP(dup_ngram_frac[4]), 'd' },
-	{ "dup_10_gram", QP(dup_ngram_frac[5]), 'd' },
-	{ "c4_remove_citations", QP(c4_remove_citations), 'b' },
-	{ "c4_terminal_punct", QP(c4_terminal_punct), 'b' },
-	{ "c4_min_words_per_line", QP(c4_min_words_per_line), 'i' },
-	{ "c4_max_word_length", QP(c4_max_word_len), 'i' },
-	{ "c4_min_sentences", QP(c4_min_sentences), 'i' },
-	{ "c4_lorem_ipsum", QP(c4_lorem_ipsum), 'b' }, { "c4_javascript", QP(c4_javascript), 'b' },
-	{ "c4_curly_bracket", QP(c4_curly_bracket), 'b' }, { "c4_policy", QP(c4_policy), 'b' },
-	{ "fineweb_line_punct_ratio", QP(fw_line_punct_thr), 'd' },
-	{ "fineweb_short_line_ratio", QP(fw_short_line_thr), 'd' },
-	{ "fineweb_short_line_length", QP(fw_short_line_len), 'i' },
-	{ "fineweb_char_dup_ratio", QP(fw_char_dup_ratio), 'd' },
-	{ "fineweb_new_line_ratio", QP(fw_new_line_ratio), 'd' },
-};
+/* An option that sets a recipe key for every document: an override of the recipe. */
+static void override(llm_recipe *r, const char *opt, const char *key, const char *value)
+{
+	if (llm_recipe_set(r, key, "=", value) != LLM_OK)
+		usage_error("%s: %s", opt, llm_last_error());
+}
 
-static void set_param(llm_clean_cfg *cfg, const char *arg)
+/* --set NAME=VALUE */
+static void set_param(llm_recipe *r, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq)
 		usage_error("--set: expected NAME=VALUE, got '%s'", arg);
 	size_t n = (size_t)(eq - arg);
-	for (size_t i = 0; i < sizeof params / sizeof *params; i++) {
-		if (strlen(params[i].name) != n || memcmp(params[i].name, arg, n) != 0)
-			continue;
-		llm_quality_params *qs[3] = { &cfg->qp_en, &cfg->qp_zh, &cfg->qp_ja };
-		for (int k = 0; k < 3; k++) {
-			char *p = (char *)qs[k] + params[i].off;
-			if (params[i].type == 'd')
-				*(double *)(void *)p = tool_double("--set", eq + 1, -1, 1e12);
-			else if (params[i].type == 'i')
-				*(int *)(void *)p = (int)tool_int("--set", eq + 1, -1, 1 << 30);
-			else
-				*(bool *)p = tool_choice("--set", eq + 1, "false\0true\0") == 1;
-		}
-		return;
+	if (!llm_filter_param_find(arg, n)) {
+		llm_filter_param_unknown(arg, n);
+		usage_error("--set: %s", llm_last_error());
 	}
-	usage_error("--set: unknown threshold '%.*s'", (int)n, arg);
+	char *name = llm_strndup(arg, n);
+	override(r, "--set", name, eq + 1);
+	free(name);
+}
+
+/* --list-filters: the table of filter steps, as the man page lists it. */
+static void list_filters(void)
+{
+	llm_quality_params en, zh;
+	llm_quality_defaults(&en, "en");
+	llm_quality_defaults(&zh, "zh");
+	llm_buf b = LLM_BUF_INIT, ven = LLM_BUF_INIT, vzh = LLM_BUF_INIT;
+	for (int i = 0; i < LLM_FILTER_NSTEPS; i++) {
+		const llm_filter_step *st = &llm_filter_steps[i];
+		llm_buf_addf(&b, "%s%s  %s%s\n  reasons:", i ? "\n" : "", st->name, st->title,
+		             (LLM_FILTER_DEFAULT >> i & 1) ? " (default)" : "");
+		for (int k = 0; st->reasons[k]; k++)
+			llm_buf_addf(&b, " %s", st->reasons[k]);
+		llm_buf_addc(&b, '\n');
+		for (int k = 0; k < st->ncounters; k++)
+			llm_buf_addf(&b, "  counts lines: %s\n", llm_filter_counters[st->counter0 + k]);
+		for (size_t k = 0; k < llm_filter_nparams; k++) {
+			const llm_filter_param *p = &llm_filter_params[k];
+			if (p->step != i)
+				continue;
+			llm_buf_reset(&ven);
+			llm_buf_reset(&vzh);
+			llm_filter_param_get(&en, p, &ven);
+			llm_filter_param_get(&zh, p, &vzh);
+			llm_buf_addf(&b, "  %s = %s", p->name, ven.p);
+			if (strcmp(ven.p, vzh.p) != 0)
+				llm_buf_addf(&b, " (zh %s)", vzh.p);
+			llm_buf_addc(&b, '\n');
+		}
+	}
+	fwrite(b.p, 1, b.len, stdout);
+	llm_buf_release(&b);
+	llm_buf_release(&ven);
+	llm_buf_release(&vzh);
 }
 
 /* One record of a batch. */
@@ -205,6 +220,7 @@ struct ctx {
 	const struct tool_common *co;
 	const llm_clean_cfg *cfg;
 	llm_run *run;
+	llm_clean_tally *tally;
 	llm_writer *out;
 	worker *workers;
 	int nthreads;
@@ -247,6 +263,7 @@ static int flush_batch(struct ctx *c)
 				die("%s:%llu: line longer than --max-line (%zu bytes)", c->name,
 				    (unsigned long long)it->lineno, it->full_len);
 			llm_warn_at(c->name, it->lineno, "line longer than --max-line (%zu bytes)", it->full_len);
+			llm_clean_tally_add(c->tally, NULL, NULL, "line_too_long");
 			int dom = llm_run_in(c->run, it->full_len + 1, NULL, 0);
 			llm_buf_reset(&extra);
 			llm_buf_addf(&extra, "\"length\": %zu", it->full_len);
@@ -256,6 +273,7 @@ static int flush_batch(struct ctx *c)
 			continue;
 		}
 		llm_clean_result *r = &it->res;
+		llm_clean_tally_add(c->tally, r->domain, r->lang, r->status == LLM_CLEAN_KEEP ? NULL : r->reason);
 		bool parsed = r->status != LLM_CLEAN_BAD || strcmp(r->reason, "bad_json") != 0;
 		int dom = parsed ? llm_run_in_rec(c->run, it->len + 1, &it->rec)
 		                 : llm_run_in(c->run, it->len + 1, NULL, 0);
@@ -281,12 +299,10 @@ static int flush_batch(struct ctx *c)
 			                   extra.len ? extra.p : NULL, c->name, it->lineno) != LLM_OK)
 				die("%s", llm_last_error());
 		}
+		for (int k = 0; k < LLM_FILTER_NCOUNTERS; k++)
+			if (r->counts[k])
+				llm_run_count(c->run, llm_filter_counters[k], r->counts[k]);
 		for (int k = 0; k < 5; k++) {
-			if (r->c4_lines[k]) {
-				char name[48];
-				snprintf(name, sizeof name, "c4_lines_%s", llm_c4_line_rules[k]);
-				llm_run_count(c->run, name, r->c4_lines[k]);
-			}
 			if (r->pii[k]) {
 				char name[48];
 				snprintf(name, sizeof name, "pii_%s", llm_pii_name(k));
@@ -373,6 +389,8 @@ int main(int argc, char **argv)
 	tool_common_init(&co, usage);
 	llm_clean_cfg cfg;
 	llm_clean_cfg_init(&cfg);
+	llm_recipe *recipe = llm_recipe_new();
+	bool explain = false;
 	const char *stop_file = NULL, *drop_file = NULL, *drop_line_file = NULL, *model_file = NULL;
 	const char *time_ph = NULL;
 	bool mask_time = false;
@@ -384,19 +402,27 @@ int main(int argc, char **argv)
 		switch (c) {
 		case OPT_HTML: cfg.html = true; break;
 		case OPT_KEEP_BOILER: cfg.html_opts.boilerplate = false; break;
-		case OPT_NORMALIZE:
-			if (llm_norm_parse(optarg, &cfg.norm.flags) != LLM_OK)
-				usage_error("--normalize: %s", llm_last_error());
-			cfg.normalize = cfg.norm.flags != 0;
+		case OPT_RECIPE:
+			if (llm_recipe_load(recipe, optarg) != LLM_OK)
+				die("%s", llm_last_error());
 			break;
-		case OPT_FILTERS:
-			if (llm_filter_parse(optarg, &cfg.filters) != LLM_OK)
-				usage_error("--filters: %s", llm_last_error());
+		case OPT_EXPLAIN: explain = true; break;
+		case OPT_LIST_FILTERS: list_filters(); return 0;
+		case OPT_NORMALIZE: override(recipe, "--normalize", "normalize", optarg); break;
+		case OPT_FILTERS: override(recipe, "--filters", "filters", optarg); break;
+		case OPT_MIN_CHARS:
+			tool_int("--min-chars", optarg, 0, INT32_MAX);
+			override(recipe, "--min-chars", "min_chars", optarg);
 			break;
-		case OPT_MIN_CHARS: cfg.min_chars = (size_t)tool_int("--min-chars", optarg, 0, 1LL << 40); break;
-		case OPT_MAX_CHARS: cfg.max_chars = (size_t)tool_int("--max-chars", optarg, 0, 1LL << 40); break;
-		case OPT_MIN_WORDS: cfg.min_words = (size_t)tool_int("--min-words", optarg, 0, 1LL << 40); break;
-		case OPT_SET: set_param(&cfg, optarg); break;
+		case OPT_MAX_CHARS:
+			tool_int("--max-chars", optarg, 0, INT32_MAX);
+			override(recipe, "--max-chars", "max_chars", optarg);
+			break;
+		case OPT_MIN_WORDS:
+			tool_int("--min-words", optarg, 0, INT32_MAX);
+			override(recipe, "--min-words", "min_words", optarg);
+			break;
+		case OPT_SET: set_param(recipe, optarg); break;
 		case OPT_STOP_WORDS: stop_file = optarg; break;
 		case OPT_DROP_PATTERN: drop_file = optarg; break;
 		case OPT_DROP_LINE_PATTERN: drop_line_file = optarg; break;
@@ -437,15 +463,25 @@ int main(int argc, char **argv)
 		}
 	}
 	cfg.field = co.field;
+	cfg.recipe = recipe;
 	if (batch_bytes < 1)
 		batch_bytes = 1;
+	if (explain) {
+		llm_buf b = LLM_BUF_INIT;
+		llm_recipe_explain(recipe, &b);
+		if (fwrite(b.p, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
+			die("standard output: %s", strerror(errno));
+		llm_buf_release(&b);
+		llm_recipe_free(recipe);
+		return 0;
+	}
 
 	llm_wordset *stop = NULL;
 	if (stop_file) {
 		stop = llm_wordset_new();
 		if (llm_wordset_load(stop, stop_file) != LLM_OK)
 			die("%s", llm_last_error());
-		cfg.qp_en.stop_words = cfg.qp_zh.stop_words = cfg.qp_ja.stop_words = stop;
+		cfg.stop_words = stop;
 	}
 	llm_patterns *dp = NULL, *dlp = NULL;
 	if (drop_file && llm_patterns_load(&dp, drop_file) != LLM_OK)
@@ -476,6 +512,7 @@ int main(int argc, char **argv)
 	if (llm_writer_open(&x.out, co.output) != LLM_OK)
 		die("%s", llm_last_error());
 	x.run = tool_run_new(&co);
+	x.tally = llm_clean_tally_new();
 	int failed = 0;
 	if (optind == argc)
 		failed |= clean_one(&x, "-");
@@ -495,11 +532,17 @@ int main(int argc, char **argv)
 	free(x.b.items);
 	llm_buf_release(&x.b.data);
 	llm_wordset_free(stop);
+	llm_recipe_free(recipe);
 	llm_patterns_free(dp);
 	llm_patterns_free(dlp);
 	llm_fasttext_free(model);
 	llm_timemask_free(tm);
 	free((void *)cfg.langs);
 	free(langs_copy);
+	llm_buf member = LLM_BUF_INIT;
+	llm_clean_tally_json(x.tally, &member);
+	llm_run_stats_extra(x.run, member.p);
+	llm_buf_release(&member);
+	llm_clean_tally_free(x.tally);
 	return tool_run_finish(x.run, failed);
 }

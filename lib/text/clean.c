@@ -18,32 +18,6 @@
 #include "lid.h"
 #include "timemask.h"
 
-static const char *const filter_names[] = { "length", "gopher-rep", "gopher-quality", "c4",
-	                                    "fineweb" };
-
-int llm_filter_parse(const char *list, unsigned *bits)
-{
-	*bits = 0;
-	const char *p = list;
-	while (*p) {
-		size_t n = strcspn(p, ",");
-		if (n == 7 && memcmp(p, "default", 7) == 0) {
-			*bits |= LLM_FILTER_DEFAULT;
-		} else if (!(n == 4 && memcmp(p, "none", 4) == 0)) {
-			size_t k = 0;
-			while (k < 5 && !(strlen(filter_names[k]) == n && memcmp(filter_names[k], p, n) == 0))
-				k++;
-			if (k == 5)
-				return llm_fail(LLM_EINVAL, "unknown filter '%.*s'", (int)n, p);
-			*bits |= 1u << k;
-		}
-		p += n;
-		if (*p == ',')
-			p++;
-	}
-	return LLM_OK;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Pattern lists */
 
@@ -120,13 +94,6 @@ void llm_clean_cfg_init(llm_clean_cfg *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->field = "text";
 	cfg->html_opts = (llm_html_opts)LLM_HTML_OPTS_DEFAULT;
-	cfg->normalize = true;
-	cfg->norm = (llm_norm_opts)LLM_NORM_OPTS_DEFAULT;
-	cfg->filters = LLM_FILTER_DEFAULT;
-	cfg->min_chars = 50;
-	llm_quality_defaults(&cfg->qp_en, "en");
-	llm_quality_defaults(&cfg->qp_zh, "zh");
-	llm_quality_defaults(&cfg->qp_ja, "ja");
 	cfg->lang_threshold = 0.65;
 	cfg->pii.kinds = LLM_PII_ALL;
 	time_t now = time(NULL);
@@ -137,8 +104,19 @@ void llm_clean_cfg_init(llm_clean_cfg *cfg)
 	cfg->min_weight = 0.05;
 }
 
+/* Resolved recipe settings of recent (domain, lang) pairs: a corpus file has a few. */
+#define SETTINGS_CACHE 16
+typedef struct {
+	char domain[32], lang[16];
+	bool used;
+	llm_recipe_settings st;
+} cached_settings;
+
 struct llm_cleaner {
 	const llm_clean_cfg *cfg;
+	llm_recipe *builtin;        /* when cfg->recipe is NULL */
+	cached_settings cache[SETTINGS_CACHE];
+	unsigned next_slot;
 	llm_quality *q;
 	llm_html *html;
 	llm_fasttext_scratch *ft;
@@ -152,6 +130,8 @@ llm_cleaner *llm_cleaner_new(const llm_clean_cfg *cfg)
 {
 	llm_cleaner *c = llm_calloc(1, sizeof *c);
 	c->cfg = cfg;
+	if (!cfg->recipe)
+		c->builtin = llm_recipe_new();
 	c->q = llm_quality_new();
 	c->html = llm_html_new();
 	if (cfg->lang_model)
@@ -167,6 +147,7 @@ void llm_cleaner_free(llm_cleaner *c)
 {
 	if (!c)
 		return;
+	llm_recipe_free(c->builtin);
 	llm_quality_free(c->q);
 	llm_html_free(c->html);
 	llm_fasttext_scratch_free(c->ft);
@@ -225,14 +206,31 @@ static void identify(llm_cleaner *c, const char *s, size_t n, char lang[16], dou
 	*score = lr.score;
 }
 
-static const llm_quality_params *params_for(const llm_clean_cfg *cfg, const char *lang)
+/* The recipe's settings for (domain, lang), through the cache. Names longer than the cache's
+ * keys are resolved every time. */
+static const llm_recipe_settings *settings_for(llm_cleaner *c, const char *domain, const char *lang)
 {
-	if (strncmp(lang, "zh", 2) == 0 || strcmp(lang, "cmn") == 0 || strcmp(lang, "lzh") == 0 ||
-	    strcmp(lang, "yue") == 0 || strcmp(lang, "wuu") == 0)
-		return &cfg->qp_zh;
-	if (strncmp(lang, "ja", 2) == 0)
-		return &cfg->qp_ja;
-	return &cfg->qp_en;
+	bool cacheable = strlen(domain) < sizeof c->cache[0].domain && strlen(lang) < sizeof c->cache[0].lang;
+	if (cacheable)
+		for (int i = 0; i < SETTINGS_CACHE && c->cache[i].used; i++)
+			if (!strcmp(c->cache[i].domain, domain) && !strcmp(c->cache[i].lang, lang))
+				return &c->cache[i].st;
+	cached_settings *e = &c->cache[c->next_slot];
+	c->next_slot = (c->next_slot + 1) % SETTINGS_CACHE;
+	llm_recipe_resolve(c->cfg->recipe ? c->cfg->recipe : c->builtin, domain, lang, &e->st);
+	if (c->cfg->stop_words)
+		e->st.qp.stop_words = c->cfg->stop_words;
+	snprintf(e->domain, sizeof e->domain, "%s", domain);
+	snprintf(e->lang, sizeof e->lang, "%s", lang);
+	e->used = cacheable;
+	return &e->st;
+}
+
+/* --lang: a tag keeps itself and the tags that continue it ("zh" keeps "zh-Hant"). */
+static bool lang_matches(const char *want, const char *lang)
+{
+	size_t n = strlen(want);
+	return strncmp(want, lang, n) == 0 && (lang[n] == 0 || lang[n] == '-' || lang[n] == '_');
 }
 
 /* Year of a record from "date" (ISO 8601: leading 4 digits) or "year"; 0 if none. */
@@ -285,6 +283,14 @@ void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec
 		llm_json_str(lv, &c->a);
 		snprintf(r->lang, sizeof r->lang, "%s", c->a.p ? c->a.p : "");
 	}
+	char domain[32] = "";
+	const llm_json_val *dv = llm_json_get(rec, "domain");
+	if (dv && dv->type == LLM_JSON_STRING) {
+		llm_buf_reset(&c->a);
+		llm_json_str(dv, &c->a);
+		snprintf(domain, sizeof domain, "%s", c->a.p ? c->a.p : "");
+	}
+	snprintf(r->domain, sizeof r->domain, "%s", domain);
 
 	/* HTML */
 	const llm_json_val *fv = llm_json_get(rec, "format");
@@ -300,10 +306,20 @@ void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec
 		if (fv)
 			llm_json_edit_str(&c->ed, "format", "text", 4);
 	}
+	/* a record without a language gets the script detector's for choosing its settings */
+	if (!r->lang[0]) {
+		llm_lid_result lr;
+		llm_lid_detect(c->text.p ? c->text.p : "", c->text.len, 1 << 12, &lr);
+		snprintf(r->lang, sizeof r->lang, "%s", lr.lang);
+	}
+	const llm_recipe_settings *st = settings_for(c, domain, r->lang);
+
 	/* normalisation */
-	if (cfg->normalize) {
+	if (st->normalize) {
+		llm_norm_opts no = LLM_NORM_OPTS_DEFAULT;
+		no.flags = st->normalize;
 		llm_buf_reset(&c->a);
-		llm_normalize(c->text.p ? c->text.p : "", c->text.len, &cfg->norm, &c->a);
+		llm_normalize(c->text.p ? c->text.p : "", c->text.len, &no, &c->a);
 		swap(&c->text, &c->a);
 	}
 	/* line patterns */
@@ -328,13 +344,15 @@ void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec
 	/* language */
 	if (cfg->lid) {
 		double score;
+		char given[16];
+		snprintf(given, sizeof given, "%s", r->lang);
 		identify(c, c->text.p, c->text.len, r->lang, &score);
 		llm_json_edit_str(&c->ed, "lang", r->lang, strlen(r->lang));
 		llm_json_edit_f64(&c->ed, "lang_score", round(score * 1e4) / 1e4);
 		if (cfg->langs) {
 			bool ok = false;
 			for (int i = 0; cfg->langs[i] && !ok; i++)
-				ok = strcmp(cfg->langs[i], r->lang) == 0;
+				ok = lang_matches(cfg->langs[i], r->lang);
 			if (!ok) {
 				drop(r, "lang");
 				return;
@@ -347,68 +365,13 @@ void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec
 				return;
 			}
 		}
-	} else if (!r->lang[0]) {
-		llm_lid_result lr;
-		llm_lid_detect(c->text.p, c->text.len, 1 << 12, &lr);
-		snprintf(r->lang, sizeof r->lang, "%s", lr.lang);
+		if (strcmp(given, r->lang) != 0)
+			st = settings_for(c, domain, r->lang);
 	}
-	const llm_quality_params *qp = params_for(cfg, r->lang);
 
 	/* filters */
 	llm_verdict v;
-	if (cfg->filters & LLM_FILTER_LENGTH) {
-		size_t nc = llm_utf8_count(c->text.p, c->text.len);
-		if (nc < cfg->min_chars) {
-			drop(r, "too_short");
-			r->value = (double)nc;
-			r->threshold = (double)cfg->min_chars;
-			r->has_value = true;
-			return;
-		}
-		if (cfg->max_chars && nc > cfg->max_chars) {
-			drop(r, "too_long");
-			r->value = (double)nc;
-			r->threshold = (double)cfg->max_chars;
-			r->has_value = true;
-			return;
-		}
-	}
-	/* words are needed only by the word-based rules */
-	bool words = (cfg->filters & ~LLM_FILTER_LENGTH) || ((cfg->filters & LLM_FILTER_LENGTH) && cfg->min_words);
-	if (words)
-		llm_quality_set_text(c->q, c->text.p, c->text.len);
-	if ((cfg->filters & LLM_FILTER_LENGTH) && cfg->min_words &&
-	    llm_quality_nwords(c->q) < cfg->min_words) {
-		drop(r, "too_few_words");
-		r->value = (double)llm_quality_nwords(c->q);
-		r->threshold = (double)cfg->min_words;
-		r->has_value = true;
-		return;
-	}
-	if ((cfg->filters & LLM_FILTER_GOPHER_REP) && !llm_gopher_repetition(c->q, qp, &v)) {
-		drop_v(r, &v);
-		return;
-	}
-	if ((cfg->filters & LLM_FILTER_GOPHER_QUALITY) && !llm_gopher_quality(c->q, qp, &v)) {
-		drop_v(r, &v);
-		return;
-	}
-	if (cfg->filters & LLM_FILTER_C4) {
-		uint64_t st[5] = { 0 };
-		llm_buf_reset(&c->a);
-		bool ok = llm_c4_filter(c->q, qp, &c->a, st, &v);
-		for (int i = 0; i < 5; i++)
-			r->c4_lines[i] = st[i];
-		if (!ok) {
-			drop_v(r, &v);
-			return;
-		}
-		if (!c->a.p)
-			llm_buf_grow(&c->a, 0);
-		swap(&c->text, &c->a);
-		llm_quality_set_text(c->q, c->text.p, c->text.len);
-	}
-	if ((cfg->filters & LLM_FILTER_FINEWEB) && !llm_fineweb_quality(c->q, qp, &v)) {
+	if (!llm_filter_run(st->filters, c->q, &st->qp, NULL, &c->text, &c->a, r->counts, &v)) {
 		drop_v(r, &v);
 		return;
 	}
@@ -448,4 +411,111 @@ void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec
 	if (r->changed)
 		llm_json_edit_str(&c->ed, cfg->field, c->text.p, c->text.len);
 	llm_json_write(rec, &c->ed, out);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Outcomes per (domain, language) */
+
+typedef struct {
+	char *domain, *lang;
+	uint64_t in, out;
+	char **reasons; /* static reason codes are not assumed: copied */
+	uint64_t *counts;
+	size_t nreasons;
+} tally_row;
+
+struct llm_clean_tally {
+	tally_row *rows;
+	size_t n;
+};
+
+llm_clean_tally *llm_clean_tally_new(void)
+{
+	return llm_calloc(1, sizeof(llm_clean_tally));
+}
+
+void llm_clean_tally_free(llm_clean_tally *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++) {
+		for (size_t k = 0; k < t->rows[i].nreasons; k++)
+			free(t->rows[i].reasons[k]);
+		free(t->rows[i].reasons);
+		free(t->rows[i].counts);
+		free(t->rows[i].domain);
+		free(t->rows[i].lang);
+	}
+	free(t->rows);
+	free(t);
+}
+
+void llm_clean_tally_add(llm_clean_tally *t, const char *domain, const char *lang, const char *reason)
+{
+	domain = domain && *domain ? domain : "unknown";
+	lang = lang && *lang ? lang : "und";
+	tally_row *row = NULL;
+	for (size_t i = 0; i < t->n && !row; i++)
+		if (!strcmp(t->rows[i].domain, domain) && !strcmp(t->rows[i].lang, lang))
+			row = &t->rows[i];
+	if (!row) {
+		t->rows = llm_realloc(t->rows, (t->n + 1) * sizeof *t->rows);
+		row = &t->rows[t->n++];
+		memset(row, 0, sizeof *row);
+		row->domain = llm_strdup(domain);
+		row->lang = llm_strdup(lang);
+	}
+	row->in++;
+	if (!reason) {
+		row->out++;
+		return;
+	}
+	for (size_t k = 0; k < row->nreasons; k++)
+		if (!strcmp(row->reasons[k], reason)) {
+			row->counts[k]++;
+			return;
+		}
+	row->reasons = llm_realloc(row->reasons, (row->nreasons + 1) * sizeof *row->reasons);
+	row->counts = llm_realloc(row->counts, (row->nreasons + 1) * sizeof *row->counts);
+	row->reasons[row->nreasons] = llm_strdup(reason);
+	row->counts[row->nreasons++] = 1;
+}
+
+void llm_clean_tally_json(const llm_clean_tally *t, llm_buf *out)
+{
+	llm_buf_adds(out, "\"domain_langs\": {");
+	bool *done = llm_calloc(t->n + 1, sizeof *done);
+	bool first_domain = true;
+	for (size_t i = 0; i < t->n; i++) {
+		if (done[i])
+			continue;
+		if (!first_domain)
+			llm_buf_adds(out, ", ");
+		first_domain = false;
+		llm_json_put_str(out, t->rows[i].domain, strlen(t->rows[i].domain));
+		llm_buf_adds(out, ": {");
+		bool first_lang = true;
+		for (size_t j = i; j < t->n; j++) {
+			const tally_row *r = &t->rows[j];
+			if (done[j] || strcmp(r->domain, t->rows[i].domain))
+				continue;
+			done[j] = true;
+			if (!first_lang)
+				llm_buf_adds(out, ", ");
+			first_lang = false;
+			llm_json_put_str(out, r->lang, strlen(r->lang));
+			llm_buf_addf(out, ": {\"records_in\": %llu, \"records_out\": %llu, \"rejected\": {",
+			             (unsigned long long)r->in, (unsigned long long)r->out);
+			for (size_t k = 0; k < r->nreasons; k++) {
+				if (k)
+					llm_buf_adds(out, ", ");
+				llm_json_put_str(out, r->reasons[k], strlen(r->reasons[k]));
+				llm_buf_addf(out, ": %llu", (unsigned long long)r->counts[k]);
+			}
+			llm_buf_adds(out, "}}");
+		}
+		llm_buf_addc(out, '}');
+	}
+	llm_buf_addc(out, '}');
+	free(done);
 }

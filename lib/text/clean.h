@@ -6,11 +6,17 @@
  * Order (fixed; each step switchable in llm_clean_cfg):
  *   parse -> text field -> html (format "html" or cfg.html) -> normalise -> drop lines
  *   matching line patterns -> language id (adds lang, lang_score; --lang filter)
- *   -> filters in FineWeb's order: length, gopher_rep, gopher_quality, c4 (may drop lines),
- *   fineweb, drop patterns -> PII mask -> time mask -> freshness weight -> write.
+ *   -> the recipe's filter steps (filter.h, in the table's order; C4 may drop lines)
+ *   -> drop patterns -> PII mask -> time mask -> freshness weight -> write.
  * Masking comes after filtering so that filters judge the text, not the placeholders.
  *
- * The configuration is shared read-only; an llm_cleaner holds one thread's scratch state.
+ * The recipe chooses the filter set, thresholds and normalisation per record from its
+ * "domain" and "lang" fields. A record without "lang" gets the built-in detector's language
+ * (on its first 4 KiB) for that choice; with language id on (cfg.lid) the filters use the
+ * detected language and normalisation the record's own or the script detector's.
+ *
+ * The configuration is shared read-only; an llm_cleaner holds one thread's scratch state,
+ * including a small cache of resolved recipe settings per (domain, lang).
  */
 #ifndef LLM_CLEAN_H
 #define LLM_CLEAN_H
@@ -22,21 +28,11 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "html.h"
+#include "filter.h"
 #include "normalize.h"
 #include "pii.h"
 #include "quality.h"
-
-enum {
-	LLM_FILTER_LENGTH = 1u << 0,
-	LLM_FILTER_GOPHER_REP = 1u << 1,
-	LLM_FILTER_GOPHER_QUALITY = 1u << 2,
-	LLM_FILTER_C4 = 1u << 3,
-	LLM_FILTER_FINEWEB = 1u << 4,
-	LLM_FILTER_DEFAULT = 0x1F
-};
-
-/* "length,gopher-rep,gopher-quality,c4,fineweb", "default", "none" -> bits. */
-int llm_filter_parse(const char *list, unsigned *bits);
+#include "recipe.h"
 
 typedef struct llm_fasttext llm_fasttext;
 typedef struct llm_timemask llm_timemask;
@@ -50,12 +46,8 @@ typedef struct {
 	const char *field;          /* text field ("text") */
 	bool html;                  /* treat every record as HTML (else only "format": "html") */
 	llm_html_opts html_opts;
-	bool normalize;
-	llm_norm_opts norm;
-	unsigned filters;           /* LLM_FILTER_* */
-	size_t min_chars, max_chars; /* code points; 50, 0 = no maximum */
-	size_t min_words;           /* 0 */
-	llm_quality_params qp_en, qp_zh, qp_ja; /* thresholds per language */
+	const llm_recipe *recipe;   /* filters, thresholds, normalisation (NULL: built-in) */
+	const llm_wordset *stop_words; /* Gopher's stop words for every language, or NULL */
 	const llm_patterns *drop_pattern, *drop_line_pattern;
 	/* language id */
 	bool lid;                   /* detect and add lang, lang_score */
@@ -83,9 +75,10 @@ typedef struct {
 	const char *err_msg;    /* BAD: what is wrong */
 	size_t err_pos;
 	bool changed;           /* KEEP: text changed */
-	size_t c4_lines[5];     /* lines dropped by the C4 line rules */
+	uint64_t counts[LLM_FILTER_NCOUNTERS]; /* lines dropped by line rules (C4) */
 	size_t pii[5], times;   /* masks made */
 	char lang[16];          /* detected or given language, "" if none */
+	char domain[32];        /* the record's domain, "" if none */
 } llm_clean_result;
 
 typedef struct llm_cleaner llm_cleaner;
@@ -98,5 +91,19 @@ void llm_cleaner_free(llm_cleaner *c);
  */
 void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec *rec,
                       llm_buf *out, llm_clean_result *r);
+
+/*
+ * Outcomes per (domain, language) for --stats: records in and out and the reject reasons of
+ * each pair. Memory: a few hundred bytes per pair seen. Not thread safe (the writer thread
+ * accounts).
+ */
+typedef struct llm_clean_tally llm_clean_tally;
+llm_clean_tally *llm_clean_tally_new(void);
+void llm_clean_tally_free(llm_clean_tally *t);
+/* One record: reason NULL when it was kept. */
+void llm_clean_tally_add(llm_clean_tally *t, const char *domain, const char *lang, const char *reason);
+/* Append the JSON member "domain_langs": {DOMAIN: {LANG: {"records_in": N, "records_out": N,
+ * "rejected": {REASON: N, ...}}}} (domain "unknown" and lang "und" for empty names). */
+void llm_clean_tally_json(const llm_clean_tally *t, llm_buf *out);
 
 #endif

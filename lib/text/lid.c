@@ -7,6 +7,20 @@
 #include <string.h>
 
 #include "core/utf8.h"
+#include "hanvariant_tables.h"
+
+/* 1 for a Traditional-only character, -1 for a Simplified-only one, else 0. */
+static int han_variant(uint32_t cp)
+{
+	if (cp < LLM_HAN_FIRST || cp > LLM_HAN_LAST)
+		return 0;
+	uint32_t i = cp - LLM_HAN_FIRST;
+	if (han_traditional[i / 32] >> (i % 32) & 1)
+		return 1;
+	if (han_simplified[i / 32] >> (i % 32) & 1)
+		return -1;
+	return 0;
+}
 
 enum { S_LATIN, S_HAN, S_KANA, S_HANGUL, S_CYRILLIC, S_GREEK, S_ARABIC, S_HEBREW, S_DEVANAGARI,
 	S_THAI, S_ARMENIAN, S_GEORGIAN, S_BENGALI, S_TAMIL, S_NSCRIPTS };
@@ -70,7 +84,7 @@ void llm_lid_detect(const char *s, size_t n, size_t max_bytes, llm_lid_result *r
 {
 	if (max_bytes && n > max_bytes)
 		n = max_bytes;
-	size_t count[S_NSCRIPTS] = { 0 }, letters = 0, ukr = 0;
+	size_t count[S_NSCRIPTS] = { 0 }, letters = 0, ukr = 0, trad = 0, simp = 0;
 	size_t words = 0, hits[sizeof latin / sizeof *latin] = { 0 };
 	char w[24];
 	size_t wl = 0;
@@ -88,6 +102,11 @@ void llm_lid_detect(const char *s, size_t n, size_t max_bytes, llm_lid_result *r
 				count[sc]++;
 			if (cp == 0x456 || cp == 0x457 || cp == 0x454)
 				ukr++;
+			if (sc == S_HAN) {
+				int hv = han_variant(cp);
+				trad += hv > 0;
+				simp += hv < 0;
+			}
 		}
 		/* ASCII-ish lower-case words for the Latin cues */
 		if (letter && cp < 0x250) {
@@ -144,6 +163,10 @@ void llm_lid_detect(const char *s, size_t n, size_t max_bytes, llm_lid_result *r
 		best = count[S_KANA] * 5 >= cjk ? S_KANA : S_HAN;
 	}
 	const char *lang = script_lang[best];
+	/* Traditional Chinese: more characters only Traditional writing uses than characters only
+	 * Simplified writing uses (most characters are shared; a page needs a few telling ones) */
+	if (best == S_HAN && trad > simp && trad >= 2)
+		lang = "zh-Hant";
 	if (best == S_CYRILLIC && ukr)
 		lang = "uk";
 	if (best == S_LATIN) {

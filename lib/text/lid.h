@@ -3,7 +3,10 @@
  *
  * No model: letters are counted per script; the dominant script decides, and within a script
  * small cues separate languages:
- *   Han + Kana     ja when kana are >= 20 % of the CJK characters, else zh
+ *   Han + Kana     ja when kana are >= 20 % of the CJK characters, else Chinese: zh-Hant
+ *                  (Traditional) when characters written only in Traditional Chinese outnumber
+ *                  those written only in Simplified (OpenCC's tables, scripts/
+ *                  gen-han-variants.py) and there are at least two, else zh (Simplified)
  *   Hangul         ko
  *   Latin          en when English function words are >= 8 % of the words, else the
  *                  Latin-script language whose function words are most frequent among de,
@@ -26,7 +29,7 @@
 #include <stddef.h>
 
 typedef struct {
-	char lang[8];  /* "en", "zh", ..., "und" */
+	char lang[8];  /* "en", "zh", "zh-Hant", ..., "und" */
 	double score;  /* 0..1 */
 } llm_lid_result;
 

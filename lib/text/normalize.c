@@ -15,17 +15,23 @@
 #include "core/utf8.h"
 
 static const char *const step_names[] = { "repair", "controls", "zero-width", "width",
-	                                  "newlines", "spaces", "trim", "blank-lines" };
+	                                  "newlines", "spaces", "trim", "blank-lines",
+	                                  "width-punct", "ideographic-space" };
 
 int llm_norm_parse(const char *list, unsigned *flags)
 {
 	*flags = 0;
 	const char *p = list;
 	while (*p) {
-		const char *e = strchr(p, ',');
-		size_t n = e ? (size_t)(e - p) : strlen(p);
+		size_t n = strcspn(p, ", \t");
+		if (n == 0) {
+			p++;
+			continue;
+		}
 		if (n == 3 && memcmp(p, "all", 3) == 0) {
 			*flags |= LLM_NORM_ALL;
+		} else if (n == 7 && memcmp(p, "default", 7) == 0) {
+			*flags |= LLM_NORM_DEFAULT;
 		} else if (n == 4 && memcmp(p, "none", 4) == 0) {
 			/* nothing */
 		} else {
@@ -38,10 +44,22 @@ int llm_norm_parse(const char *list, unsigned *flags)
 			*flags |= 1u << k;
 		}
 		p += n;
-		if (*p == ',')
-			p++;
 	}
 	return LLM_OK;
+}
+
+void llm_norm_format(unsigned flags, llm_buf *out)
+{
+	size_t start = out->len;
+	for (size_t k = 0; k < sizeof step_names / sizeof *step_names; k++) {
+		if (!(flags & (1u << k)))
+			continue;
+		if (out->len > start)
+			llm_buf_addc(out, ' ');
+		llm_buf_adds(out, step_names[k]);
+	}
+	if (out->len == start)
+		llm_buf_adds(out, "none");
 }
 
 enum { C_CONTENT, C_DROP, C_NEWLINE, C_SPACE };
@@ -177,20 +195,27 @@ bool llm_normalize(const char *s, size_t n, const llm_norm_opts *o, llm_buf *out
 		} else if (cp == 0x0B || cp == 0x0C || cp == 0x85 || cp == 0x2028 || cp == 0x2029) {
 			if (f & LLM_NORM_NEWLINES)
 				cls = C_NEWLINE;
-		} else if (hspace(cp) || (cp == 0x3000)) {
-			cls = C_SPACE;
-			if (cp == 0x3000 && (f & LLM_NORM_WIDTH)) {
+		} else if (cp == 0x3000) {
+			if (f & LLM_NORM_IDEO_SPACE) {
+				cls = C_SPACE;
 				raw = " ";
 				rawn = 1;
 			}
+		} else if (hspace(cp)) {
+			cls = C_SPACE;
 		} else if ((cp < 0x20 || (cp >= 0x7F && cp < 0xA0)) && (f & LLM_NORM_CONTROLS)) {
 			cls = C_DROP;
 		} else if ((f & LLM_NORM_ZEROWIDTH) && (cp == 0xAD || llm_uc_is(cp, LLM_UC_ZEROWIDTH))) {
 			cls = C_DROP;
-		} else if ((f & LLM_NORM_WIDTH) && cp >= 0xFF01 && cp <= 0xFF5E) {
-			enc[0] = (char)(cp - 0xFF01 + 0x21);
-			raw = enc;
-			rawn = 1;
+		} else if (cp >= 0xFF01 && cp <= 0xFF5E) {
+			/* full-width forms: letters and digits are WIDTH, the rest WIDTH_PUNCT */
+			uint32_t a = cp - 0xFF01 + 0x21;
+			bool alnum = (a >= '0' && a <= '9') || ((a | 0x20) >= 'a' && (a | 0x20) <= 'z');
+			if (f & (alnum ? LLM_NORM_WIDTH : LLM_NORM_WIDTH_PUNCT)) {
+				enc[0] = (char)a;
+				raw = enc;
+				rawn = 1;
+			}
 		}
 		switch (cls) {
 		case C_CONTENT: put_content(&w, raw, rawn); break;

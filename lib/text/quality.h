@@ -1,28 +1,31 @@
 /*
- * quality.h — document quality heuristics: word splitting (CJK aware), Gopher quality, Gopher
- * repetition, C4 line/page rules and FineWeb line rules, with their published defaults.
+ * quality.h — the document quality rules of llm-clean, with their published defaults:
+ * length, Gopher quality and repetition, C4, FineWeb, ChineseWebText, source-code rules and
+ * encoding damage. lib/text/filter.h turns them into the table of filter steps that recipes
+ * and --set name.
  *
- * Every rule mirrors the reference its name comes from, including its arithmetic, so that the
- * same thresholds give the same keep/drop decisions:
+ * Every web rule mirrors the reference its name comes from, including its arithmetic, so that
+ * the same thresholds give the same keep/drop decisions:
  *   Gopher  Rae et al. 2021 (arXiv:2112.11446) §A.1.1, Table A1; as datatrove's
  *           GopherQualityFilter / GopherRepetitionFilter compute them.
  *   C4      Raffel et al. 2020 (JMLR 21:140) §2.2; datatrove's C4QualityFilter defaults.
  *   FineWeb Penedo et al. 2024 (arXiv:2406.17557) §3.5; datatrove's FineWebQualityFilter.
- *   CJK     FineWeb-2 per-language configs (huggingface/fineweb-2 configs/cmn_Hani.yml,
- *           jpn_Jpan.yml): the thresholds of llm_quality_defaults(p, "zh"/"ja").
+ *   CJK     FineWeb-2 (huggingface/fineweb-2: fineweb-2-pipeline.py and configs/cmn_Hani.yml,
+ *           jpn_Jpan.yml): the values of llm_quality_defaults(p, "zh"/"ja").
+ *   ChineseWebText  Chen et al. 2023 (arXiv:2311.01149) §3.1, CASIA-LM/ChineseWebText
+ *           preprocess.py: mean line length, share of Han characters, repeated 13-grams.
+ *   Code    StarCoder2 / The Stack v2 (Lozhkov et al. 2024, arXiv:2402.19173) §2.1, "Basic
+ *           filters": line counts and lengths, alphabetic share, auto-generated files, encoded
+ *           data.
  * Lengths are counted in code points (as Python's len), ratios use the same numerators and
  * denominators as the references, and the first failing rule, in the reference's order,
  * decides the reason.
  *
- * Words (llm_quality_set_text): the text is split on white space, then punctuation is split
- * off by rules modelled on spaCy's English tokenizer (the one datatrove uses for English):
- * leading quotes/brackets/currency, trailing punctuation and "'s", contractions ("don't" ->
- * "do" "n't"), hyphens and slashes between letters; URLs, e-mail addresses, numbers such as
- * "3.5" and abbreviations such as "U.S." stay whole. Han and Kana characters are one word each
- * (Chinese and Japanese have no spaces; counting characters is the documented segmentation);
- * Hangul words are space separated like Latin ones. Because FineWeb-2's CJK thresholds count
- * the words of a segmenter (about two characters each), the repetition rules take an n-gram
- * of a zh/ja document as a run of 2n characters, joined without spaces.
+ * Words come from lib/text/words.h: spaCy's English rules, or a segmenter's words for
+ * Chinese. Without a segmenter a Han or kana character is one word; since FineWeb-2's CJK
+ * thresholds count the words of a segmenter (about two characters each), the repetition
+ * rules then take an n-gram of a zh/ja document as a run of 2n characters, joined without
+ * spaces. With a segmenter n-grams are n words joined by spaces, as datatrove joins them.
  *
  * Memory: an llm_quality holds scratch arrays that grow to the largest document seen (about
  * 40 bytes per word). Not thread safe: one llm_quality per thread; parameters are read only.
@@ -35,18 +38,8 @@
 #include <stdint.h>
 
 #include "core/buf.h"
-
-/* A set of words (stop words), exact byte comparison. */
-typedef struct llm_wordset llm_wordset;
-llm_wordset *llm_wordset_new(void);
-void llm_wordset_free(llm_wordset *ws);
-void llm_wordset_add(llm_wordset *ws, const char *w, size_t n);
-/* Add one word per line of a file; blank lines and lines starting with '#' are skipped.
- * LLM_EIO / LLM_EFORMAT (invalid UTF-8) with detail naming the file and line. */
-int llm_wordset_load(llm_wordset *ws, const char *path);
-/* Index of w (0..size-1) or -1. */
-int llm_wordset_find(const llm_wordset *ws, const char *w, size_t n);
-size_t llm_wordset_size(const llm_wordset *ws);
+#include "words.h"
+#include "wordset.h"
 
 /* A rule that a document failed: reason code (static string), the measured value and the
  * threshold it crossed. */
@@ -56,8 +49,13 @@ typedef struct {
 	double threshold;
 } llm_verdict;
 
+/* The thresholds of every rule (0 or a negative value disables a ratio rule, as None does in
+ * datatrove). The comments give llm_quality_defaults' values for English. */
 typedef struct {
-	/* Gopher quality (0 or a negative value disables a rule, as None does in datatrove). */
+	/* length */
+	int min_chars, max_chars;                /* 50 code points, 0 = no maximum */
+	int min_words;                           /* 0 */
+	/* Gopher quality */
 	double min_doc_words, max_doc_words;     /* 50, 100000 words that are not only punctuation */
 	double min_avg_word_len, max_avg_word_len; /* 3, 10 */
 	double max_symbol_word_ratio;            /* 0.1: '#' per word, and ("..." + "…") per word */
@@ -87,47 +85,71 @@ typedef struct {
 	int fw_short_line_len;             /* 30 code points */
 	double fw_char_dup_ratio;          /* 0.01 (FineWeb-2: 0.1) */
 	double fw_new_line_ratio;          /* 0.3: newlines per word */
-	/* CJK: terminal punctuation also includes 。！？；… for the C4 line rule */
+	/* ChineseWebText */
+	double cwt_min_avg_line_len;       /* 10 code points per line (text length / lines) */
+	double cwt_min_han_ratio;          /* 0.3: U+4E00..U+9FA5 over all code points */
+	double cwt_max_rep_ngram_frac;     /* 0.5: character n-grams seen more than once */
+	int cwt_ngram;                     /* 13 */
+	/* source code */
+	int code_max_lines;                /* 100000 lines */
+	int code_max_line_len;             /* 1000 code points */
+	double code_max_mean_line_len;     /* 100 */
+	double code_min_alpha_ratio;       /* 0.25: letters over all code points */
+	bool code_autogenerated;           /* "auto-generated", ... in the first five lines */
+	double code_max_encoded_frac;      /* 0.5: base64, hex and \u escape runs over the text */
+	int code_max_encoded_run;          /* 1024: ... or one run that long */
+	/* encoding damage */
+	double max_replacement_ratio;      /* 0.01: U+FFFD per code point */
+	double max_mojibake_ratio;         /* 0.01: UTF-8 read as Latin-1/cp1252, per code point */
+	/* CJK: the C4 line rule also ends lines at 。！？；…」』 and counts characters as words */
 	bool cjk;
 } llm_quality_params;
 
 /* Published defaults for a language: "en" (and anything not listed) gets the Gopher, C4 and
- * FineWeb values above; "zh" and "ja" get the FineWeb-2 cmn_Hani / jpn_Jpan thresholds where
- * those configs have them and cjk = true. stop_words is NULL (the built-in list is used). */
+ * FineWeb values above; Chinese (zh, zh-*, cmn, lzh, yue, wuu, hak) and Japanese (ja) get the
+ * FineWeb-2 cmn_Hani / jpn_Jpan values where FineWeb-2 has them (including the rules its
+ * pipeline disables: duplicate paragraphs, duplicate line characters, short lines) and
+ * cjk = true. stop_words is NULL (the built-in list is used). */
 void llm_quality_defaults(llm_quality_params *p, const char *lang);
+
+/* True for the language tags llm_quality_defaults treats as Chinese. */
+bool llm_quality_is_zh(const char *lang);
 
 typedef struct llm_quality llm_quality;
 llm_quality *llm_quality_new(void);
 void llm_quality_free(llm_quality *q);
 
-/* Set the document the next calls inspect and split it into words. s must stay valid and
- * unchanged until the next set_text; it must be valid UTF-8 (ill-formed bytes count as one
- * U+FFFD code point each). */
-void llm_quality_set_text(llm_quality *q, const char *s, size_t n);
+/* Set the document the next calls inspect and split it into words (seg: NULL, or the
+ * segmenter for text written without spaces, see words.h). s must stay valid and unchanged
+ * until the next set_text; it must be valid UTF-8 (ill-formed bytes count as one U+FFFD code
+ * point each). */
+void llm_quality_set_text(llm_quality *q, const char *s, size_t n, const llm_segmenter *seg);
 
-/* Words of the current text: count, and word i as bytes. */
-size_t llm_quality_nwords(const llm_quality *q);
-const char *llm_quality_word(const llm_quality *q, size_t i, size_t *len);
+/* Code points, words of the current text: count, and word i as bytes. */
+size_t llm_quality_nchars(const llm_quality *q);
+size_t llm_quality_nwords(llm_quality *q);
+const char *llm_quality_word(llm_quality *q, size_t i, size_t *len);
 
-/* The filters. Each returns true to keep; false fills *v with the first rule failed. */
-bool llm_gopher_quality(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
-bool llm_gopher_repetition(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
-bool llm_fineweb_quality(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
+/* The rules. Each returns true to keep; false fills *v with the first rule failed. */
+bool llm_quality_length(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
+bool llm_quality_gopher(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
+bool llm_quality_repetition(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
+bool llm_quality_fineweb(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
+bool llm_quality_cwt(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
+bool llm_quality_code(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
+bool llm_quality_encoding(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
 /*
  * C4: line rules first (lines are trimmed; a kept line is written to out, lines joined by
  * '\n'), then page rules. Counts of lines dropped per rule are added to stats[] in the order
- * of llm_c4_line_rules (may be NULL). Sentences are counted per kept line by the sentencizer
- * rule (a new sentence after a '.', '!', '?' or CJK terminal token followed by a word).
+ * of llm_quality_c4_lines (may be NULL). Sentences are counted per kept line by the
+ * sentencizer rule (a new sentence after a '.', '!', '?' or CJK terminal token followed by a
+ * word).
  */
-bool llm_c4_filter(llm_quality *q, const llm_quality_params *p, llm_buf *out, uint64_t stats[5],
-                   llm_verdict *v);
-/* Names of the per-line counters of llm_c4_filter: too_long_word, no_terminal_punct,
+#define LLM_QUALITY_C4_NLINES 5
+bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out,
+                    uint64_t stats[LLM_QUALITY_C4_NLINES], llm_verdict *v);
+/* Names of the per-line counters of llm_quality_c4: too_long_word, no_terminal_punct,
  * too_few_words, javascript, policy. */
-extern const char *const llm_c4_line_rules[5];
-
-/* True when cp is in datatrove's PUNCTUATION_SET (the "symbol" words of Gopher quality). */
-bool llm_quality_is_punct(uint32_t cp);
-/* True when cp is a terminal punctuation mark (datatrove's TERMINAL_PUNCTUATION). */
-bool llm_quality_is_terminal(uint32_t cp);
+extern const char *const llm_quality_c4_lines[LLM_QUALITY_C4_NLINES];
 
 #endif

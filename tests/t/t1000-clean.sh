@@ -136,10 +136,10 @@ test_expect_success JQ 'freshness weights from date and year' '
 	printf "1\n0.1\n0.5\n1\n" >expect && test_cmp expect got
 '
 
-test_expect_success JQ 'built-in language id: --lang keeps the listed languages' '
+test_expect_success JQ 'built-in language id: --lang keeps the listed languages (zh: zh and zh-Hant)' '
 	cat $C/wiki.jsonl >in &&
 	llm-clean -q --filters none --lang zh --rejects rej in >out &&
-	jq -r .lang out | sort -u >langs && echo zh >expect && test_cmp expect langs &&
+	jq -r .lang out | sort -u >langs && printf "zh\nzh-Hant\n" >expect && test_cmp expect langs &&
 	jq -s -e "map(select(.reject_reason == \"lang\")) | length >= 50" rej &&
 	jq -s -e "all(.lang_score != null)" out
 '

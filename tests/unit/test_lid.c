@@ -25,16 +25,17 @@ static void test_scripts(void)
 	CHECK_STR(detect(""), "und");
 }
 
-/* zh/en records of the samples: the detector agrees with the recorded language. */
+/* zh/zh-Hant/en records of the samples (and the books': Tang poems and Song ci are
+ * Traditional, the classics Simplified): the detector agrees with the recorded language. */
 static void test_samples(void)
 {
 	static const char *const files[] = { "samples/corpus/wiki.jsonl", "samples/corpus/qa.jsonl",
-	                                     "samples/corpus/web.jsonl" };
+	                                     "samples/corpus/web.jsonl", "samples/corpus/books.jsonl" };
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
 	llm_buf text = LLM_BUF_INIT, lang = LLM_BUF_INIT;
-	size_t n = 0, ok = 0;
-	for (size_t f = 0; f < 3; f++) {
+	size_t n = 0, ok = 0, nhant = 0, okhant = 0;
+	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
 		llm_reader *r;
 		CHECK_EQ_INT(llm_reader_open(&r, unit_path(files[f])), LLM_OK);
 		char *line;
@@ -47,19 +48,28 @@ static void test_samples(void)
 			if (llm_json_get_str(&rec, "lang", &lang) != LLM_OK ||
 			    llm_json_get_str(&rec, "text", &text) != LLM_OK)
 				continue;
-			const char *want = strncmp(lang.p, "zh", 2) == 0 ? "zh" : strcmp(lang.p, "en") == 0 ? "en" : NULL;
-			if (!want || text.len < 200)
+			const char *want = lang.p;
+			if ((strcmp(want, "zh") && strcmp(want, "zh-Hant") && strcmp(want, "en")) || text.len < 200)
 				continue;
 			llm_lid_result lr;
 			llm_lid_detect(text.p, text.len, 1 << 16, &lr);
 			n++;
 			ok += strcmp(lr.lang, want) == 0;
+			if (strcmp(want, "zh-Hant") == 0) {
+				nhant++;
+				okhant += strcmp(lr.lang, want) == 0;
+			} else if (strcmp(lr.lang, want) != 0) {
+				printf("#   %s: %s\n", want, lr.lang);
+			}
 		}
 		llm_reader_free(r);
 	}
-	printf("#   %zu of %zu zh/en sample records identified\n", ok, n);
+	printf("#   %zu of %zu zh/zh-Hant/en sample records identified (zh-Hant %zu of %zu)\n", ok, n,
+	       okhant, nhant);
 	CHECK(n > 1000);
+	CHECK(nhant > 500);
 	CHECK(ok * 100 >= n * 98);
+	CHECK(okhant * 100 >= nhant * 98);
 	llm_json_rec_release(&rec);
 	llm_buf_release(&text);
 	llm_buf_release(&lang);

@@ -30,9 +30,28 @@ static void test_steps(void)
 	CHECK_STR(norm(" \n\t\xE3\x80\x80", LLM_NORM_ALL), "");
 	/* a removed character between spaces leaves one space, at once */
 	CHECK_STR(norm("a \xE2\x80\x8B b", LLM_NORM_ALL), "a b");
-	/* Chinese text keeps its own punctuation except the full-width ASCII block */
+	/* with every step, even the full-width punctuation is folded */
 	CHECK_STR(norm("\xE4\xBD\xA0\xE5\xA5\xBD\xEF\xBC\x81\xE3\x80\x82", LLM_NORM_ALL),
 	          "\xE4\xBD\xA0\xE5\xA5\xBD!\xE3\x80\x82");
+}
+
+/* The default leaves Chinese typography alone: full-width letters and digits become ASCII,
+ * full-width punctuation (，；（）！？) and the ideographic space stay. */
+static void test_default_keeps_chinese(void)
+{
+	/* "（一）ＡＢ１２；" */
+	CHECK_STR(norm("\xEF\xBC\x88\xE4\xB8\x80\xEF\xBC\x89\xEF\xBC\xA1\xEF\xBD\x82\xEF\xBC\x91\xEF\xBC\x92\xEF\xBC\x9B",
+	               LLM_NORM_DEFAULT),
+	          "\xEF\xBC\x88\xE4\xB8\x80\xEF\xBC\x89" "Ab12" "\xEF\xBC\x9B");
+	/* "　　第一条，……！？" : the paragraph indent and every mark kept */
+	const char *para = "\xE3\x80\x80\xE3\x80\x80\xE7\xAC\xAC\xE4\xB8\x80\xE6\x9D\xA1\xEF\xBC\x8C"
+	                   "\xE2\x80\xA6\xE2\x80\xA6\xEF\xBC\x81\xEF\xBC\x9F";
+	CHECK_STR(norm(para, LLM_NORM_DEFAULT), para);
+	/* the explicit steps */
+	CHECK_STR(norm("\xEF\xBC\x8C\xEF\xBC\xA1", LLM_NORM_WIDTH_PUNCT), ",\xEF\xBC\xA1");
+	CHECK_STR(norm("a\xE3\x80\x80\xE3\x80\x80" "b", LLM_NORM_IDEO_SPACE | LLM_NORM_SPACES), "a b");
+	CHECK_STR(norm("\xE3\x80\x80" "b", LLM_NORM_IDEO_SPACE | LLM_NORM_TRIM), "b");
+	CHECK_STR(norm("\xE3\x80\x80" "b", LLM_NORM_DEFAULT), "\xE3\x80\x80" "b");
 }
 
 static void test_flags_off(void)
@@ -58,6 +77,12 @@ static void test_parse(void)
 	CHECK_EQ_INT(f, LLM_NORM_REPAIR | LLM_NORM_WIDTH | LLM_NORM_BLANKS);
 	CHECK_EQ_INT(llm_norm_parse("none", &f), LLM_OK);
 	CHECK_EQ_INT(f, 0);
+	CHECK_EQ_INT(llm_norm_parse("default width-punct", &f), LLM_OK);
+	CHECK_EQ_INT(f, LLM_NORM_DEFAULT | LLM_NORM_WIDTH_PUNCT);
+	llm_buf b = LLM_BUF_INIT;
+	llm_norm_format(LLM_NORM_REPAIR | LLM_NORM_IDEO_SPACE, &b);
+	CHECK_STR(b.p, "repair ideographic-space");
+	llm_buf_release(&b);
 	CHECK_EQ_INT(llm_norm_parse("repair,bogus", &f), LLM_EINVAL);
 }
 
@@ -81,7 +106,7 @@ static void test_idempotent(void)
 		int len = (int)llm_rng_below(&r, 24);
 		for (int k = 0; k < len; k++)
 			llm_buf_adds(&x, atoms[llm_rng_below(&r, sizeof atoms / sizeof *atoms)]);
-		llm_norm_opts o = { (unsigned)llm_rng_below(&r, 256), (unsigned)llm_rng_below(&r, 3) };
+		llm_norm_opts o = { (unsigned)llm_rng_below(&r, LLM_NORM_ALL + 1), (unsigned)llm_rng_below(&r, 3) };
 		llm_buf_reset(&y);
 		llm_buf_reset(&z);
 		llm_normalize(x.p, x.len, &o, &y);
@@ -103,6 +128,7 @@ static void test_idempotent(void)
 int main(void)
 {
 	RUN(test_steps);
+	RUN(test_default_keeps_chinese);
 	RUN(test_flags_off);
 	RUN(test_parse);
 	RUN(test_idempotent);

@@ -5,7 +5,11 @@
  */
 #include "text/quality.h"
 
+#include <math.h>
 #include <stdlib.h>
+
+#include "core/utf8.h"
+#include "text/filter.h"
 
 #include "core/err.h"
 #include "core/io.h"
@@ -19,7 +23,7 @@ static const char *words(const char *s)
 {
 	static llm_buf b;
 	llm_buf_reset(&b);
-	llm_quality_set_text(q, s, strlen(s));
+	llm_quality_set_text(q, s, strlen(s), NULL);
 	for (size_t i = 0; i < llm_quality_nwords(q); i++) {
 		size_t n;
 		const char *w = llm_quality_word(q, i, &n);
@@ -54,14 +58,14 @@ static const char *run(const char *text, const char *lang, int which)
 	static llm_buf out;
 	llm_quality_params p;
 	llm_quality_defaults(&p, lang);
-	llm_quality_set_text(q, text, strlen(text));
+	llm_quality_set_text(q, text, strlen(text), NULL);
 	llm_verdict v;
 	bool keep;
 	switch (which) {
-	case 0: keep = llm_gopher_quality(q, &p, &v); break;
-	case 1: keep = llm_gopher_repetition(q, &p, &v); break;
-	case 2: keep = llm_c4_filter(q, &p, &out, NULL, &v); break;
-	default: keep = llm_fineweb_quality(q, &p, &v); break;
+	case 0: keep = llm_quality_gopher(q, &p, &v); break;
+	case 1: keep = llm_quality_repetition(q, &p, &v); break;
+	case 2: keep = llm_quality_c4(q, &p, &out, NULL, &v); break;
+	default: keep = llm_quality_fineweb(q, &p, &v); break;
 	}
 	return keep ? "keep" : v.reason;
 }
@@ -127,9 +131,9 @@ static void test_english(void)
 	                   "We use cookies, see our privacy policy.\n"
 	                   "The river runs to the sea.[1] Fish swim in it. Birds fly over it.\n"
 	                   "Boats sail on the water. People fish from them.\n";
-	llm_quality_set_text(q, page, strlen(page));
+	llm_quality_set_text(q, page, strlen(page), NULL);
 	llm_verdict v;
-	CHECK(llm_c4_filter(q, &p, &out, st, &v));
+	CHECK(llm_quality_c4(q, &p, &out, st, &v));
 	CHECK_STR(out.p, "The river runs to the sea. Fish swim in it. Birds fly over it.\n"
 	                 "Boats sail on the water. People fish from them.");
 	CHECK_EQ_INT(st[1], 1); /* "Menu": no terminal punctuation */
@@ -167,8 +171,10 @@ static void test_chinese(void)
 	                 "\xE4\xBA\xBA\xE9\x83\xBD\xE5\xBE\x88\xE5\x8F\x8B\xE5\x96\x84\xE3\x80\x82");
 	CHECK_STR(run(b.p, "zh", 0), "keep");
 	CHECK_STR(run(b.p, "zh", 2), "keep"); /* five sentences ending in 。 */
-	/* FineWeb's short-line rule counts code points: short Chinese lines fail it */
-	CHECK_STR(run(b.p, "zh", 3), "fineweb_short_line_ratio");
+	/* FineWeb's short-line rule counts code points: short Chinese lines fail it, which is
+	 * why FineWeb-2 turns it off (fineweb-2-pipeline.py: short_line_thr=999) */
+	CHECK_STR(run(b.p, "en", 3), "fineweb_short_line_ratio");
+	CHECK_STR(run(b.p, "zh", 3), "keep");
 	/* English thresholds would reject it: average word length 1 < 3 */
 	CHECK_STR(run(b.p, "en", 0), "gopher_short_words");
 	/* no stop word among 80 characters: 天地玄黄宇宙洪荒寒来暑往秋收冬藏 */
@@ -183,6 +189,197 @@ static void test_chinese(void)
 	CHECK_STR(run(s, "zh", 3), "fineweb_line_punct_ratio");
 	free(s);
 	llm_buf_release(&b);
+}
+
+/* One rule on text with the defaults of lang and one parameter changed (name NULL: none). */
+static const char *rule(bool (*f)(llm_quality *, const llm_quality_params *, llm_verdict *),
+                        const char *text, const char *lang, const char *name, const char *value)
+{
+	llm_quality_params p;
+	llm_quality_defaults(&p, lang);
+	if (name)
+		CHECK_EQ_INT(llm_filter_param_set(&p, llm_filter_param_find(name, strlen(name)), value), LLM_OK);
+	llm_quality_set_text(q, text, strlen(text), NULL);
+	llm_verdict v;
+	return f(q, &p, &v) ? "keep" : v.reason;
+}
+
+static void test_length(void)
+{
+	CHECK_STR(rule(llm_quality_length, "short", "en", NULL, NULL), "too_short");
+	CHECK_STR(rule(llm_quality_length, "short", "en", "min_chars", "5"), "keep");
+	const char *seventy = "seventy code points of text, which is more than sixty and more than fifty";
+	CHECK_STR(rule(llm_quality_length, seventy, "en", NULL, NULL), "keep");
+	CHECK_STR(rule(llm_quality_length, seventy, "en", "max_chars", "60"), "too_long");
+	llm_quality_params p;
+	llm_quality_defaults(&p, "en");
+	p.min_chars = 0;
+	p.min_words = 4;
+	llm_quality_set_text(q, "one two three", 13, NULL);
+	llm_verdict v;
+	CHECK(!llm_quality_length(q, &p, &v));
+	CHECK_STR(v.reason, "too_few_words");
+	CHECK(v.value == 3 && v.threshold == 4);
+}
+
+/* ChineseWebText: the arithmetic of CASIA-LM/ChineseWebText preprocess.py. */
+static void test_cwt(void)
+{
+	/* 春眠不觉晓，处处闻啼鸟。 is 12 code points on one line */
+	const char *line = "\xE6\x98\xA5\xE7\x9C\xA0\xE4\xB8\x8D\xE8\xA7\x89\xE6\x99\x93\xEF\xBC\x8C"
+	                   "\xE5\xA4\x84\xE5\xA4\x84\xE9\x97\xBB\xE5\x95\xBC\xE9\xB8\x9F\xE3\x80\x82";
+	CHECK_STR(rule(llm_quality_cwt, line, "zh", NULL, NULL), "keep");
+	/* 12 code points over two lines ("\n" counts, as len() does): 13 / 2 < 10 */
+	char two[128];
+	snprintf(two, sizeof two, "%.18s\n%s", line, line + 18);
+	CHECK_STR(rule(llm_quality_cwt, two, "zh", NULL, NULL), "cwt_short_lines");
+	CHECK_STR(rule(llm_quality_cwt, two, "zh", "cwt_min_avg_line_length", "6"), "keep");
+	/* Han share: 10 Han characters of 40 code points is 0.25 */
+	char mixed[256];
+	snprintf(mixed, sizeof mixed, "%s abcdefghijklmnopqrstuvwxyz12", line);
+	CHECK_STR(rule(llm_quality_cwt, mixed, "zh", NULL, NULL), "cwt_few_han");
+	CHECK_STR(rule(llm_quality_cwt, mixed, "zh", "cwt_min_han_ratio", "0.2"), "keep");
+	/* the same 20-character line three times: each of its 47 13-grams (range(60 - 13))
+	 * occurs more than once */
+	const char *poem = "\xE6\x98\xA5\xE7\x9C\xA0\xE4\xB8\x8D\xE8\xA7\x89\xE6\x99\x93\xE5\xA4\x84"
+	                   "\xE5\xA4\x84\xE9\x97\xBB\xE5\x95\xBC\xE9\xB8\x9F\xE5\xA4\x9C\xE6\x9D\xA5"
+	                   "\xE9\xA3\x8E\xE9\x9B\xA8\xE5\xA3\xB0\xE8\x8A\xB1\xE8\x90\xBD\xE7\x9F\xA5"
+	                   "\xE5\xA4\x9A\xE5\xB0\x91";
+	llm_buf rep = LLM_BUF_INIT;
+	for (int i = 0; i < 3; i++)
+		llm_buf_adds(&rep, poem);
+	llm_quality_params p;
+	llm_quality_defaults(&p, "zh");
+	llm_quality_set_text(q, rep.p, rep.len, NULL);
+	llm_verdict v;
+	CHECK(!llm_quality_cwt(q, &p, &v));
+	CHECK_STR(v.reason, "cwt_rep_ngram");
+	CHECK(v.value == 1);
+	/* twice with a digit between: the 7 + 7 13-grams inside the copies repeat, of 28 */
+	llm_buf_reset(&rep);
+	llm_buf_adds(&rep, poem);
+	llm_buf_adds(&rep, "1");
+	llm_buf_adds(&rep, poem);
+	llm_quality_set_text(q, rep.p, rep.len, NULL);
+	CHECK(llm_quality_cwt(q, &p, &v));
+	llm_buf_release(&rep);
+	/* spaces, tabs and newlines do not count; case does not matter */
+	CHECK_STR(rule(llm_quality_cwt, "ABCDEFGHIJKLMNOP abcdefghijklmnop\tabcdefghijklmnop", "en",
+	               "cwt_min_han_ratio", "0"), "cwt_rep_ngram");
+}
+
+static void test_code(void)
+{
+	char *c = repeat("int f%d(int x) { return x * 2; }", 20, "\n");
+	CHECK_STR(rule(llm_quality_code, c, "en", NULL, NULL), "keep");
+	free(c);
+	char longl[1200];
+	memset(longl, 'a', 1100);
+	longl[1100] = 0;
+	CHECK_STR(rule(llm_quality_code, longl, "en", NULL, NULL), "code_long_line");
+	CHECK_STR(rule(llm_quality_code, longl, "en", "code_max_line_length", "2000"), "code_long_lines_mean");
+	c = repeat("{ } ; ( ) [ ] %d", 20, "\n");
+	CHECK_STR(rule(llm_quality_code, c, "en", NULL, NULL), "code_low_alpha");
+	free(c);
+	CHECK_STR(rule(llm_quality_code, "/* AUTOGENERATED FILE. DO NOT EDIT. */\nint x;\n", "en", NULL, NULL),
+	          "code_autogenerated");
+	CHECK_STR(rule(llm_quality_code, "/* AUTOGENERATED FILE. DO NOT EDIT. */\nint x;\n", "en",
+	               "code_autogenerated", "false"), "keep");
+	/* the sixth line is not looked at */
+	CHECK_STR(rule(llm_quality_code, "a\nb\nc\nd\ne\n// auto-generated\n", "en", NULL, NULL), "keep");
+	/* encoded data: a base64 blob of 10 lines of 64 is kept next to enough code; of 20
+	 * lines it is one run over 1024 characters; alone, over half the file */
+	c = repeat("int f%d(int x) { return x * 2 + 1; } /* a function */", 60, "\n");
+	llm_buf b = LLM_BUF_INIT;
+	llm_buf_adds(&b, c);
+	llm_buf_adds(&b, "\nstatic const char *png =\n\"");
+	for (int i = 0; i < 10; i++)
+		llm_buf_adds(&b, "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABiVBORw0KGgoAAAANSUhEUgAAAAEAAAAB\n");
+	CHECK_STR(rule(llm_quality_code, b.p, "en", NULL, NULL), "keep");
+	for (int i = 0; i < 10; i++)
+		llm_buf_adds(&b, "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABiVBORw0KGgoAAAANSUhEUgAAAAEAAAAB\n");
+	CHECK_STR(rule(llm_quality_code, b.p, "en", NULL, NULL), "code_encoded_data");
+	CHECK_STR(rule(llm_quality_code, b.p, "en", "code_max_encoded_run", "2000"), "keep");
+	CHECK_STR(rule(llm_quality_code, b.p + strlen(c), "en", "code_max_encoded_run", "2000"),
+	          "code_encoded_data");
+	free(c);
+	/* a hex dump: StarCoder2's pattern takes bytes separated by commas or white space */
+	llm_buf_reset(&b);
+	for (int i = 0; i < 40; i++)
+		llm_buf_adds(&b, "de ad be ef 00 11 22 33 44 55 66 77\n");
+	CHECK_STR(rule(llm_quality_code, b.p, "en", "code_min_alpha_ratio", "0"), "code_encoded_data");
+	llm_buf_release(&b);
+}
+
+static void test_encoding(void)
+{
+	CHECK_STR(rule(llm_quality_encoding, "caf\xC3\xA9 cr\xC3\xA8me br\xC3\xBBl\xC3\xA9" "e", "en", NULL, NULL),
+	          "keep");
+	/* "café" read as Latin-1: "cafÃ©" */
+	CHECK_STR(rule(llm_quality_encoding, "caf\xC3\x83\xC2\xA9 and more words here", "en", NULL, NULL),
+	          "encoding_mojibake");
+	/* "don’t" read as cp1252: "donâ€™t" */
+	CHECK_STR(rule(llm_quality_encoding, "don\xC3\xA2\xE2\x82\xAC\xE2\x84\xA2t stop now", "en", NULL, NULL),
+	          "encoding_mojibake");
+	CHECK_STR(rule(llm_quality_encoding, "broken \xEF\xBF\xBD\xEF\xBF\xBD text", "en", NULL, NULL),
+	          "encoding_replacement");
+	CHECK_STR(rule(llm_quality_encoding, "broken \xEF\xBF\xBD\xEF\xBF\xBD text", "en",
+	               "max_replacement_ratio", "0.2"), "keep");
+	/* Chinese text is never mojibake */
+	CHECK_STR(rule(llm_quality_encoding, "\xE4\xBD\xA0\xE5\xA5\xBD\xE3\x80\x82", "zh", NULL, NULL), "keep");
+}
+
+/* A segmenter that cuts every run into pieces of two code points. */
+static size_t cut_pairs(void *self, const char *s, size_t n, uint32_t *lens)
+{
+	(void)self;
+	size_t k = 0;
+	for (size_t i = 0; i < n;) {
+		size_t a = i;
+		for (int c = 0; c < 2 && i < n; c++) {
+			uint32_t cp;
+			i += llm_utf8_decode(s + i, n - i, &cp);
+		}
+		lens[k++] = (uint32_t)(i - a);
+	}
+	return k;
+}
+
+/* Words through the segmenter interface: every run between spaces is the segmenter's alone,
+ * and the repetition rules join n-grams with spaces instead of counting characters. */
+static void test_segmenter(void)
+{
+	llm_segmenter seg = { cut_pairs, NULL };
+	const char *t = "\xE4\xBD\xA0\xE5\xA5\xBD\xE4\xB8\x96\xE7\x95\x8C\xE5\x95\x8A don't";
+	llm_quality_set_text(q, t, strlen(t), &seg);
+	llm_buf b = LLM_BUF_INIT;
+	for (size_t i = 0; i < llm_quality_nwords(q); i++) {
+		size_t n;
+		const char *w = llm_quality_word(q, i, &n);
+		if (i)
+			llm_buf_addc(&b, '|');
+		llm_buf_add(&b, w, n);
+	}
+	CHECK_STR(b.p, "\xE4\xBD\xA0\xE5\xA5\xBD|\xE4\xB8\x96\xE7\x95\x8C|\xE5\x95\x8A|do|n'|t");
+	llm_buf_release(&b);
+	/* 天地 repeated: with two-character words the top 2-gram "天地 天地" covers
+	 * 5 * count characters of a 2 * 40-character text */
+	llm_buf sb = LLM_BUF_INIT;
+	for (int i = 0; i < 40; i++)
+		llm_buf_adds(&sb, "\xE5\xA4\xA9\xE5\x9C\xB0");
+	char *s = llm_buf_detach(&sb, NULL);
+	llm_quality_params p;
+	llm_quality_defaults(&p, "zh");
+	llm_verdict v;
+	llm_quality_set_text(q, s, strlen(s), &seg);
+	CHECK(!llm_quality_repetition(q, &p, &v));
+	CHECK_STR(v.reason, "gopher_rep_top_2_gram");
+	CHECK(fabs(v.value - 5.0 * 39 / 80) < 1e-12);
+	/* without it, a 2-gram is four characters joined without a space */
+	llm_quality_set_text(q, s, strlen(s), NULL);
+	CHECK(!llm_quality_repetition(q, &p, &v));
+	CHECK(fabs(v.value - 4.0 * 39 / 80) < 1e-12);
+	free(s);
 }
 
 static void test_wordset(void)
@@ -245,11 +442,11 @@ static void test_datatrove_agreement(void)
 			llm_json_get_str(&rec, "text", &text);
 			llm_verdict v;
 			bool ours[4];
-			llm_quality_set_text(q, text.p, text.len);
-			ours[0] = llm_gopher_quality(q, &p, &v);
-			ours[1] = llm_gopher_repetition(q, &p, &v);
-			ours[2] = llm_c4_filter(q, &p, &out, NULL, &v);
-			ours[3] = llm_fineweb_quality(q, &p, &v);
+			llm_quality_set_text(q, text.p, text.len, NULL);
+			ours[0] = llm_quality_gopher(q, &p, &v);
+			ours[1] = llm_quality_repetition(q, &p, &v);
+			ours[2] = llm_quality_c4(q, &p, &out, NULL, &v);
+			ours[3] = llm_quality_fineweb(q, &p, &v);
 			for (int k = 0; k < 4; k++) {
 				bool theirs = strncmp(ref, "keep", 4) == 0 && (ref[4] == '\t' || ref[4] == '\n');
 				if (theirs == ours[k])
@@ -281,6 +478,11 @@ int main(void)
 	RUN(test_words);
 	RUN(test_english);
 	RUN(test_chinese);
+	RUN(test_length);
+	RUN(test_cwt);
+	RUN(test_code);
+	RUN(test_encoding);
+	RUN(test_segmenter);
 	RUN(test_wordset);
 	RUN(test_datatrove_agreement);
 	llm_quality_free(q);

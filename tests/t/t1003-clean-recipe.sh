@@ -1,0 +1,176 @@
+#!/bin/sh
+test_description='llm-clean --recipe: sections and precedence, --explain, --set, the shipped recipe per domain'
+. "$(dirname "$0")/../lib.sh"
+
+C=$SAMPLES/corpus
+G=$TESTDATA/clean
+R=$TOP/recipes/default
+
+# block HEADER <explain: the lines of one (domain, lang) block of --explain
+block() {
+	awk -v h="$1" 'index($0, h) == 1 { on = 1 } on && NF == 0 { exit } on' ex
+}
+
+# keep DOMAIN: percentage of the domain's sample documents the default recipe keeps
+keep() {
+	llm-clean -q --recipe "$R" --rejects "rej-$1" "$C/$1.jsonl" >"out-$1" &&
+	echo "$(wc -l <"out-$1") $(wc -l <"$C/$1.jsonl")" | awk '{ printf "%d\n", 100 * $1 / $2 }'
+}
+
+test_expect_success 'a recipe: precedence default < lang < longer lang < domain < domain and lang' '
+	cat >r <<-\EOF &&
+	# a comment
+	[domain web lang zh]
+	min_chars = 5          # most specific
+	[default]
+	min_chars = 1
+	max_chars = 1000
+	[lang zh-Hant]
+	min_chars = 3
+	[lang zh]
+	min_chars = 2
+	min_words = 7
+	[domain web]
+	min_chars = 4
+	EOF
+	llm-clean --recipe r --explain >ex &&
+	block "domain web, lang zh:" | grep -q "min_chars = 5  # \[domain web lang zh\]" &&
+	block "domain web, lang zh-Hant:" | grep -q "min_chars = 5  # \[domain web lang zh\]" &&
+	block "domain *, lang zh-Hant:" | grep -q "min_chars = 3  # \[lang zh-Hant\]" &&
+	block "domain *, lang zh:" | grep -q "min_chars = 2  # \[lang zh\]" &&
+	block "domain web, lang *:" | grep -q "min_chars = 4  # \[domain web\]" &&
+	block "domain *, lang *:" | grep -q "min_chars = 1  # \[default\]" &&
+	block "domain web, lang zh:" | grep -q "min_words = 7  # \[lang zh\]" &&
+	block "domain web, lang zh:" | grep -q "max_chars = 1000  # \[default\]"
+'
+
+test_expect_success JQ 'the precedence decides per record, and --set wins over every section' '
+	printf "%s\n" \
+		"{\"id\":\"a\",\"domain\":\"web\",\"lang\":\"zh\",\"text\":\"1234\"}" \
+		"{\"id\":\"b\",\"domain\":\"web\",\"lang\":\"zh\",\"text\":\"12345\"}" \
+		"{\"id\":\"c\",\"lang\":\"zh-Hant\",\"text\":\"12\"}" \
+		"{\"id\":\"d\",\"lang\":\"zh-Hant\",\"text\":\"123\"}" \
+		"{\"id\":\"e\",\"domain\":\"news\",\"lang\":\"en\",\"text\":\"1\"}" >in &&
+	llm-clean -q --recipe r --filters length --set min_words=0 --rejects rej in >out &&
+	jq -r .id out | tr "\n" " " >kept && printf "b d e " >expect && test_cmp expect kept &&
+	llm-clean -q --recipe r --filters length --set min_words=0 --set min_chars=1 in >out &&
+	test_line_count = 5 out
+'
+
+test_expect_success JQ 'filters += and -= change the inherited set' '
+	cat >r2 <<-\EOF &&
+	[default]
+	filters = length c4
+	[domain code]
+	filters -= c4
+	filters += code
+	EOF
+	llm-clean --recipe r2 --explain >ex &&
+	block "domain code, lang *:" | grep -q "filters = length code  # \[domain code\]" &&
+	block "domain *, lang *:" | grep -q "filters = length c4  # \[default\]"
+'
+
+test_expect_success 'recipe errors name the file and line, and the closest key or filter' '
+	printf "[default]\nmin_char = 5\n" >bad1 &&
+	test_must_fail llm-clean --recipe bad1 </dev/null 2>err &&
+	test_grep "bad1:2: unknown key .min_char. (did you mean .min_chars.?)" err &&
+	printf "[default]\nfilters = length gopher-qualty\n" >bad2 &&
+	test_must_fail llm-clean --recipe bad2 </dev/null 2>err &&
+	test_grep "bad2:2: unknown filter .gopher-qualty. (did you mean .gopher-quality.?)" err &&
+	printf "min_chars = 5\n" >bad3 &&
+	test_must_fail llm-clean --recipe bad3 </dev/null 2>err && test_grep "bad3:1:" err &&
+	printf "[domain]\n" >bad4 &&
+	test_must_fail llm-clean --recipe bad4 </dev/null 2>err && test_grep "bad4:1: section" err &&
+	printf "[lang en]\nmin_chars += 5\n" >bad5 &&
+	test_must_fail llm-clean --recipe bad5 </dev/null 2>err && test_grep "bad5:2: .min_chars. takes" err &&
+	printf "[lang en]\ntox_threshold = 2\n" >bad6 &&
+	test_must_fail llm-clean --recipe bad6 </dev/null 2>err && test_grep "bad6:2: tox_threshold" err &&
+	test_must_fail llm-clean --recipe no-such-recipe </dev/null 2>err && test_grep "no-such-recipe" err
+'
+
+test_expect_success 'an unknown --set name gives the closest name, or the valid names' '
+	test_must_fail --code=2 llm-clean --set dup_line_fracc=0.3 </dev/null 2>err &&
+	test_grep "unknown threshold .dup_line_fracc. (did you mean .dup_line_frac.?)" err &&
+	test_must_fail --code=2 llm-clean --set zzz=1 </dev/null 2>err &&
+	test_grep "unknown threshold .zzz. (thresholds: min_chars, max_chars," err &&
+	test_must_fail --code=2 llm-clean --set min_chars=abc </dev/null 2>err &&
+	test_grep "min_chars: expected a number" err
+'
+
+test_expect_success '--explain of the shipped recipe: every section and its sources' '
+	llm-clean --recipe "$R" --explain >ex &&
+	grep -q "^domain code, lang zh: \[default\] \[lang zh\] \[domain code\]$" ex &&
+	block "domain *, lang zh:" | grep -q "filters = length gopher-rep gopher-quality fineweb cwt" &&
+	block "domain books, lang *:" | grep -q "filters = length encoding gopher-rep" &&
+	block "domain code, lang *:" | grep -q "tox = no  # \[domain code\]" &&
+	block "domain *, lang zh:" | grep -q "dup_line_frac = 0.287  # \[lang zh\]"
+'
+
+test_expect_success 'every number of the shipped recipe says where it comes from' '
+	grep -E "^[a-z_0-9]+ *= *[0-9.]+ *$" "$R" >bare || true &&
+	test ! -s bare
+'
+
+for d in books legal wiki qa news; do
+	test_expect_success "recipes/default keeps at least 90% of the $d samples" "
+		k=\$(keep $d) && echo \"$d: \$k%\" && test \$k -ge 90
+	"
+done
+
+test_expect_success JQ 'recipes/default: code meets only the code rules, and most of it is kept' '
+	k=$(keep code) && test $k -ge 50 &&
+	jq -r .reject_reason rej-code | sort -u >reasons &&
+	test_must_fail grep -v "^code_\|^too_\|^encoding_" reasons
+'
+
+test_expect_success JQ 'recipes/default: Chinese web pages meet FineWeb-2 and ChineseWebText rules, not C4' '
+	llm-clean -q --recipe "$R" --rejects rej "$C/web.jsonl" >out &&
+	jq -r "select(.lang == \"zh\") | .reject_reason" rej | sort -u >reasons &&
+	test_must_fail grep "^c4_" reasons &&
+	grep -q "^cwt_" reasons
+'
+
+test_expect_success JQ 'the statute list: full-width punctuation and every item kept' '
+	llm-clean -q --recipe "$R" $G/statute.jsonl >out &&
+	jq -r .text $G/statute.jsonl >expect && jq -r .text out >got && test_cmp expect got &&
+	llm-clean -q --filters c4 --set c4_min_sentences=0 $G/statute.jsonl >web &&
+	jq -r .text web | grep -E "^（(一|二|三|四|五)）" >items &&
+	test_line_count = 8 items &&
+	grep -q "^（五）死刑。$" items && grep -q "^（一）管制；$" items
+'
+
+test_expect_success JQ 'punctuation folding is an explicit step' '
+	llm-clean -q --filters none --normalize default,width-punct $G/statute.jsonl >out &&
+	jq -r .text out | grep -q "^(一)管制;$" &&
+	llm-clean -q --filters none $G/statute.jsonl >out &&
+	jq -r .text out | grep -q "^（一）管制；$"
+'
+
+test_expect_success JQ 'without a lang field the script detector picks the section: zh-Hant' '
+	cat >r3 <<-\EOF &&
+	[lang zh-Hant]
+	filters = none
+	[lang zh]
+	filters = length
+	min_chars = 1000
+	EOF
+	printf "{\"id\":\"t\",\"text\":\"這是一個關於臺灣歷史的說明，我們會學習很多東西。\"}\n{\"id\":\"s\",\"text\":\"这是一个关于历史的说明，我们会学习很多东西。\"}\n" >in &&
+	llm-clean -q --recipe r3 --rejects rej in >out &&
+	jq -r .id out >kept && echo t >expect && test_cmp expect kept &&
+	llm-clean -q --filters none --detect-lang in >out &&
+	jq -r .lang out | tr "\n" " " >langs && printf "zh-Hant zh " >expect && test_cmp expect langs
+'
+
+test_expect_success 'the man page lists every filter step, reason and threshold of --list-filters' '
+	llm-clean --list-filters >list &&
+	{ awk "/^[a-z]/ { print \$1 }" list;
+	  sed -n "s/^  reasons: //p" list | tr " " "\n";
+	  sed -n "s/^  counts lines: //p" list;
+	  sed -n "s/^  \([a-z_0-9]*\) = .*/\1/p" list; } | sort -u >names &&
+	test $(wc -l <names) -gt 80 &&
+	while read -r n; do
+		grep -q -- "$n" "$TOP/man/man1/llm-clean.1" || { echo "not in llm-clean(1): $n"; exit 1; }
+	done <names
+'
+
+test_done
