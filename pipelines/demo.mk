@@ -5,6 +5,8 @@ RAW     := samples/corpus
 OUT     := demo
 SEED    := 1
 
+# The cleaning per domain and language (llmkit-recipe(5)); CLEAN_OPTS adds to it.
+RECIPE         := recipes/default
 CAT_OPTS       :=
 CLEAN_OPTS     := --freshness --ref-year 2026
 DEDUP_OPTS     := --minhash --threshold 0.8

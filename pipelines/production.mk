@@ -10,6 +10,9 @@ RAW     := /data/crawl/2026-11
 OUT     := /data/runs/2026-11
 SEED    := 20261130
 
+# The cleaning per domain and language (llmkit-recipe(5)): copy recipes/default and edit
+# it for your data; `llm-clean --recipe FILE --explain` shows what each document gets.
+RECIPE         := recipes/default
 CAT_OPTS       := --max-line 256M
 CLEAN_OPTS     := --html --mask-pii --freshness --lang en,zh --lang-model /data/models/lid.176.ftz
 # The index remembers every earlier month: new data is deduplicated against all of it.

@@ -5,6 +5,8 @@ RAW     := raw
 OUT     := out
 SEED    := 1
 
+# The cleaning per domain and language, as the demo.
+RECIPE         := $(TOP)/recipes/default
 CAT_OPTS       :=
 CLEAN_OPTS     := --freshness --ref-year 2026
 DEDUP_OPTS     := --minhash --threshold 0.8

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write OUT/report.html (and OUT/loss.svg) for a pipelines/Makefile run.
 
-Reads what the stages left in OUT: each stage's --stats JSON (documents in/out per reason),
+Reads what the stages left in OUT: each stage's --stats JSON (documents in/out per reason;
+for the clean stage also per domain and language, with a bar per pair),
 the shard manifest (tokens per domain), the trainer's metrics.jsonl (loss curve), llm-eval's
 JSON (validation loss, perplexity, bits per byte, accuracy), sample generations and the
 per-stage times recorded by the Makefile. Standard library only; deterministic apart from
@@ -39,6 +40,46 @@ def stage_stats(out, stage):
         for r, n in s.get("rejected", {}).items():
             total["reasons"][r] = total["reasons"].get(r, 0) + n
     return total if total["files"] else None
+
+
+def domain_langs(out):
+    """Sum llm-clean's documents in/out and reasons per (domain, language) over the files."""
+    pairs = {}
+    for path in sorted(glob.glob(os.path.join(out, "clean", "*.stats.json"))):
+        s = load_json(path) or {}
+        for dom, langs in (s.get("domain_langs") or {}).items():
+            for lang, d in langs.items():
+                p = pairs.setdefault((dom, lang), {"in": 0, "out": 0, "reasons": {}})
+                p["in"] += d.get("records_in", 0)
+                p["out"] += d.get("records_out", 0)
+                for r, n in (d.get("rejected") or {}).items():
+                    p["reasons"][r] = p["reasons"].get(r, 0) + n
+    return pairs
+
+
+def bar(kept, total, width=160, height=12):
+    """A small horizontal bar: the kept share in green, the rest grey."""
+    w = 0 if not total else round(width * kept / total)
+    return ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d">'
+            '<rect width="%d" height="%d" fill="#ccc"/><rect width="%d" height="%d" fill="#2e8b57"/></svg>'
+            % (width, height, width, height, w, height))
+
+
+def clean_section(out):
+    pairs = domain_langs(out)
+    if not pairs:
+        return ""
+    rows = []
+    for (dom, lang), p in sorted(pairs.items(), key=lambda kv: (kv[0][0], -kv[1]["in"], kv[0][1])):
+        top = sorted(p["reasons"].items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        pct = 100.0 * p["out"] / p["in"] if p["in"] else 0.0
+        rows.append("<tr><td>%s</td><td>%s</td><td>%d</td><td>%d</td><td>%.1f%%</td><td>%s</td><td>%s</td></tr>"
+                    % (html.escape(dom), html.escape(lang), p["in"], p["out"], pct, bar(p["out"], p["in"]),
+                       html.escape(", ".join("%s %d" % kv for kv in top) or "-")))
+    head = "".join("<th>%s</th>" % h for h in ["domain", "lang", "in", "out", "kept", "", "top reasons"])
+    return ("<h2>Cleaning per domain and language</h2><p>llm-clean with the recipe: documents in "
+            "and kept, and the most frequent reasons for the rest.</p><table><tr>%s</tr>%s</table>"
+            % (head, "".join(rows)))
 
 
 def metrics(out):
@@ -133,6 +174,9 @@ def main():
         reasons = ", ".join("%s %d" % kv for kv in sorted(s["reasons"].items())) or "-"
         rows.append([st, s["in"], s["out"], s["rejected"], reasons])
     sections.append("<h2>Documents per stage</h2>" + table(rows, ["stage", "in", "out", "rejected", "rejected by reason"]))
+    cs = clean_section(out)
+    if cs:
+        sections.append(cs)
 
     man = load_json(os.path.join(out, "shards", "manifest.json"))
     if man:

@@ -29,6 +29,9 @@ test_expect_success 'every stage accounts for its records: in = out + rejected' 
 
 test_expect_success 'the report shows each stage, the loss curve and the validation' '
 	grep -q "Documents per stage" out/report.html &&
+	grep -q "Cleaning per domain and language" out/report.html &&
+	grep -q "<td>books</td><td>en</td><td>40</td>" out/report.html &&
+	grep -q "<td>zh</td>" out/report.html &&
 	grep -q "<svg" out/report.html &&
 	grep -q "Validation" out/report.html &&
 	grep -q "Time per stage" out/report.html
@@ -51,6 +54,12 @@ test_expect_success 'changing one stage option reruns that stage for every file'
 	$P -n TOX_OPTS="--threshold 0.9" >plan 2>&1 &&
 	grep -q "llm-tox.*books" plan && grep -q "llm-tox.*news" plan &&
 	test_must_fail grep -q "llm-clean.*books" plan
+'
+
+test_expect_success 'the clean stage takes RECIPE, and another recipe reruns it' '
+	cp "$TOP/recipes/default" my-recipe &&
+	$P -n RECIPE=my-recipe >plan 2>&1 &&
+	grep -q "llm-clean -q --recipe my-recipe .*books" plan
 '
 
 test_expect_success 'a Slurm array task builds the file of its index' '
