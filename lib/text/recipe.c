@@ -212,10 +212,7 @@ static int parse_header(section *s, const char *h, size_t n)
 /* LLM_EFORMAT "name:line: " + the detail of the failure just recorded. */
 static int fail_at(const char *name, size_t line)
 {
-	char *why = llm_strdup(llm_last_error());
-	int rc = llm_fail(LLM_EFORMAT, "%s:%zu: %s", name, line, why);
-	free(why);
-	return rc;
+	return llm_fail(LLM_EFORMAT, "%s:%zu: %s", name, line, llm_last_error());
 }
 
 int llm_recipe_parse(llm_recipe *r, const char *name, const char *text, size_t len)
