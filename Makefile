@@ -38,7 +38,7 @@ CFLAGS   ?= $(OPT) -g
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CPPFLAGS += -Ilib -D_GNU_SOURCE -DLLM_VERSION='"$(VERSION)"'
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -pthread -fno-strict-aliasing
-LDLIBS_DATA := -lzstd -lpcre2-8 -lutf8proc -lxxhash -larchive -lz -lbrotlidec -ldivsufsort
+LDLIBS_DATA := -lzstd -lpcre2-8 -lutf8proc -lxxhash -larchive -lz -lbrotlidec -ldivsufsort -luchardet
 LDLIBS_BASE := -lm -lpthread -ldl
 
 # Quiet build lines ("CC lib/core/io.c"); V=1 shows the commands.

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/io.h"
+#include "text/charset.h"
 #include "text/docsrc.h"
 #include "tool.h"
 
@@ -25,6 +26,8 @@ static const char usage[] =
 	"      --domain NAME   stamp \"domain\" on documents that have none\n"
 	"      --lang CODE     stamp \"lang\" on documents that have none\n"
 	"      --source NAME   stamp \"source\" (default for non-JSONL input: the file name)\n"
+	"      --encoding ENC  auto (default: BOM, HTTP charset, <meta>, detection) or an\n"
+	"                      encoding to decode every non-JSONL input as (gbk, big5, ...)\n"
 	"  -o, --output FILE   write to FILE (NAME.zst compresses) instead of standard output\n"
 	"      --rejects FILE  write every rejected record there, with \"reject_reason\"\n"
 	"      --stats FILE    write the run summary as JSON\n"
@@ -36,7 +39,8 @@ static const char usage[] =
 	"      --version       print the version and exit\n"
 	"  -h, --help          print this help and exit\n";
 
-enum { OPT_LINES = TOOL_OPT_FIRST_PRIVATE, OPT_PARAGRAPHS, OPT_DOMAIN, OPT_LANG, OPT_SOURCE };
+enum { OPT_LINES = TOOL_OPT_FIRST_PRIVATE, OPT_PARAGRAPHS, OPT_DOMAIN, OPT_LANG, OPT_SOURCE,
+       OPT_ENCODING };
 
 static const struct option longopts[] = {
 	TOOL_COMMON_OPTIONS,
@@ -46,8 +50,24 @@ static const struct option longopts[] = {
 	{ "domain", required_argument, NULL, OPT_DOMAIN },
 	{ "lang", required_argument, NULL, OPT_LANG },
 	{ "source", required_argument, NULL, OPT_SOURCE },
+	{ "encoding", required_argument, NULL, OPT_ENCODING },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* Counters of the decoding: documents per source encoding other than UTF-8, and the
+ * replacements made ("repaired_utf8" for ill-formed UTF-8, "undecodable" for bytes that
+ * the source encoding does not define). */
+static void count_encoding(llm_run *run, const llm_doc *d)
+{
+	bool utf8 = !d->encoding || strcmp(d->encoding, "utf-8") == 0;
+	if (!utf8) {
+		char name[64];
+		snprintf(name, sizeof name, "encoding_%s", d->encoding);
+		llm_run_count(run, name, 1);
+	}
+	if (d->repaired)
+		llm_run_count(run, utf8 ? "repaired_utf8" : "undecodable", d->repaired);
+}
 
 /* Copy one input's documents to out; returns 0, or 1 when the input failed (already reported). */
 static int cat_one(const char *path, const llm_docsrc_opts *o, const struct tool_common *co,
@@ -63,8 +83,7 @@ static int cat_one(const char *path, const llm_docsrc_opts *o, const struct tool
 	while ((rc = llm_docsrc_next(src, d)) != LLM_EOF) {
 		if (rc == LLM_OK) {
 			int dom = llm_run_in(run, d->bytes, d->domain, d->domain_len);
-			if (d->repaired)
-				llm_run_count(run, "repaired_utf8", d->repaired);
+			count_encoding(run, d);
 			if (llm_writer_write(out, d->out, d->out_len) != LLM_OK ||
 			    llm_writer_write(out, "\n", 1) != LLM_OK)
 				die("%s", llm_last_error());
@@ -108,6 +127,14 @@ int main(int argc, char **argv)
 		case OPT_DOMAIN: o.domain = optarg; break;
 		case OPT_LANG: o.lang = optarg; break;
 		case OPT_SOURCE: o.source = optarg; break;
+		case OPT_ENCODING:
+			if (strcmp(optarg, "auto") == 0)
+				o.encoding = NULL;
+			else if (llm_charset_known(optarg))
+				o.encoding = optarg;
+			else
+				usage_error("--encoding: unknown encoding '%s'", optarg);
+			break;
 		default: tool_bad_option();
 		}
 	}

@@ -21,6 +21,7 @@
 #include "core/hash.h"
 #include "core/io.h"
 #include "core/utf8.h"
+#include "charset.h"
 #include "http.h"
 #include "warc.h"
 
@@ -39,6 +40,10 @@ struct llm_docsrc {
 	llm_http_response http;
 	struct archive *ar;
 	llm_buf payload, ctype, member;
+	llm_charset *cs;
+	llm_buf charset;          /* the charset label of the current WARC/ARC payload */
+	const char *file_enc;     /* text in pieces: the encoding chosen for the whole file */
+	int file_enc_source;
 	uint64_t skipped;
 	int done;
 };
@@ -86,8 +91,13 @@ static int looks_html(const char *p, size_t n)
 	return 0;
 }
 
-static int is_binary(const char *p, size_t n)
+/* NUL bytes mean binary data, unless the text is UTF-16 (a BOM, or --encoding says so). */
+static int is_binary(const llm_docsrc *s, const char *p, size_t n)
 {
+	if (n >= 2 && (memcmp(p, "\xFF\xFE", 2) == 0 || memcmp(p, "\xFE\xFF", 2) == 0))
+		return 0;
+	if (s->o.encoding && strncasecmp(s->o.encoding, "utf-16", 6) == 0)
+		return 0;
 	return memchr(p, 0, n < 8192 ? n : 8192) != NULL;
 }
 
@@ -147,6 +157,23 @@ static int docsrc_start(llm_docsrc *s)
 			return rc;
 		s->format = rc;
 	}
+	if (s->format == LLM_DOCSRC_TEXT && s->o.split != LLM_DOCSRC_FILE) {
+		/* pieces of one file share its encoding: decide once, on its first 64 KiB */
+		if (s->o.encoding) {
+			s->file_enc = s->o.encoding;
+			s->file_enc_source = LLM_CHARSET_FORCED;
+		} else {
+			const char *p;
+			size_t n;
+			int rc = llm_reader_peek(s->r, 1 << 16, &p, &n);
+			if (rc != LLM_OK)
+				return rc;
+			llm_charset_result cr;
+			llm_charset_choose(s->cs, p, n, NULL, 0, false, &cr);
+			s->file_enc = cr.encoding;
+			s->file_enc_source = cr.source;
+		}
+	}
 	if (s->format == LLM_DOCSRC_ARCHIVE) {
 		s->ar = archive_read_new();
 		archive_read_support_format_tar(s->ar);
@@ -175,6 +202,7 @@ static llm_docsrc *docsrc_new(const char *path, const char *source, const llm_do
 	llm_json_edit_init(&s->ed);
 	llm_warc_record_init(&s->warc);
 	llm_http_response_init(&s->http);
+	s->cs = llm_charset_new();
 	return s;
 }
 
@@ -222,6 +250,8 @@ void llm_docsrc_free(llm_docsrc *s)
 	llm_buf_release(&s->payload);
 	llm_buf_release(&s->ctype);
 	llm_buf_release(&s->member);
+	llm_buf_release(&s->charset);
+	llm_charset_free(s->cs);
 	free(s->path);
 	free(s->source);
 	free(s);
@@ -259,30 +289,49 @@ static void put_member(llm_buf *b, const char *key, const char *v, size_t n)
 	llm_json_put_str(b, v, n);
 }
 
-/* Build a document line for text that came from a file, a WARC record or an archive member. */
-static void emit_doc(llm_docsrc *s, llm_doc *d, const char *text, size_t n, const char *format,
-                     const char *source, const char *id_seed, uint64_t offset, const char *url,
-                     const char *date)
+/* Where a document that is not JSONL comes from. */
+typedef struct {
+	const char *format;   /* "html" or "text" */
+	const char *source;   /* stamped "source" */
+	const char *id_seed;  /* hashed with offset into the id */
+	uint64_t offset;
+	const char *url, *date;
+	const char *charset;  /* the transport's charset label (HTTP Content-Type), or NULL */
+	size_t charset_len;
+} doc_meta;
+
+/* Build a document line for text that came from a file, a WARC record or an archive member:
+ * the bytes are decoded from their encoding (charset.h) into the text field. */
+static void emit_doc(llm_docsrc *s, llm_doc *d, const char *text, size_t n, const doc_meta *m)
 {
 	char id[17];
-	make_id(id_seed, offset, id);
+	make_id(m->id_seed, m->offset, id);
 	llm_buf *b = &d->json;
 	llm_buf_reset(b);
 	llm_buf_reset(&d->tmp);
-	if (n >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
-		text += 3;
-		n -= 3;
+	llm_charset_result cr;
+	bool html = strcmp(m->format, "html") == 0;
+	if (s->file_enc) {
+		/* decided once for the file (text split into lines or paragraphs) */
+		llm_charset_decode(s->cs, text, n, s->file_enc, NULL, 0, false, &d->tmp, &cr);
+		cr.source = s->file_enc_source;
+	} else {
+		llm_charset_decode(s->cs, text, n, s->o.encoding, m->charset, m->charset_len, html,
+		                   &d->tmp, &cr);
 	}
-	d->repaired = llm_utf8_repair(text, n, &d->tmp);
+	d->repaired = cr.replaced;
+	d->encoding = cr.encoding;
+	d->encoding_source = llm_charset_source_name(cr.source);
 	llm_buf_adds(b, "{\"id\": ");
 	llm_json_put_str(b, id, 16);
 	put_member(b, s->o.field, d->tmp.p, d->tmp.len);
-	put_member(b, "format", format, strlen(format));
-	put_member(b, "source", source, strlen(source));
-	if (url && *url)
-		put_member(b, "url", url, strlen(url));
-	if (date && *date)
-		put_member(b, "date", date, strlen(date));
+	put_member(b, "format", m->format, strlen(m->format));
+	put_member(b, "encoding", cr.encoding, strlen(cr.encoding));
+	put_member(b, "source", m->source, strlen(m->source));
+	if (m->url && *m->url)
+		put_member(b, "url", m->url, strlen(m->url));
+	if (m->date && *m->date)
+		put_member(b, "date", m->date, strlen(m->date));
 	if (s->o.domain)
 		put_member(b, "domain", s->o.domain, strlen(s->o.domain));
 	if (s->o.lang)
@@ -395,9 +444,10 @@ static int next_whole(llm_docsrc *s, llm_doc *d, const char *format)
 	}
 	if (k < 0)
 		return (int)k;
-	if (is_binary(s->payload.p ? s->payload.p : "", s->payload.len))
+	if (is_binary(s, s->payload.p ? s->payload.p : "", s->payload.len))
 		return reject(d, "binary", "binary data (NUL bytes), not text");
-	emit_doc(s, d, s->payload.p ? s->payload.p : "", s->payload.len, format, s->source, s->source, 0, NULL, NULL);
+	doc_meta m = { .format = format, .source = s->source, .id_seed = s->source };
+	emit_doc(s, d, s->payload.p ? s->payload.p : "", s->payload.len, &m);
 	return LLM_OK;
 }
 
@@ -418,7 +468,9 @@ static int next_text_split(llm_docsrc *s, llm_doc *d)
 				return rc;
 		} while (len == 0);
 		d->line = llm_reader_lineno(s->r);
-		emit_doc(s, d, line, len, "text", s->source, s->source, llm_reader_offset(s->r), NULL, NULL);
+		doc_meta m = { .format = "text", .source = s->source, .id_seed = s->source,
+		               .offset = llm_reader_offset(s->r) };
+		emit_doc(s, d, line, len, &m);
 		return LLM_OK;
 	}
 	/* Paragraphs: runs of non-blank lines. */
@@ -457,7 +509,8 @@ static int next_text_split(llm_docsrc *s, llm_doc *d)
 	if (!s->payload.len)
 		return LLM_EOF;
 	d->line = first;
-	emit_doc(s, d, s->payload.p, s->payload.len, "text", s->source, s->source, start, NULL, NULL);
+	doc_meta m = { .format = "text", .source = s->source, .id_seed = s->source, .offset = start };
+	emit_doc(s, d, s->payload.p, s->payload.len, &m);
 	return LLM_OK;
 }
 
@@ -522,6 +575,7 @@ static int next_web(llm_docsrc *s, llm_doc *d)
 			if (ct->len && !ctype_is(ct, "text/") && !ctype_is(ct, "application/xhtml"))
 				return reject_content_type(d, ct->p, ct->len, url);
 			format = ctype_is(ct, "text/plain") ? "text" : "html";
+			llm_http_charset(ct->p, ct->len, &s->charset);
 			body = h->body.p;
 			blen = h->body.len;
 		} else if (strcmp(type, "conversion") == 0 ||
@@ -530,15 +584,19 @@ static int next_web(llm_docsrc *s, llm_doc *d)
 			if (w->content_type.len && !ctype_is(&w->content_type, "text/"))
 				return reject_content_type(d, w->content_type.p, w->content_type.len, url);
 			format = ctype_is(&w->content_type, "text/html") ? "html" : "text";
+			llm_http_charset(w->content_type.p, w->content_type.len, &s->charset);
 			body = w->block.p ? w->block.p : "";
 			blen = w->block.len;
 		} else {
 			s->skipped++;
 			continue;
 		}
-		if (is_binary(body, blen))
+		if (is_binary(s, body, blen))
 			return reject(d, "binary", "binary payload for '%s'", url);
-		emit_doc(s, d, body, blen, format, s->source, s->source, w->offset, url, date);
+		doc_meta m = { .format = format, .source = s->source, .id_seed = s->source,
+		               .offset = w->offset, .url = url, .date = date,
+		               .charset = s->charset.p, .charset_len = s->charset.len };
+		emit_doc(s, d, body, blen, &m);
 		return LLM_OK;
 	}
 }
@@ -580,7 +638,7 @@ static int next_archive(llm_docsrc *s, llm_doc *d)
 			              s->member.p, (unsigned long long)total);
 		}
 		const char *p = s->payload.p ? s->payload.p : "";
-		if (is_binary(p, s->payload.len))
+		if (is_binary(s, p, s->payload.len))
 			return reject(d, "binary", "member '%s' is binary data", s->member.p);
 		llm_buf_reset(&d->extra);
 		int html = has_suffix(s->member.p, ".html") || has_suffix(s->member.p, ".htm") ||
@@ -588,8 +646,9 @@ static int next_archive(llm_docsrc *s, llm_doc *d)
 		/* Ids hash the archive and member names, so equal member paths in two archives differ. */
 		llm_buf_reset(&s->ctype);
 		llm_buf_addf(&s->ctype, "%s!%s", s->source, s->member.p);
-		emit_doc(s, d, p, s->payload.len, html ? "html" : "text", s->member.p, s->ctype.p,
-		         (uint64_t)pos, NULL, NULL);
+		doc_meta m = { .format = html ? "html" : "text", .source = s->member.p,
+		               .id_seed = s->ctype.p, .offset = (uint64_t)pos };
+		emit_doc(s, d, p, s->payload.len, &m);
 		return LLM_OK;
 	}
 }
@@ -602,6 +661,7 @@ int llm_docsrc_next(llm_docsrc *s, llm_doc *d)
 	d->reason = NULL;
 	d->msg[0] = 0;
 	d->repaired = 0;
+	d->encoding = d->encoding_source = NULL;
 	d->domain = s->o.domain;
 	d->domain_len = s->o.domain ? strlen(s->o.domain) : 0;
 	llm_buf_reset(&d->extra);

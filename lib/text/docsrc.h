@@ -15,7 +15,10 @@
  * Every document gets an "id" when it has none: 16 hex digits of XXH3-64 over the source name
  * and the byte offset of the record, so ids are stable across runs. Stamps (domain, lang,
  * source) are added to documents that lack the field; existing values are kept.
- * Text is repaired to valid UTF-8 (ill-formed bytes become U+FFFD, counted in doc->repaired).
+ * Documents that are not JSONL are decoded to UTF-8 from their encoding, decided as charset.h
+ * says (forced, BOM, HTTP charset, <meta>, detection) and recorded as "encoding"; text split
+ * into lines or paragraphs is decided once per file. JSONL is UTF-8 by definition (RFC 8259):
+ * its ill-formed bytes are repaired. Undecodable bytes become U+FFFD, counted in doc->repaired.
  *
  * Memory: the reader's buffer plus one document, at most max_line bytes (larger ones are
  * rejected as "too_long" with their size). Not thread safe; one source per thread.
@@ -43,6 +46,8 @@ typedef struct {
 	const char *lang;
 	const char *source;  /* default: the file name */
 	size_t max_line;     /* longest line / document accepted */
+	const char *encoding; /* decode every non-JSONL input as this (a label or iconv name;
+	                       * llm_charset_known says which are usable), NULL: decide per input */
 } llm_docsrc_opts;
 
 typedef struct {
@@ -51,7 +56,10 @@ typedef struct {
 	size_t out_len;
 	const char *domain; /* the document's domain for accounting (not NUL-terminated) */
 	size_t domain_len;
-	size_t repaired;    /* U+FFFD replacements made */
+	size_t repaired;    /* U+FFFD replacements made (ill-formed UTF-8, undecodable bytes) */
+	const char *encoding;        /* what the bytes were decoded as ("utf-8", "gb18030", ...),
+	                              * NULL for JSONL */
+	const char *encoding_source; /* how that was decided: "bom", "http", "meta", ... */
 	/* A rejected record (LLM_EFORMAT): reason code, message, and what to put in rejects. */
 	const char *reason;
 	char msg[256];
