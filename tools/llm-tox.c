@@ -16,7 +16,6 @@
  * text and the model.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 
 #include "core/io.h"
 #include "core/json.h"
+#include "core/pool.h"
 #include "text/fasttext.h"
 #include "text/fasttext_train.h"
 #include "tool.h"
@@ -345,9 +345,10 @@ static void policy_for(const struct cfg *c, const char *lang, size_t len, llm_to
 /* ---- filter / annotate ---- */
 
 /*
- * Records are scored in batches: the main thread copies lines into a batch, --threads workers
- * score them (each with its own scratch), and the main thread then writes and accounts for
- * them in input order. Memory: one batch (BATCH_DOCS records or BATCH_BYTES bytes).
+ * Records are scored in batches on the shared pool (core/pool.h): the main thread copies
+ * lines into a batch; while the pool scores it, the main thread writes the batch before it,
+ * in input order, and fills the next. Each worker parses with its own record and matcher
+ * scratch. Memory: two batches (BATCH_DOCS records or BATCH_BYTES bytes each).
  */
 #define BATCH_DOCS 1024
 #define BATCH_BYTES ((size_t)16 << 20)
@@ -362,22 +363,31 @@ typedef struct {
 	llm_tox_policy pol;
 } item;
 
+typedef struct {
+	item *items;
+	size_t n;
+	llm_buf arena;
+} batch;
+
+typedef struct {
+	llm_tox_scratch *s;
+	record r;
+	llm_buf lang;
+} worker;
+
 struct filter {
 	const struct cfg *c;
 	const llm_tox *tox;
-	llm_tox_scratch **s; /* one per thread */
+	llm_pool *pool;
+	worker *w; /* one per pool worker */
+	batch b[2];
+	int cur;     /* the batch being filled */
+	int running; /* the other batch is on the pool */
 	llm_run *run;
 	llm_writer *out;
 	llm_json_edit ed;
-	llm_buf buf, extra, arena;
-	item *items;
-	size_t n;
+	llm_buf buf, extra;
 	record r; /* the main thread's parse at output time */
-};
-
-struct worker {
-	struct filter *f;
-	int id;
 };
 
 static double round4(double x)
@@ -385,43 +395,32 @@ static double round4(double x)
 	return round(x * 1e4) / 1e4;
 }
 
-static void *score_part(void *arg)
+static void score_one(void *ctx, size_t i, int wid)
 {
-	struct worker *w = arg;
-	struct filter *f = w->f;
-	int nt = f->c->co.threads;
-	record r;
-	memset(&r, 0, sizeof r);
-	llm_json_rec_init(&r.rec);
-	llm_buf_init(&r.text);
-	llm_buf lang = LLM_BUF_INIT;
-	for (size_t i = f->n * (size_t)w->id / (size_t)nt; i < f->n * (size_t)(w->id + 1) / (size_t)nt; i++) {
-		item *it = &f->items[i];
-		r.line = f->arena.p + it->off;
-		r.len = it->full_len;
-		r.too_long = it->too_long;
-		record_parse(&r, f->c);
-		if (r.reason)
-			continue;
-		const char *l;
-		size_t ll;
-		lang_of(&r, &l, &ll, &lang);
-		llm_tox_score(f->tox, f->s[w->id], r.text.p, r.text.len, l, ll, &it->res);
-		policy_for(f->c, l, ll, &it->pol);
-	}
-	llm_json_rec_release(&r.rec);
-	llm_buf_release(&r.text);
-	llm_buf_release(&lang);
-	return NULL;
+	struct filter *f = ctx;
+	const batch *b = &f->b[!f->cur];
+	item *it = &b->items[i];
+	worker *w = &f->w[wid];
+	w->r.line = b->arena.p + it->off;
+	w->r.len = it->full_len;
+	w->r.too_long = it->too_long;
+	record_parse(&w->r, f->c);
+	if (w->r.reason)
+		return;
+	const char *l;
+	size_t ll;
+	lang_of(&w->r, &l, &ll, &w->lang);
+	llm_tox_score(f->tox, w->s, w->r.text.p, w->r.text.len, l, ll, &it->res);
+	policy_for(f->c, l, ll, &it->pol);
 }
 
 /* Write or reject one scored record, in input order. */
-static void emit(struct filter *f, const item *it)
+static void emit(struct filter *f, const batch *b, const item *it)
 {
 	record *r = &f->r;
 	r->file = it->file;
 	r->lineno = it->lineno;
-	r->line = f->arena.p + it->off;
+	r->line = b->arena.p + it->off;
 	r->len = it->full_len;
 	r->too_long = it->too_long;
 	record_parse(r, f->c);
@@ -472,53 +471,57 @@ static void emit(struct filter *f, const item *it)
 	llm_run_out(f->run, dom, f->buf.len);
 }
 
-static void flush_batch(struct filter *f)
+/* Write the batch on the pool, if any, once it is scored. */
+static void finish_running(struct filter *f)
 {
-	int nt = f->c->co.threads;
-	struct worker w[nt];
-	pthread_t th[nt];
-	int started = 1;
-	for (int i = 0; i < nt; i++)
-		w[i] = (struct worker){ f, i };
-	for (int i = 1; i < nt; i++) {
-		if (pthread_create(&th[i], NULL, score_part, &w[i]) != 0)
-			die("cannot start a thread");
-		started++;
-	}
-	score_part(&w[0]);
-	for (int i = 1; i < started; i++)
-		pthread_join(th[i], NULL);
-	for (size_t i = 0; i < f->n; i++)
-		emit(f, &f->items[i]);
-	f->n = 0;
-	llm_buf_reset(&f->arena);
+	if (!f->running)
+		return;
+	llm_pool_wait(f->pool);
+	batch *b = &f->b[!f->cur];
+	for (size_t i = 0; i < b->n; i++)
+		emit(f, b, &b->items[i]);
+	b->n = 0;
+	llm_buf_reset(&b->arena);
+	f->running = 0;
+}
+
+/* Hand the batch being filled to the pool and fill the other one. */
+static void start_batch(struct filter *f)
+{
+	finish_running(f);
+	if (f->b[f->cur].n == 0)
+		return;
+	f->cur = !f->cur;
+	f->running = 1;
+	llm_pool_start(f->pool, f->b[!f->cur].n, score_one, f);
 }
 
 static int filter_one(void *ctx, record *r)
 {
 	struct filter *f = ctx;
-	item *it = &f->items[f->n++];
-	it->off = f->arena.len;
+	batch *b = &f->b[f->cur];
+	item *it = &b->items[b->n++];
+	it->off = b->arena.len;
 	it->len = r->len;
 	it->file = r->file; /* the reader's name: valid until that reader is freed */
 	it->lineno = r->lineno;
 	it->too_long = r->too_long;
 	/* A line over --max-line arrives cut: keep what there is, its full length is r->len. */
-	llm_buf_add(&f->arena, r->line, r->too_long ? f->c->co.max_line : r->len);
+	llm_buf_add(&b->arena, r->line, r->too_long ? f->c->co.max_line : r->len);
 	if (r->too_long)
 		it->len = f->c->co.max_line;
 	it->full_len = r->len;
-	if (f->n == BATCH_DOCS || f->arena.len >= BATCH_BYTES)
-		flush_batch(f);
+	if (b->n == BATCH_DOCS || b->arena.len >= BATCH_BYTES)
+		start_batch(f);
 	return 0;
 }
 
-/* Flush at the end of each input: the items name their file through its reader. */
+/* Write everything at the end of each input: the items name their file through its reader. */
 static void end_of_file(void *ctx)
 {
 	struct filter *f = ctx;
-	if (f->n)
-		flush_batch(f);
+	start_batch(f);
+	finish_running(f);
 }
 
 static int cmd_filter(const struct cfg *c, char **files, int nfiles)
@@ -527,11 +530,17 @@ static int cmd_filter(const struct cfg *c, char **files, int nfiles)
 	f.tox = make_tox(c);
 	if (!llm_tox_has_words(f.tox) && !llm_tox_has_model(f.tox))
 		usage_error("--no-words and --no-model leave nothing to do");
-	f.s = llm_calloc((size_t)c->co.threads, sizeof *f.s);
-	for (int i = 0; i < c->co.threads; i++)
-		if (!(f.s[i] = llm_tox_scratch_new(f.tox)))
+	if (llm_pool_new(&f.pool, c->co.threads) != LLM_OK)
+		die("%s", llm_last_error());
+	int nw = llm_pool_workers(f.pool);
+	f.w = llm_calloc((size_t)nw, sizeof *f.w);
+	for (int i = 0; i < nw; i++) {
+		if (!(f.w[i].s = llm_tox_scratch_new(f.tox)))
 			die("out of memory for the word-list matcher");
-	f.items = llm_malloc(BATCH_DOCS * sizeof *f.items);
+		llm_json_rec_init(&f.w[i].r.rec);
+	}
+	for (int i = 0; i < 2; i++)
+		f.b[i].items = llm_malloc(BATCH_DOCS * sizeof *f.b[i].items);
 	llm_json_rec_init(&f.r.rec);
 	if (llm_writer_open(&f.out, c->co.output) != LLM_OK)
 		die("%s", llm_last_error());
@@ -547,11 +556,18 @@ static int cmd_filter(const struct cfg *c, char **files, int nfiles)
 	llm_buf_release(&f.r.text);
 	llm_buf_release(&f.buf);
 	llm_buf_release(&f.extra);
-	llm_buf_release(&f.arena);
-	free(f.items);
-	for (int i = 0; i < c->co.threads; i++)
-		llm_tox_scratch_free(f.s[i]);
-	free(f.s);
+	for (int i = 0; i < 2; i++) {
+		llm_buf_release(&f.b[i].arena);
+		free(f.b[i].items);
+	}
+	llm_pool_free(f.pool);
+	for (int i = 0; i < nw; i++) {
+		llm_tox_scratch_free(f.w[i].s);
+		llm_json_rec_release(&f.w[i].r.rec);
+		llm_buf_release(&f.w[i].r.text);
+		llm_buf_release(&f.w[i].lang);
+	}
+	free(f.w);
 	llm_tox_free((llm_tox *)f.tox);
 	return tool_run_finish(f.run, failed);
 }
