@@ -156,14 +156,19 @@ $(B)/fuzz/%-replay: $(B)/tests/fuzz/%.o $(B)/tests/fuzz/replay.o $(LIBLLM)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(B)/tests/fuzz/replay.o: tests/fuzz/replay.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
 FZ := build/fuzz
 FUZZ_CFLAGS := -std=c11 -O1 -g -pthread -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FZ)/%.o)
-$(FZ)/%.o: %.c
+# The objects record their headers (-MMD). Objects made before they did would stay stale
+# when a header changes (a struct grown in a header then overflows in an old harness
+# object: a false crash); the stamp, created once where it is missing, rebuilds them.
+FUZZ_OBJ := $(FUZZ_LIB_OBJ) $(FUZZ_SRC:tests/fuzz/%.c=$(FZ)/tests/fuzz/%.o)
+$(shell test -f $(FZ)/deps.stamp || { mkdir -p $(FZ) && touch $(FZ)/deps.stamp; })
+$(FUZZ_OBJ): $(FZ)/%.o: %.c $(FZ)/deps.stamp
 	@mkdir -p $(@D)
-	$(Q_FUZZ)clang $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
+	$(Q_FUZZ)clang $(CPPFLAGS) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 $(FZ)/libllm.a: $(FUZZ_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -222,4 +227,6 @@ clean:
 	rm -rf build bin lib/libllm.a
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_SRC:tools/%.c=$(B)/tools/%.d) $(TOOLSUP_OBJ:.o=.d) \
-	$(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%.d) $(CU_OBJ:.o=.d)
+	$(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%.d) $(CU_OBJ:.o=.d) \
+	$(FUZZ_SRC:tests/fuzz/%.c=$(B)/tests/fuzz/%.d) $(B)/tests/fuzz/replay.d \
+	$(FUZZ_OBJ:.o=.d)
