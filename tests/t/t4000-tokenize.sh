@@ -187,9 +187,9 @@ test_expect_success 'output to a full disk: exit 1 with a message' '
 
 test_expect_success 'train: deterministic, loadable, decodes back' '
 	llm-tokenize train -q --vocab-size 1000 --special "<|endoftext|>" --special "<|pad|>" \
-		-o tok1.json --tiktoken tok1.tiktoken docs.jsonl &&
+		--pattern gpt2 -o tok1.json --tiktoken tok1.tiktoken docs.jsonl &&
 	llm-tokenize train -q --vocab-size 1000 --special "<|endoftext|>" --special "<|pad|>" \
-		-o tok2.json docs.jsonl &&
+		--pattern gpt2 -o tok2.json docs.jsonl &&
 	cmp tok1.json tok2.json &&
 	llm-tokenize -q -t tok1.json docs.jsonl -o t.tok &&
 	test "$(header_of t.tok)" = "4c4c4d544f4b30310100000002000000e8030000" &&
@@ -214,8 +214,11 @@ test_expect_success 'train: fewer merges possible than asked is a warning' '
 	test_grep "tokens, not 100000: no more pairs are seen 2 times" err
 '
 
-test_expect_success 'train with a named pattern writes a Split pre-tokenizer' '
+test_expect_success 'train with a named pattern writes a Split pre-tokenizer; the default is o200k' '
 	llm-tokenize train -q --vocab-size 600 --pattern cl100k -o tok3.json docs.jsonl &&
+	llm-tokenize train -q --vocab-size 600 -o tokd.json docs.jsonl &&
+	llm-tokenize train -q --vocab-size 600 --pattern o200k -o toko.json docs.jsonl &&
+	cmp tokd.json toko.json &&
 	grep -q "\"Split\"" tok3.json &&
 	llm-tokenize -q -t tok3.json -f jsonl docs.jsonl >/dev/null
 '

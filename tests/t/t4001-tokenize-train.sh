@@ -46,20 +46,21 @@ test_expect_success 'setup' '
 	cat $C/*.jsonl >all.jsonl && mkdir tmp
 '
 
-# The digest of the tokenizer that llm-tokenize trained on these documents before it had
-# --memory: counting, spilling or pruning nothing must not change a byte.
+# The digest of the tokenizer that llm-tokenize trained on these documents (GPT-2's pattern,
+# the default then) before it had --memory: counting, spilling or pruning nothing must not
+# change a byte.
 test_expect_success 'nothing pruned: the same tokenizer as before --memory existed' '
-	llm-tokenize train -q --vocab-size 2000 -o tok.json docs.jsonl &&
+	llm-tokenize train -q --pattern gpt2 --vocab-size 2000 -o tok.json docs.jsonl &&
 	echo "da71750a88cdac31539a9b362b9f07dd6fec0eaa0a4aabab6c7504721804ab64  tok.json" >want &&
 	sha256sum tok.json >got && test_cmp want got &&
-	llm-tokenize train --vocab-size 2000 --memory 1G --stats st.json -o tok1g.json docs.jsonl 2>err &&
+	llm-tokenize train --pattern gpt2 --vocab-size 2000 --memory 1G --stats st.json -o tok1g.json docs.jsonl 2>err &&
 	cmp tok.json tok1g.json &&
 	test_grep "29595 distinct pieces, 849771 occurrences; none pruned" err &&
 	test "$(stat st.json pruned_pieces) $(stat st.json runs) $(stat st.json min_count)" = "0 0 1"
 '
 
 test_expect_success '--memory 1M on all samples: spills, prunes, trains a loadable tokenizer' '
-	llm-tokenize train --memory 1M --tmpdir tmp --vocab-size 4000 --stats st1.json \
+	llm-tokenize train --pattern gpt2 --memory 1M --tmpdir tmp --vocab-size 4000 --stats st1.json \
 		-o small.json --tiktoken small.tiktoken all.jsonl 2>err &&
 	test_grep "pruned [0-9]* pieces seen fewer than [0-9]* times ([0-9.]*% of occurrences, [0-9.]*% of bytes) to fit --memory; [0-9]* runs spilled" err &&
 	test "$(stat st1.json runs)" -gt 1 &&
@@ -81,10 +82,10 @@ assert a == b
 
 test_expect_success PIECES 'the pruning report is exact (pieces counted in Python)' '
 	check_report st.json docs.jsonl &&
-	llm-tokenize train -q --memory 1M --vocab-size 2000 --stats st2.json -o tok2.json docs.jsonl &&
+	llm-tokenize train -q --pattern gpt2 --memory 1M --vocab-size 2000 --stats st2.json -o tok2.json docs.jsonl &&
 	test "$(stat st2.json runs)" -gt 0 && test "$(stat st2.json pruned_pieces)" -gt 0 &&
 	check_report st2.json docs.jsonl &&
-	llm-tokenize train -q --memory 4M --vocab-size 2000 --stats st4.json -o tok4.json docs.jsonl &&
+	llm-tokenize train -q --pattern gpt2 --memory 4M --vocab-size 2000 --stats st4.json -o tok4.json docs.jsonl &&
 	test "$(stat st4.json runs)" = 0 && test "$(stat st4.json pruned_pieces)" -gt 0 &&
 	check_report st4.json docs.jsonl
 '
@@ -115,7 +116,7 @@ test_expect_success 'a budget the unlimited run fits in gives the unlimited toke
 '
 
 test_expect_success 'a larger budget prunes less' '
-	llm-tokenize train -q --memory 8M --vocab-size 4000 --stats st8.json -o tok8.json all.jsonl &&
+	llm-tokenize train -q --pattern gpt2 --memory 8M --vocab-size 4000 --stats st8.json -o tok8.json all.jsonl &&
 	test "$(stat st8.json pruned_pieces)" -lt "$(stat st1.json pruned_pieces)" &&
 	test "$(stat st8.json pruned_occurrences)" -lt "$(stat st1.json pruned_occurrences)"
 '
