@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <pcre2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "fasttext.h"
 #include "lid.h"
 #include "timemask.h"
+#include "zhseg.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Pattern lists */
@@ -118,6 +120,10 @@ struct llm_cleaner {
 	cached_settings cache[SETTINGS_CACHE];
 	unsigned next_slot;
 	llm_quality *q;
+	/* Chinese words: jieba's segmentation, set up on the first Chinese document */
+	llm_zhseg *zh;
+	llm_segmenter zhseg;
+	int zh_state;               /* 0 not tried, 1 ready, -1 no dictionary */
 	llm_html *html;
 	llm_fasttext_scratch *ft;
 	llm_timemask_scratch *tm;
@@ -149,6 +155,7 @@ void llm_cleaner_free(llm_cleaner *c)
 		return;
 	llm_recipe_free(c->builtin);
 	llm_quality_free(c->q);
+	llm_zhseg_free(c->zh);
 	llm_html_free(c->html);
 	llm_fasttext_scratch_free(c->ft);
 	llm_timemask_scratch_free(c->tm);
@@ -224,6 +231,34 @@ static const llm_recipe_settings *settings_for(llm_cleaner *c, const char *domai
 	snprintf(e->lang, sizeof e->lang, "%s", lang);
 	e->used = cacheable;
 	return &e->st;
+}
+
+static void warn_no_dictionary(void)
+{
+	const llm_zhseg_dict *d;
+	llm_zhseg_dict_default(&d); /* the load's detail, for this thread */
+	llm_warn("Chinese words are single characters: %s", llm_last_error());
+}
+
+/* The word segmenter for a document of lang, or NULL for the spaCy-style splitter. Without a
+ * dictionary Chinese words are single characters, said once per process. */
+static const llm_segmenter *segmenter_for(llm_cleaner *c, const llm_recipe_settings *st, const char *lang)
+{
+	if (!st->segment || !llm_quality_is_zh(lang))
+		return NULL;
+	if (c->zh_state == 0) {
+		const llm_zhseg_dict *d;
+		if (llm_zhseg_dict_default(&d) == LLM_OK) {
+			c->zh = llm_zhseg_new(d);
+			c->zhseg = llm_zhseg_segmenter(c->zh);
+			c->zh_state = 1;
+		} else {
+			static pthread_once_t once = PTHREAD_ONCE_INIT;
+			pthread_once(&once, warn_no_dictionary);
+			c->zh_state = -1;
+		}
+	}
+	return c->zh_state > 0 ? &c->zhseg : NULL;
 }
 
 /* --lang: a tag keeps itself and the tags that continue it ("zh" keeps "zh-Hant"). */
@@ -371,7 +406,8 @@ void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec
 
 	/* filters */
 	llm_verdict v;
-	if (!llm_filter_run(st->filters, c->q, &st->qp, NULL, &c->text, &c->a, r->counts, &v)) {
+	if (!llm_filter_run(st->filters, c->q, &st->qp, segmenter_for(c, st, r->lang), &c->text, &c->a,
+	                    r->counts, &v)) {
 		drop_v(r, &v);
 		return;
 	}

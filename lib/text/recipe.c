@@ -20,9 +20,9 @@
 #include "normalize.h"
 
 /* Keys that are not filter parameters; parameters are keys 0..llm_filter_nparams-1. */
-enum { KEY_FILTERS = -1, KEY_NORMALIZE = -2, KEY_TOX = -3, KEY_TOX_THRESHOLD = -4 };
-static const char *const special_keys[] = { "filters", "normalize", "tox", "tox_threshold" };
-#define NSPECIAL 4
+enum { KEY_FILTERS = -1, KEY_NORMALIZE = -2, KEY_TOX = -3, KEY_TOX_THRESHOLD = -4, KEY_SEGMENT = -5 };
+static const char *const special_keys[] = { "filters", "normalize", "tox", "tox_threshold", "segment" };
+#define NSPECIAL 5
 enum { OP_SET, OP_ADD, OP_SUB };
 
 typedef struct {
@@ -92,6 +92,16 @@ static const char *key_name(int key)
 	return key < 0 ? special_keys[-1 - key] : llm_filter_params[key].name;
 }
 
+/* 1 for yes, true, on; 0 for no, false, off; -1 for anything else. */
+static int yes_no(const char *v)
+{
+	if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on"))
+		return 1;
+	if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off"))
+		return 0;
+	return -1;
+}
+
 /* Check that value is valid for key with op; LLM_EINVAL with the reason. */
 static int check_entry(int key, int op, const char *value)
 {
@@ -103,10 +113,10 @@ static int check_entry(int key, int op, const char *value)
 	case KEY_FILTERS: return llm_filter_parse(value, &bits);
 	case KEY_NORMALIZE: return llm_norm_parse(value, &bits);
 	case KEY_TOX:
-		if (!strcasecmp(value, "yes") || !strcasecmp(value, "no") || !strcasecmp(value, "true") ||
-		    !strcasecmp(value, "false") || !strcasecmp(value, "on") || !strcasecmp(value, "off"))
+	case KEY_SEGMENT:
+		if (yes_no(value) >= 0)
 			return LLM_OK;
-		return llm_fail(LLM_EINVAL, "tox: expected yes or no, got '%s'", value);
+		return llm_fail(LLM_EINVAL, "%s: expected yes or no, got '%s'", key_name(key), value);
 	case KEY_TOX_THRESHOLD: {
 		char *end;
 		double x = strtod(value, &end);
@@ -359,10 +369,8 @@ static void apply(const section *s, llm_recipe_settings *out, const char **origi
 			*dst = e->op == OP_SET ? bits : e->op == OP_ADD ? (*dst | bits) : (*dst & ~bits);
 			break;
 		}
-		case KEY_TOX:
-			out->tox = !strcasecmp(e->value, "yes") || !strcasecmp(e->value, "true") ||
-			           !strcasecmp(e->value, "on");
-			break;
+		case KEY_TOX: out->tox = yes_no(e->value) == 1; break;
+		case KEY_SEGMENT: out->segment = yes_no(e->value) == 1; break;
 		case KEY_TOX_THRESHOLD: out->tox_threshold = strtod(e->value, NULL); break;
 		default: llm_filter_param_set(&out->qp, &llm_filter_params[e->key], e->value); break;
 		}
@@ -380,6 +388,7 @@ static void resolve(const llm_recipe *r, const char *domain, const char *lang, l
 	out->normalize = LLM_NORM_DEFAULT;
 	out->tox = true;
 	out->tox_threshold = -1;
+	out->segment = true;
 	/* matching sections by rank, stable (insertion sort: a recipe has a handful) */
 	size_t idx[64], n = 0;
 	long rank[64];
@@ -444,6 +453,8 @@ static void explain_one(const llm_recipe *r, const char *domain, const char *lan
 		llm_buf_addf(out, "  # %s\n", ORIGIN(llm_filter_nparams + 3));
 	} else
 		llm_buf_adds(out, "  tox_threshold = (llm-tox's default)  # built-in\n");
+	if (llm_quality_is_zh(lang))
+		llm_buf_addf(out, "  segment = %s  # %s\n", st.segment ? "yes" : "no", ORIGIN(llm_filter_nparams + 4));
 	for (size_t i = 0; i < llm_filter_nparams; i++) {
 		const llm_filter_param *p = &llm_filter_params[i];
 		if (!(st.filters & (1u << p->step)))

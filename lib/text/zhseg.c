@@ -696,3 +696,19 @@ size_t llm_zhseg_cut(llm_zhseg *z, const char *text, size_t n, const llm_zhseg_s
 	*toks = z->toks;
 	return k;
 }
+
+/* The words of a run without white space are all its tokens: every byte is in one. */
+static size_t segmenter_cut(void *self, const char *s, size_t n, uint32_t *lens)
+{
+	const llm_zhseg_span *t;
+	size_t k = llm_zhseg_cut(self, s, n, &t);
+	for (size_t i = 0; i < k; i++)
+		lens[i] = t[i].len;
+	return k;
+}
+
+llm_segmenter llm_zhseg_segmenter(llm_zhseg *z)
+{
+	return (llm_segmenter){ segmenter_cut, z };
+}
+

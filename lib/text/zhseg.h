@@ -44,6 +44,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "words.h"
+
 /* Debian's python3-jieba ships the dictionary here. */
 #define LLM_ZHSEG_DEBIAN_DICT "/usr/lib/python3/dist-packages/jieba/dict.txt"
 /* The dictionary's path relative to the programs' directory after `make install`. */
@@ -112,5 +114,9 @@ bool llm_zhseg_next(llm_zhseg *z, llm_zhseg_span *tok);
  * the next call on z). Ends any llm_zhseg_start iteration.
  */
 size_t llm_zhseg_cut(llm_zhseg *z, const char *text, size_t n, const llm_zhseg_span **toks);
+
+/* z as the word segmenter of the quality rules (words.h): the words of a run are its tokens.
+ * The segmenter uses z, so it belongs to z's thread. */
+llm_segmenter llm_zhseg_segmenter(llm_zhseg *z);
 
 #endif

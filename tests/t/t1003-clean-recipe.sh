@@ -5,6 +5,9 @@ test_description='llm-clean --recipe: sections and precedence, --explain, --set,
 C=$SAMPLES/corpus
 G=$TESTDATA/clean
 R=$TOP/recipes/default
+# jieba's dictionary (Debian's python3-jieba, or $LLM_ZHSEG_DICT) for Chinese words
+{ test -n "${LLM_ZHSEG_DICT:-}" || test -r /usr/lib/python3/dist-packages/jieba/dict.txt; } &&
+	test_set_prereq ZHDICT
 
 # block HEADER <explain: the lines of one (domain, lang) block of --explain
 block() {
@@ -159,6 +162,25 @@ test_expect_success JQ 'without a lang field the script detector picks the secti
 	jq -r .id out >kept && echo t >expect && test_cmp expect kept &&
 	llm-clean -q --filters none --detect-lang in >out &&
 	jq -r .lang out | tr "\n" " " >langs && printf "zh-Hant zh " >expect && test_cmp expect langs
+'
+
+test_expect_success JQ,ZHDICT 'Chinese words come from the segmenter, or are characters with segment = no' '
+	printf "{\"id\":\"x\",\"lang\":\"zh\",\"text\":\"%s\"}\n" \
+		"中华人民共和国是工人阶级领导的、以工农联盟为基础的人民民主专政的社会主义国家。社会主义制度是中华人民共和国的根本制度。中国共产党领导是中国特色社会主义最本质的特征。禁止任何组织或者个人破坏社会主义制度。" >in &&
+	llm-clean -q --filters gopher-quality --rejects rej in >out &&
+	test_line_count = 0 out &&
+	jq -e ".reject_reason == \"gopher_short_doc\" and .reject_value == 40" rej &&
+	printf "[lang zh]\nsegment = no\n" >noseg &&
+	llm-clean -q --recipe noseg --filters gopher-quality in >out &&
+	test_line_count = 1 out &&
+	llm-clean --recipe noseg --explain >ex &&
+	block "domain *, lang zh:" | grep -q "segment = no  # \[lang zh\]"
+'
+
+test_expect_success 'a dictionary that cannot be read: one warning, Chinese words are characters' '
+	LLM_ZHSEG_DICT=/nonexistent/dict.txt llm-clean --filters gopher-quality in >out 2>err &&
+	test_line_count = 1 out &&
+	test $(grep -c "Chinese words are single characters" err) = 1
 '
 
 test_expect_success 'the man page lists every filter step, reason and threshold of --list-filters' '

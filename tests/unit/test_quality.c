@@ -1,7 +1,8 @@
 /*
  * test_quality.c — word splitting, Gopher/C4/FineWeb rules on English and Chinese cases, and
  * agreement with datatrove's decisions on the English samples (tests/data/clean/
- * datatrove-en.tsv, written by bench/clean_datatrove.py --golden from datatrove 0.10.1).
+ * datatrove-en.tsv, written by bench/clean_datatrove.py --golden from datatrove 0.10.1) and,
+ * with jieba's words, with FineWeb-2's Chinese filters (fineweb2-zh.tsv).
  */
 #include "text/quality.h"
 
@@ -10,6 +11,7 @@
 
 #include "core/utf8.h"
 #include "text/filter.h"
+#include "text/zhseg.h"
 
 #include "core/err.h"
 #include "core/io.h"
@@ -472,6 +474,85 @@ static void test_datatrove_agreement(void)
 	llm_buf_release(&out);
 }
 
+/* Our decisions with FineWeb-2's cmn_Hani values and jieba's words (zhseg) against
+ * datatrove's on every Chinese sample document (tests/data/clean/fineweb2-zh.tsv, written by
+ * bench/clean_fineweb2.py --golden): each filter alone. */
+static void test_fineweb2_agreement(void)
+{
+	const llm_zhseg_dict *d;
+	if (llm_zhseg_dict_default(&d) != LLM_OK) {
+		printf("#   skipped: %s\n", llm_last_error());
+		return;
+	}
+	char *tsv;
+	size_t tlen;
+	if (llm_read_file(unit_path("tests/data/clean/fineweb2-zh.tsv"), &tsv, &tlen) != LLM_OK) {
+		CHECK(0);
+		return;
+	}
+	llm_zhseg *z = llm_zhseg_new(d);
+	llm_segmenter seg = llm_zhseg_segmenter(z);
+	static const char *const files[] = { "books", "code", "legal", "news", "qa", "web", "wiki" };
+	llm_quality_params p;
+	llm_quality_defaults(&p, "zh");
+	llm_json_rec rec;
+	llm_json_rec_init(&rec);
+	llm_buf text = LLM_BUF_INIT, id = LLM_BUF_INIT;
+	size_t docs = 0, agree[3] = { 0 };
+	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+		char path[64];
+		snprintf(path, sizeof path, "samples/corpus/%s.jsonl", files[f]);
+		llm_reader *r;
+		CHECK_EQ_INT(llm_reader_open(&r, unit_path(path)), LLM_OK);
+		char *line;
+		size_t len;
+		while (r && llm_reader_line(r, &line, &len) == LLM_OK) {
+			if (llm_json_parse(&rec, line, len) != LLM_OK)
+				continue;
+			const llm_json_val *lang = llm_json_get(&rec, "lang");
+			if (!lang || !(llm_json_str_eq(lang, "zh") || llm_json_str_eq(lang, "zh-Hant")))
+				continue;
+			llm_buf_reset(&id);
+			llm_buf_addc(&id, '\n');
+			llm_json_get_str(&rec, "id", &id);
+			llm_buf_addc(&id, '\t');
+			const char *ref = memmem(tsv, tlen, id.p, id.len);
+			if (!ref)
+				continue;
+			ref += id.len;
+			llm_buf_reset(&text);
+			llm_json_get_str(&rec, "text", &text);
+			llm_verdict v;
+			bool ours[3];
+			llm_quality_set_text(q, text.p ? text.p : "", text.len, &seg);
+			ours[0] = llm_quality_repetition(q, &p, &v);
+			ours[1] = llm_quality_fineweb(q, &p, &v);
+			ours[2] = llm_quality_gopher(q, &p, &v);
+			for (int k = 0; k < 3; k++) {
+				bool theirs = strncmp(ref, "keep", 4) == 0 && (ref[4] == '\t' || ref[4] == '\n');
+				if (theirs == ours[k])
+					agree[k]++;
+				else
+					printf("#   %.*s filter %d: datatrove %.*s\n", (int)id.len - 2, id.p + 1, k,
+					       (int)strcspn(ref, "\t\n"), ref);
+				ref += strcspn(ref, "\t\n") + 1;
+			}
+			docs++;
+		}
+		llm_reader_free(r);
+	}
+	printf("#   %zu Chinese documents; agreement gopher-rep %zu, fineweb %zu, gopher-quality %zu\n",
+	       docs, agree[0], agree[1], agree[2]);
+	CHECK(docs > 7000);
+	for (int k = 0; k < 3; k++)
+		CHECK(agree[k] * 100 >= docs * 97);
+	llm_zhseg_free(z);
+	free(tsv);
+	llm_json_rec_release(&rec);
+	llm_buf_release(&text);
+	llm_buf_release(&id);
+}
+
 int main(void)
 {
 	q = llm_quality_new();
@@ -485,6 +566,7 @@ int main(void)
 	RUN(test_segmenter);
 	RUN(test_wordset);
 	RUN(test_datatrove_agreement);
+	RUN(test_fineweb2_agreement);
 	llm_quality_free(q);
 	return unit_done();
 }
