@@ -46,7 +46,8 @@ static const char usage[] =
 	"                        corpus (suffix arrays; Lee et al. 2022)\n"
 	"      --normalize L     none, space or full (default; lower-case, no punctuation,\n"
 	"                        digit runs as 0, white space collapsed)\n"
-	"      --units U         auto (default: words, Han/Kana characters alone), word, char\n"
+	"      --units U         auto (default: words; Chinese in the segmenter's words,\n"
+	"                        Japanese Kana in characters), word, char\n"
 	"      --ngram N         shingle size in units (default 5)\n"
 	"      --num-perm N      MinHash permutations (default 112)\n"
 	"      --bands B, --rows R  LSH bands and rows per band (default 14 x 8)\n"
@@ -1327,6 +1328,8 @@ int main(int argc, char **argv)
 		usage_error("--decon-report belongs to --decontaminate");
 	if (c.ndecon && ngram < 0)
 		p->sh.ngram = 13; /* GPT-3's 13-grams */
+	if (c.ndecon && p->sh.units == LLM_UNITS_AUTO)
+		p->sh.units = LLM_UNITS_AUTO_CHAR; /* 13 characters of Chinese, not 13 words */
 	if (c.substring && (c.mode != MODE_RUN || c.index || c.dup_count))
 		usage_error("--substring runs in one process, without --index or --dup-count");
 	if (c.dup_count && (c.mode == MODE_SIGN || c.mode == MODE_CLUSTER))

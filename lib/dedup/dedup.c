@@ -170,7 +170,8 @@ static const char *norm_name(llm_norm_level n)
 
 static const char *units_name(llm_units u)
 {
-	return u == LLM_UNITS_WORD ? "word" : u == LLM_UNITS_CHAR ? "char" : "auto";
+	return u == LLM_UNITS_WORD ? "word" : u == LLM_UNITS_CHAR ? "char" :
+	       u == LLM_UNITS_AUTO_CHAR ? "auto-char" : "auto";
 }
 
 void llm_dedup_params_describe(const llm_dedup_params *p, llm_buf *out)

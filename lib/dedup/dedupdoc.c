@@ -1,18 +1,18 @@
 /*
  * dedupdoc.c — record classification and the parallel sign pool (see dedupdoc.h).
  *
- * Threads are started per batch and joined before the callback runs: 64 documents per thread
- * are about a millisecond of work, so starting threads costs little beside it, and there is
- * no shared state to lock — each thread writes only its own slots and signer.
+ * A batch is one job of the thread pool (core/pool.h): slot i is parsed and signed by
+ * whichever worker takes it, with that worker's signer, and writes only its own slot, so
+ * there is nothing to lock and the result does not depend on who signed what.
  */
 #include "dedupdoc.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/err.h"
+#include "core/pool.h"
 
 void llm_dedup_doc_init(llm_dedup_doc *d)
 {
@@ -85,8 +85,9 @@ typedef struct {
 } slot;
 
 struct llm_signpool {
-	int threads;
-	llm_signer *signers[MAX_THREADS];
+	llm_pool *pool;
+	int workers;
+	llm_signer **signers; /* one per worker */
 	const char *field;
 	size_t max_line;
 	llm_signpool_fn fn;
@@ -97,31 +98,23 @@ struct llm_signpool {
 	char *file;
 };
 
-typedef struct {
-	llm_signpool *sp;
-	int t;
-} worker;
-
-static void *sign_share(void *arg)
+/* Parse and sign slot i with the signer of `worker`. */
+static void sign_one(void *ctx, size_t i, int worker)
 {
-	worker *w = arg;
-	llm_signpool *sp = w->sp;
-	for (size_t i = (size_t)w->t; i < sp->n; i += (size_t)sp->threads) {
-		slot *s = &sp->slots[i];
-		llm_dedup_doc_parse(&s->doc, sp->field, sp->max_line, s->status, sp->lines.p + s->off,
-		                    s->len, sp->file, s->lineno);
-		memset(&s->sig, 0, sizeof s->sig);
-		if (s->doc.reason)
-			continue;
-		llm_signer_sign(sp->signers[w->t], s->doc.text.p, s->doc.text.len, &s->sig);
-		llm_buf_reset(&s->data);
-		llm_buf_add(&s->data, s->sig.keys, (size_t)s->sig.nkeys * 8);
-		size_t so = s->data.len;
-		llm_buf_add(&s->data, s->sig.set, (size_t)s->sig.nset * 4);
-		s->sig.keys = (const uint64_t *)(void *)s->data.p;
-		s->sig.set = (const uint32_t *)(void *)(s->data.p + so);
-	}
-	return NULL;
+	llm_signpool *sp = ctx;
+	slot *s = &sp->slots[i];
+	llm_dedup_doc_parse(&s->doc, sp->field, sp->max_line, s->status, sp->lines.p + s->off, s->len,
+	                    sp->file, s->lineno);
+	memset(&s->sig, 0, sizeof s->sig);
+	if (s->doc.reason)
+		return;
+	llm_signer_sign(sp->signers[worker], s->doc.text.p, s->doc.text.len, &s->sig);
+	llm_buf_reset(&s->data);
+	llm_buf_add(&s->data, s->sig.keys, (size_t)s->sig.nkeys * 8);
+	size_t so = s->data.len;
+	llm_buf_add(&s->data, s->sig.set, (size_t)s->sig.nset * 4);
+	s->sig.keys = (const uint64_t *)(void *)s->data.p;
+	s->sig.set = (const uint32_t *)(void *)(s->data.p + so);
 }
 
 int llm_signpool_new(llm_signpool **out, const llm_dedup_params *p, int threads,
@@ -131,15 +124,20 @@ int llm_signpool_new(llm_signpool **out, const llm_dedup_params *p, int threads,
 	int rc = llm_dedup_params_check(p);
 	if (rc)
 		return rc;
+	llm_pool *pool;
+	if ((rc = llm_pool_new(&pool, threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads)))
+		return rc;
 	llm_signpool *sp = llm_calloc(1, sizeof *sp);
-	sp->threads = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
-	for (int t = 0; t < sp->threads; t++)
+	sp->pool = pool;
+	sp->workers = llm_pool_workers(pool);
+	sp->signers = llm_calloc((size_t)sp->workers, sizeof *sp->signers);
+	for (int t = 0; t < sp->workers; t++)
 		llm_signer_new(&sp->signers[t], p);
 	sp->field = field;
 	sp->max_line = max_line;
 	sp->fn = fn;
 	sp->ctx = ctx;
-	sp->batch = (size_t)sp->threads * BATCH_PER_THREAD;
+	sp->batch = (size_t)sp->workers * BATCH_PER_THREAD;
 	if (sp->batch > BATCH)
 		sp->batch = BATCH;
 	sp->slots = llm_calloc(sp->batch, sizeof *sp->slots);
@@ -154,21 +152,7 @@ void llm_signpool_flush(llm_signpool *sp)
 {
 	if (!sp->n)
 		return;
-	pthread_t th[MAX_THREADS];
-	worker w[MAX_THREADS];
-	int started[MAX_THREADS] = { 0 };
-	for (int t = 0; t < sp->threads; t++) {
-		w[t] = (worker){ sp, t };
-		if (t && sp->n > (size_t)t)
-			started[t] = pthread_create(&th[t], NULL, sign_share, &w[t]) == 0;
-	}
-	sign_share(&w[0]);
-	for (int t = 1; t < sp->threads; t++) {
-		if (started[t])
-			pthread_join(th[t], NULL);
-		else
-			sign_share(&w[t]);
-	}
+	llm_pool_run(sp->pool, sp->n, sign_one, sp);
 	for (size_t i = 0; i < sp->n; i++) {
 		slot *s = &sp->slots[i];
 		sp->fn(sp->ctx, &s->doc, s->doc.reason ? NULL : &s->sig);
@@ -201,8 +185,10 @@ void llm_signpool_free(llm_signpool *sp)
 	if (!sp)
 		return;
 	llm_signpool_flush(sp);
-	for (int t = 0; t < sp->threads; t++)
+	llm_pool_free(sp->pool);
+	for (int t = 0; t < sp->workers; t++)
 		llm_signer_free(sp->signers[t]);
+	free(sp->signers);
 	for (size_t i = 0; i < sp->batch; i++) {
 		llm_dedup_doc_release(&sp->slots[i].doc);
 		llm_buf_release(&sp->slots[i].data);

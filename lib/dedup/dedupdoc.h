@@ -8,11 +8,11 @@
  * reject's extra members. The doc points into the caller's line (which must outlive it).
  *
  * The sign pool turns lines into signatures in input order: lines are copied into a batch of
- * 64 per thread (at most 1024); a full batch (or llm_signpool_flush) is parsed and signed by `threads` threads
- * (line i by thread i mod threads, each with its own signer), then the callback receives every
- * record in input order on the calling thread. The result does not depend on the number of
- * threads. Memory: one batch of lines, parsed records and signature arrays. A pool is used by
- * one thread at a time; when a thread cannot be started its share runs on the caller.
+ * 64 per thread (at most 1024); a full batch (or llm_signpool_flush) is one job of the thread
+ * pool (core/pool.h): each line is parsed and signed by one of `threads` workers, each with its
+ * own signer, then the callback receives every record in input order on the calling thread.
+ * The result does not depend on the number of threads. Memory: one batch of lines, parsed
+ * records and signature arrays. A pool is used by one thread at a time.
  */
 #ifndef LLM_DEDUPDOC_H
 #define LLM_DEDUPDOC_H
@@ -45,7 +45,8 @@ void llm_dedup_doc_parse(llm_dedup_doc *d, const char *field, size_t max_line, i
 typedef void (*llm_signpool_fn)(void *ctx, const llm_dedup_doc *doc, const llm_dedup_sig *sig);
 
 typedef struct llm_signpool llm_signpool;
-/* LLM_EINVAL (with detail) on bad parameters. threads >= 1. */
+/* LLM_EINVAL (with detail) on bad parameters; LLM_EIO when the threads cannot be started.
+ * threads >= 1. */
 int llm_signpool_new(llm_signpool **sp, const llm_dedup_params *p, int threads,
                      const char *field, size_t max_line, llm_signpool_fn fn, void *ctx);
 /* Queue one line (copied; file is copied when it changes). May call fn for earlier lines. */

@@ -13,6 +13,7 @@
 #include "core/err.h"
 #include "core/hash.h"
 #include "core/utf8.h"
+#include "text/zhseg.h"
 
 /* ASCII classes for the fast path (same answers as llm_uc_class for U+0000..U+007F). */
 enum { A_SPACE = 1, A_PUNCT = 2, A_DIGIT = 4, A_UPPER = 8 };
@@ -128,6 +129,7 @@ void llm_shingler_init(llm_shingler *sh)
 
 void llm_shingler_release(llm_shingler *sh)
 {
+	llm_zhseg_free(sh->zh);
 	llm_buf_release(&sh->norm);
 	free(sh->ustart);
 	free(sh->uend);
@@ -147,6 +149,48 @@ static void add_unit(llm_shingler *sh, size_t s, size_t e)
 	sh->nunits++;
 }
 
+/* The end of the run of Han characters that starts at i. */
+static size_t han_run(const char *p, size_t n, size_t i)
+{
+	while (i < n) {
+		uint32_t cp;
+		size_t k = llm_utf8_decode(p + i, n - i, &cp);
+		if (cp < 0x80 || !(llm_uc_class(cp) & LLM_UC_HAN))
+			break;
+		i += k;
+	}
+	return i;
+}
+
+/*
+ * A run of Han characters as units: the words of the segmenter (jieba's, zhseg.h) when its
+ * dictionary can be loaded, else one unit per character. The dictionary is loaded by the
+ * first Chinese text of the process, so text without Han costs nothing.
+ */
+static void han_units(llm_shingler *sh, size_t a, size_t b)
+{
+	if (!sh->zh && !sh->no_dict) {
+		const llm_zhseg_dict *d;
+		if (llm_zhseg_dict_default(&d) == LLM_OK)
+			sh->zh = llm_zhseg_new(d);
+		else
+			sh->no_dict = 1;
+	}
+	if (!sh->zh) {
+		for (size_t i = a; i < b;) {
+			uint32_t cp;
+			size_t k = llm_utf8_decode(sh->norm.p + i, b - i, &cp);
+			add_unit(sh, i, i + k);
+			i += k;
+		}
+		return;
+	}
+	const llm_zhseg_span *t;
+	size_t nt = llm_zhseg_cut(sh->zh, sh->norm.p + a, b - a, &t);
+	for (size_t j = 0; j < nt; j++)
+		add_unit(sh, a + t[j].off, a + t[j].off + t[j].len);
+}
+
 /* Cut the normalised text into units. Spaces are ASCII here unless the level is NONE, where
  * any Unicode white space separates words. */
 static void segment(llm_shingler *sh, llm_units units)
@@ -164,10 +208,18 @@ static void segment(llm_shingler *sh, llm_units units)
 		}
 		unsigned cls = cp < 0x80 ? (cp == ' ' ? LLM_UC_SPACE : 0) : llm_uc_class(cp);
 		int space = (cls & (LLM_UC_SPACE | LLM_UC_CONTROL)) != 0;
-		int alone = units == LLM_UNITS_AUTO && (cls & (LLM_UC_HAN | LLM_UC_KANA));
-		if ((space || alone) && word != SIZE_MAX) {
+		int han = units == LLM_UNITS_AUTO && (cls & LLM_UC_HAN);
+		int alone = (units == LLM_UNITS_AUTO && (cls & LLM_UC_KANA) && !han) ||
+		            (units == LLM_UNITS_AUTO_CHAR && (cls & (LLM_UC_HAN | LLM_UC_KANA)));
+		if ((space || alone || han) && word != SIZE_MAX) {
 			add_unit(sh, word, i);
 			word = SIZE_MAX;
+		}
+		if (han) {
+			size_t e = han_run(p, n, i);
+			han_units(sh, i, e);
+			i = e;
+			continue;
 		}
 		if (alone)
 			add_unit(sh, i, i + k);

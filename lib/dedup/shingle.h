@@ -17,15 +17,20 @@
  * Units:
  *   LLM_UNITS_WORD  maximal runs of non-space characters
  *   LLM_UNITS_CHAR  every character of the normalised text, spaces included
- *   LLM_UNITS_AUTO  words, except that each Han or Kana character is a unit of its own:
- *                   words for space-delimited scripts (Hangul included), characters for
- *                   Chinese and Japanese, decided per character so mixed documents work
+ *   LLM_UNITS_AUTO  words for space-delimited scripts (Hangul included); a run of Han
+ *                   characters cut into Chinese words by the segmenter (text/zhseg.h,
+ *                   jieba's dictionary), or into characters when no dictionary can be
+ *                   loaded; each Kana character a unit of its own (Japanese has no
+ *                   segmenter here); decided per character so that mixed documents work
+ *   LLM_UNITS_AUTO_CHAR  words, and each Han or Kana character a unit of its own (the
+ *                   unit of benchmark decontamination for Chinese and Japanese)
  * A shingle is the normalised text from the first byte of unit i to the last byte of unit
  * i+ngram-1 (so word shingles are "w1 w2 ... wn"). A document with fewer than ngram units
  * (but at least one) has one shingle: all of it. A document with no unit has none.
  *
  * Hashes are XXH3-64 with the given seed, stable across machines and versions.
- * Memory: the shingler keeps the normalised text and two arrays of the largest document seen.
+ * Memory: the shingler keeps the normalised text and two arrays of the largest document seen,
+ * and with Chinese text a segmenter (the dictionary, about 17 MB, is loaded once a process).
  * Not thread safe: one shingler per thread.
  */
 #ifndef LLM_SHINGLE_H
@@ -35,9 +40,10 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "text/zhseg.h"
 
 typedef enum { LLM_NORM_NONE, LLM_NORM_SPACE, LLM_NORM_FULL } llm_norm_level;
-typedef enum { LLM_UNITS_AUTO, LLM_UNITS_WORD, LLM_UNITS_CHAR } llm_units;
+typedef enum { LLM_UNITS_AUTO, LLM_UNITS_WORD, LLM_UNITS_CHAR, LLM_UNITS_AUTO_CHAR } llm_units;
 
 /* Append the normalisation of s[0..n) to out (out is not reset). */
 void llm_norm_text(const char *s, size_t n, llm_norm_level level, llm_buf *out);
@@ -51,6 +57,8 @@ typedef struct {
 
 typedef struct {
 	llm_buf norm;        /* normalised text of the last document */
+	llm_zhseg *zh;       /* the Chinese segmenter, made at the first Han character */
+	int no_dict;         /* no dictionary for it: Han characters are units alone */
 	uint32_t *ustart;    /* unit i spans norm.p[ustart[i] .. uend[i]) */
 	uint32_t *uend;
 	size_t nunits, ucap;

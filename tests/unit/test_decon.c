@@ -14,7 +14,7 @@ static const char *item_zh = "床前明月光疑是地上霜举头望明月低�
 
 static void check_with(size_t budget, int disk)
 {
-	llm_shingle_opts o = { LLM_NORM_FULL, LLM_UNITS_AUTO, 13, 1 };
+	llm_shingle_opts o = { LLM_NORM_FULL, LLM_UNITS_AUTO_CHAR, 13, 1 };
 	llm_decon *dc = llm_decon_new(&o, budget, NULL);
 	CHECK(llm_decon_add(dc, 0, item_en, strlen(item_en)) > 0);
 	CHECK(llm_decon_add(dc, 1, item_zh, strlen(item_zh)) > 0);

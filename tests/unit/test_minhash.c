@@ -45,10 +45,19 @@ static void test_shingles(void)
 	CHECK_EQ_INT(llm_shingle(&sh, &o, t, strlen(t)), 1);
 	CHECK_EQ_U64(sh.h[0], llm_hash64("one two three four five", 23, 7));
 	CHECK_EQ_INT(llm_shingle(&sh, &o, " ,.! ", 5), 0);
-	/* auto: Han characters are units of their own, Latin words stay words */
+	/* auto: Chinese in the segmenter's words ("你好" is one), Latin words stay words */
 	o.ngram = 1;
 	o.units = LLM_UNITS_AUTO;
 	const char *mixed = "\xe4\xbd\xa0\xe5\xa5\xbd world";
+	CHECK_EQ_INT(llm_shingle(&sh, &o, mixed, strlen(mixed)), 2);
+	CHECK_EQ_U64(sh.h[0], llm_hash64("\xe4\xbd\xa0\xe5\xa5\xbd", 6, 7));
+	CHECK_EQ_U64(sh.h[1], llm_hash64("world", 5, 7));
+	/* "我们的数据" is 我们 / 的 / 数据 */
+	const char *zh = "\xe6\x88\x91\xe4\xbb\xac\xe7\x9a\x84\xe6\x95\xb0\xe6\x8d\xae";
+	CHECK_EQ_INT(llm_shingle(&sh, &o, zh, strlen(zh)), 3);
+	CHECK_EQ_U64(sh.h[2], llm_hash64("\xe6\x95\xb0\xe6\x8d\xae", 6, 7));
+	/* auto-char: Han and Kana characters alone (what --decontaminate uses) */
+	o.units = LLM_UNITS_AUTO_CHAR;
 	CHECK_EQ_INT(llm_shingle(&sh, &o, mixed, strlen(mixed)), 3);
 	CHECK_EQ_U64(sh.h[1], llm_hash64("\xe5\xa5\xbd", 3, 7));
 	CHECK_EQ_U64(sh.h[2], llm_hash64("world", 5, 7));
