@@ -38,7 +38,7 @@ for preset in $PRESETS; do
 	run=$W/run-$preset
 	if [ ! -d "$run/ckpt/latest" ]; then
 		llm-train -q --data "$W/shards" --model "$preset" --steps 1 --batch 2 --seq-len $T \
-			--warmup 1 --eval-every 0 --run-dir "$run" --threads "$THREADS"
+			--warmup 1 --eval-every 0 --run-dir "$run" --threads "$THREADS" --force
 	fi
 	# The same windows as the trainer's evaluation: --sampled with the batch shape above.
 	llm-eval loss -q --ckpt "$run" --sampled $NB --batch $B --seq-len $T --threads "$THREADS" \

@@ -11,12 +11,14 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/io.h"
 #include "model/gpu.h"
 #include "model/model.h"
 #include "model/mpirt.h"
@@ -60,6 +62,8 @@ static const char usage[] =
 	"      --on-spike ACTION    log, skip or rollback when loss > K x smoothed (default log)\n"
 	"      --spike-factor K     (default 2.0)\n"
 	"      --spike-warmup N     steps before spikes are looked for (default 50)\n"
+	"      --max-skips N        stop (exit 1) after N steps in a row skipped, 0 = never\n"
+	"                           (default 20)\n"
 	"      --layer-norms        log each layer's gradient norm\n"
 	"      --log-every N        progress line every N steps when not a terminal (default 10)\n"
 	"      --inject-fault F@S   testing: F = nan (non-finite gradients) or spike at step S\n"
@@ -69,6 +73,7 @@ static const char usage[] =
 	"      --light-every N      model-only checkpoint every N steps (default 0 = off)\n"
 	"      --keep N             full and light checkpoints kept, each (default 3; 0 = all)\n"
 	"      --resume             continue the run in --run-dir from ckpt/latest\n"
+	"      --force              replace the run that --run-dir holds (else refused)\n"
 	"Other:\n"
 	"      --smoke              load, forward, backward, all-reduce, eval, checkpoint, resume and\n"
 	"                           compare on tiny synthetic shards, printing every tensor\n"
@@ -93,7 +98,8 @@ enum {
 	OPT_DECAY, OPT_WD, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_CLIP, OPT_RUN_DIR, OPT_EVAL_EVERY,
 	OPT_EVAL_BATCHES, OPT_PLATEAU, OPT_ON_SPIKE, OPT_SPIKE_K, OPT_SPIKE_WARMUP, OPT_LAYER_NORMS,
 	OPT_LOG_EVERY, OPT_FAULT, OPT_CKPT_EVERY, OPT_LIGHT_EVERY, OPT_KEEP, OPT_RESUME, OPT_SMOKE,
-	OPT_LIST, OPT_VOCAB, OPT_DEVICE, OPT_PRECISION, OPT_RECOMPUTE, OPT_ZERO1
+	OPT_LIST, OPT_VOCAB, OPT_DEVICE, OPT_PRECISION, OPT_RECOMPUTE, OPT_ZERO1, OPT_FORCE,
+	OPT_MAX_SKIPS
 };
 
 static const struct option longopts[] = {
@@ -125,6 +131,7 @@ static const struct option longopts[] = {
 	{ "on-spike", required_argument, NULL, OPT_ON_SPIKE },
 	{ "spike-factor", required_argument, NULL, OPT_SPIKE_K },
 	{ "spike-warmup", required_argument, NULL, OPT_SPIKE_WARMUP },
+	{ "max-skips", required_argument, NULL, OPT_MAX_SKIPS },
 	{ "layer-norms", no_argument, NULL, OPT_LAYER_NORMS },
 	{ "log-every", required_argument, NULL, OPT_LOG_EVERY },
 	{ "inject-fault", required_argument, NULL, OPT_FAULT },
@@ -132,6 +139,7 @@ static const struct option longopts[] = {
 	{ "light-every", required_argument, NULL, OPT_LIGHT_EVERY },
 	{ "keep", required_argument, NULL, OPT_KEEP },
 	{ "resume", no_argument, NULL, OPT_RESUME },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "smoke", no_argument, NULL, OPT_SMOKE },
 	{ "list-models", no_argument, NULL, OPT_LIST },
 	{ "vocab", required_argument, NULL, OPT_VOCAB },
@@ -202,34 +210,6 @@ static void end_progress(const options *o)
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
-static void list_models(int vocab)
-{
-	printf("%-8s %6s %6s %6s %8s %6s %14s\n", "name", "layers", "width", "heads", "kv_heads",
-	       "tied", "parameters");
-	for (const char *p = llm_model_preset_names; *p; p += strlen(p) + 1) {
-		llm_model_config c = { .vocab_size = vocab };
-		llm_model_preset(&c, p);
-		printf("%-8s %6d %6d %6d %8d %6s %14lld\n", p, c.num_hidden_layers, c.hidden_size,
-		       c.num_attention_heads, c.num_key_value_heads, c.tie_word_embeddings ? "yes" : "no",
-		       (long long)llm_model_config_params(&c));
-	}
-}
-
-static void parse_skip(options *o, const char *arg)
-{
-	const char *s = arg;
-	while (*s) {
-		char *end;
-		errno = 0;
-		unsigned long long v = strtoull(s, &end, 10);
-		if (end == s || errno || (*end && *end != ',') || *s == '-')
-			usage_error("--skip-batches: bad list '%s'", arg);
-		o->skip = llm_realloc(o->skip, (o->nskip + 1) * sizeof *o->skip);
-		o->skip[o->nskip++] = v;
-		s = *end ? end + 1 : end;
-	}
-}
-
 static void parse_option(options *o, int c, const char *arg)
 {
 	llm_train_options *t = &o->t;
@@ -239,7 +219,7 @@ static void parse_option(options *o, int c, const char *arg)
 	case OPT_CONFIG: t->config = arg; break;
 	case OPT_MIX: t->mix = arg; break;
 	case OPT_WEIGHTED: t->weighted = 1; break;
-	case OPT_SKIP: parse_skip(o, arg); break;
+	case OPT_SKIP: o->nskip = tool_u64_list("--skip-batches", arg, &o->skip, o->nskip); break;
 	case OPT_SEED: t->seed = (uint64_t)tool_int("--seed", arg, 0, INT64_MAX); break;
 	case OPT_STEPS: t->steps = tool_int("--steps", arg, 1, INT64_MAX / 2); break;
 	case OPT_BATCH: t->batch = (int)tool_int("--batch", arg, 1, 1 << 16); break;
@@ -288,6 +268,8 @@ static void parse_option(options *o, int c, const char *arg)
 	case OPT_LIGHT_EVERY: t->light_every = (int)tool_int("--light-every", arg, 0, INT32_MAX); break;
 	case OPT_KEEP: t->keep = (int)tool_int("--keep", arg, 0, INT32_MAX); break;
 	case OPT_RESUME: t->resume = 1; break;
+	case OPT_FORCE: t->force = 1; break;
+	case OPT_MAX_SKIPS: t->max_skips = (int)tool_int("--max-skips", arg, 0, INT32_MAX); break;
 	case OPT_DEVICE: t->backend.device = tool_parsed("--device", arg, llm_device_parse); break;
 	case OPT_PRECISION:
 		t->backend.precision = tool_parsed("--precision", arg, llm_precision_parse);
@@ -351,8 +333,32 @@ static int smoke(options *o)
 	return same ? 0 : 1;
 }
 
+/* The first SIGINT, SIGTERM or SIGUSR1 asks for a stop after the step under way and its
+ * checkpoint; a second one stops at once, as the signal does by default. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	if (stop_signal) {
+		llm_tmpfiles_unlink();
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	stop_signal = sig;
+}
+
+static void catch_stops(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+}
+
 static int train(options *o)
 {
+	catch_stops();
 	llm_trainer *t;
 	int rc = llm_trainer_open(&t, &o->t);
 	if (rc)
@@ -360,20 +366,28 @@ static int train(options *o)
 	llm_train_status st;
 	llm_trainer_status(t, &st);
 	progress p = { o, now(), st.step, st.tokens, 1 };
-	rc = llm_train_run(t, show_progress, &p);
+	int stopped;
+	rc = llm_train_run(t, show_progress, &p, &stop_signal, &stopped);
 	end_progress(o);
-	if (rc)
-		die("%s", llm_last_error());
 	llm_trainer_status(t, &st);
+	int rc2 = llm_trainer_close(t);
+	if (rc || rc2)
+		die("%s", llm_last_error());
 	if (o->t.backend.rank == 0)
 		llm_info("%lld steps, %lld tokens; %lld non-finite steps skipped, %lld spikes, "
 		         "%lld rollbacks", (long long)st.step, (long long)st.tokens,
 		         (long long)st.nonfinite_steps, (long long)st.spikes, (long long)st.rollbacks);
-	if (llm_trainer_close(t) != LLM_OK) {
-		llm_error("%s", llm_last_error());
-		return 1;
-	}
-	return 0;
+	if (!stopped)
+		return 0;
+	/* Stopped by a signal: said, then the exit the signal would have given. */
+	if (o->t.backend.rank == 0)
+		llm_error("%s: stopped after step %lld; checkpoint %s/ckpt/step-%07lld written, "
+		          "--resume continues", strsignal(stop_signal), (long long)st.step,
+		          o->t.run_dir, (long long)st.step);
+	llm_mpirt_finalize();
+	signal(stop_signal, SIG_DFL);
+	raise(stop_signal);
+	return 128 + stop_signal;
 }
 
 int main(int argc, char **argv)
@@ -403,18 +417,14 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (list) {
-		list_models(vocab);
+		llm_buf b = LLM_BUF_INIT;
+		llm_model_presets_table(vocab, &b);
+		fwrite(b.p, 1, b.len, stdout);
+		llm_buf_release(&b);
 		llm_mpirt_finalize();
 		return 0;
 	}
-	if (!threads && getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
-		/* Processes sharing a machine share its cores; OpenBLAS would start one thread per
-		 * core in each of them. */
-		long cores = sysconf(_SC_NPROCESSORS_ONLN), local = atol(getenv("OMPI_COMM_WORLD_LOCAL_SIZE"));
-		if (cores > 0 && local > 1)
-			threads = (int)(cores / local > 1 ? cores / local : 1);
-	}
-	llm_ops_set_threads(threads);
+	llm_ops_set_threads(threads ? threads : llm_mpirt_local_threads());
 	int rc;
 	if (smoke_run) {
 		rc = smoke(&o);

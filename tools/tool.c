@@ -130,6 +130,21 @@ long long tool_int(const char *opt, const char *arg, long long min, long long ma
 	return v;
 }
 
+size_t tool_u64_list(const char *opt, const char *arg, uint64_t **list, size_t n)
+{
+	for (const char *s = arg; *s;) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(s, &end, 10);
+		if (end == s || errno || (*end && *end != ',') || *s == '-')
+			usage_error("%s: bad list '%s'", opt, arg);
+		*list = llm_realloc(*list, (n + 1) * sizeof **list);
+		(*list)[n++] = v;
+		s = *end ? end + 1 : end;
+	}
+	return n;
+}
+
 double tool_double(const char *opt, const char *arg, double min, double max)
 {
 	char *end;

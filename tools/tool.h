@@ -42,6 +42,9 @@ _Noreturn void tool_version(void);
 uint64_t tool_size(const char *opt, const char *arg);          /* 64K, 1.5M, 1G, 2T; base 1024 */
 long long tool_int(const char *opt, const char *arg, long long min, long long max);
 double tool_double(const char *opt, const char *arg, double min, double max);
+/* A comma-separated list of non-negative integers, appended to *list (n items so far, realloc'd);
+ * returns the new count. */
+size_t tool_u64_list(const char *opt, const char *arg, uint64_t **list, size_t n);
 /* One of a NUL-separated list of words ("cpu\0cuda\0auto\0"); returns its index. */
 int tool_choice(const char *opt, const char *arg, const char *words);
 /* A choice that a library function parses (its error names the choices); usage error else. */

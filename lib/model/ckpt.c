@@ -33,7 +33,7 @@ static int fsync_path(const char *path)
 
 static int write_file(const char *path, const void *data, size_t n)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return io_fail(path);
 	const char *p = data;
@@ -80,18 +80,45 @@ static int read_file(const char *path, char **data, size_t *len)
 	return LLM_OK;
 }
 
-/* Remove a checkpoint directory: files only, one level (what llm_ckpt_save writes). */
-static int remove_dir(const char *path)
+/*
+ * Remove `name` in the directory `root` without ever following a link: a link or a file is
+ * unlinked itself; a directory (a checkpoint: files only, what llm_ckpt_save writes) is
+ * opened with O_NOFOLLOW, its entries are unlinked through that descriptor, and it is removed.
+ * Whatever a name points to, nothing outside root is touched. A name that is gone is fine.
+ */
+static int remove_in(const char *root, const char *name)
 {
-	DIR *d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? LLM_OK : io_fail(path);
-	struct dirent *e;
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
-	return rmdir(path) == 0 ? LLM_OK : io_fail(path);
+	int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == ENOENT ? LLM_OK : io_fail(root);
+	llm_buf p = LLM_BUF_INIT;
+	llm_buf_addf(&p, "%s/%s", root, name);
+	struct stat sb;
+	int rc = LLM_OK;
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
+		rc = errno == ENOENT ? LLM_OK : io_fail(p.p);
+	} else if (!S_ISDIR(sb.st_mode)) {
+		rc = unlinkat(dfd, name, 0) == 0 || errno == ENOENT ? LLM_OK : io_fail(p.p);
+	} else {
+		int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!d) {
+			rc = io_fail(p.p);
+			if (fd >= 0)
+				close(fd);
+		} else {
+			struct dirent *e;
+			while ((e = readdir(d)))
+				if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+					unlinkat(fd, e->d_name, 0); /* a subdirectory stays: rmdir says so */
+			closedir(d);
+			if (unlinkat(dfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+				rc = io_fail(p.p);
+		}
+	}
+	close(dfd);
+	llm_buf_release(&p);
+	return rc;
 }
 
 static int mkdir_p(const char *path)
@@ -116,22 +143,22 @@ static int mkdir_p(const char *path)
 	return rc;
 }
 
-/* Leftover temporary directories of killed writers. */
+static int is_temporary(const char *name)
+{
+	return name[0] == '.' && strstr(name, ".tmp.");
+}
+
+/* Leftover temporary directories of killed writers (one writer per run: llm-train locks). */
 static void remove_stale(const char *root)
 {
 	DIR *d = opendir(root);
 	if (!d)
 		return;
 	struct dirent *e;
-	llm_buf p = LLM_BUF_INIT;
 	while ((e = readdir(d)))
-		if (e->d_name[0] == '.' && strstr(e->d_name, ".tmp.")) {
-			llm_buf_reset(&p);
-			llm_buf_addf(&p, "%s/%s", root, e->d_name);
-			remove_dir(p.p);
-		}
+		if (is_temporary(e->d_name))
+			remove_in(root, e->d_name);
 	closedir(d);
-	llm_buf_release(&p);
 }
 
 static int save_tensors(const char *path, llm_model *m, const float *base, const char *prefix,
@@ -163,9 +190,11 @@ int llm_ckpt_save(const char *root, int64_t step, llm_model *m, const float *ada
 	remove_stale(root);
 	const char *kind = adam_m ? "step" : "model";
 	llm_buf tmp = LLM_BUF_INIT, fin = LLM_BUF_INIT, f = LLM_BUF_INIT, cfg = LLM_BUF_INIT;
-	llm_buf_addf(&tmp, "%s/.%s-%07lld.tmp.%ld", root, kind, (long long)step, (long)getpid());
+	char tmpname[96];
+	snprintf(tmpname, sizeof tmpname, ".%s-%07lld.tmp.%ld", kind, (long long)step, (long)getpid());
+	llm_buf_addf(&tmp, "%s/%s", root, tmpname);
 	llm_buf_addf(&fin, "%s/%s-%07lld", root, kind, (long long)step);
-	remove_dir(tmp.p);
+	remove_in(root, tmpname);
 	if (mkdir(tmp.p, 0755) != 0) {
 		rc = io_fail(tmp.p);
 		goto out;
@@ -190,14 +219,16 @@ int llm_ckpt_save(const char *root, int64_t step, llm_model *m, const float *ada
 		goto fail;
 	/* A checkpoint of the same step (after a rollback) is replaced. */
 	struct stat sb;
-	if (stat(fin.p, &sb) == 0) {
+	if (lstat(fin.p, &sb) == 0) {
+		char old[96];
+		snprintf(old, sizeof old, ".%s-%07lld.old.tmp.%ld", kind, (long long)step, (long)getpid());
 		llm_buf_reset(&f);
-		llm_buf_addf(&f, "%s/.%s-%07lld.old.tmp.%ld", root, kind, (long long)step, (long)getpid());
+		llm_buf_addf(&f, "%s/%s", root, old);
 		if (rename(fin.p, f.p) != 0) {
 			rc = io_fail(fin.p);
 			goto fail;
 		}
-		remove_dir(f.p);
+		remove_in(root, old);
 	}
 	if (rename(tmp.p, fin.p) != 0) {
 		rc = io_fail(fin.p);
@@ -224,7 +255,7 @@ int llm_ckpt_save(const char *root, int64_t step, llm_model *m, const float *ada
 		*path = llm_buf_detach(&fin, NULL);
 	goto out;
 fail:
-	remove_dir(tmp.p);
+	remove_in(root, tmpname);
 out:
 	llm_buf_release(&tmp);
 	llm_buf_release(&fin);
@@ -268,9 +299,7 @@ int llm_ckpt_prune(const char *root, int full, int keep)
 	for (size_t i = 0; i + (size_t)keep < n; i++) {
 		if (strcmp(names[i], latest) == 0)
 			continue;
-		llm_buf_reset(&p);
-		llm_buf_addf(&p, "%s/%s", root, names[i]);
-		int r = remove_dir(p.p);
+		int r = remove_in(root, names[i]);
 		rc = rc ? rc : r;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -286,6 +315,33 @@ static int has(const char *dir, const char *file)
 	if (snprintf(p, sizeof p, "%s/%s", dir, file) >= (int)sizeof p)
 		return 0;
 	return access(p, F_OK) == 0;
+}
+
+int llm_ckpt_clear(const char *root)
+{
+	DIR *d = opendir(root);
+	if (!d)
+		return errno == ENOENT ? LLM_OK : io_fail(root);
+	char **names = NULL;
+	size_t n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strncmp(e->d_name, "step-", 5) == 0 || strncmp(e->d_name, "model-", 6) == 0 ||
+		    strcmp(e->d_name, "latest") == 0 || is_temporary(e->d_name)) {
+			names = llm_realloc(names, (n + 1) * sizeof *names);
+			names[n++] = llm_strdup(e->d_name);
+		}
+	closedir(d);
+	int rc = LLM_OK;
+	for (size_t i = 0; i < n; i++) {
+		int r = remove_in(root, names[i]);
+		rc = rc ? rc : r;
+		free(names[i]);
+	}
+	free(names);
+	if (!rc && rmdir(root) != 0 && errno != ENOTEMPTY && errno != EEXIST)
+		rc = io_fail(root);
+	return rc;
 }
 
 int llm_ckpt_resolve(const char *path, char **dir)

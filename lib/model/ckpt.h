@@ -15,6 +15,10 @@
  * the old or the new checkpoint complete and `latest` pointing at a complete one; leftover
  * temporary directories (".step-*.tmp.*") are removed by the next save.
  *
+ * Removal (stale temporaries, pruning, llm_ckpt_clear) never follows a symbolic link: a link
+ * under root, whatever its name and wherever it points, is unlinked itself, and nothing outside
+ * root is touched.
+ *
  * Errors: LLM_EIO / LLM_EFORMAT / LLM_ENOTFOUND with the path in the detail. Not thread safe.
  */
 #ifndef LLM_CKPT_H
@@ -36,6 +40,10 @@ int llm_ckpt_save(const char *root, int64_t step, llm_model *m, const float *ada
 /* Keep the newest `keep` checkpoints of one kind (full: "step-", light: "model-") under root
  * and remove the others; never the one `latest` points to. keep <= 0 keeps all. */
 int llm_ckpt_prune(const char *root, int full, int keep);
+
+/* Remove every checkpoint under root (step-*, model-*, latest, temporaries), then root itself
+ * unless something else is in it: a run started afresh over an old one. */
+int llm_ckpt_clear(const char *root);
 
 /*
  * Find a checkpoint directory from what a user gives: a checkpoint directory itself (holding

@@ -95,6 +95,19 @@ static int unsupported(const llm_json_rec *r, const char *key, const char *allow
 	                (int)(v->len > 40 ? 40 : v->len), v->p);
 }
 
+void llm_model_presets_table(int vocab, llm_buf *out)
+{
+	llm_buf_addf(out, "%-8s %6s %6s %6s %8s %6s %14s\n", "name", "layers", "width", "heads",
+	             "kv_heads", "tied", "parameters");
+	for (const char *p = llm_model_preset_names; *p; p += strlen(p) + 1) {
+		llm_model_config c = { .vocab_size = vocab };
+		llm_model_preset(&c, p);
+		llm_buf_addf(out, "%-8s %6d %6d %6d %8d %6s %14lld\n", p, c.num_hidden_layers,
+		             c.hidden_size, c.num_attention_heads, c.num_key_value_heads,
+		             c.tie_word_embeddings ? "yes" : "no", (long long)llm_model_config_params(&c));
+	}
+}
+
 int llm_model_config_parse(llm_model_config *c, const char *json, size_t n)
 {
 	llm_json_rec r;

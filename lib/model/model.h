@@ -48,6 +48,8 @@ typedef struct {
 extern const char llm_model_preset_names[];
 /* Fill c with preset name (vocab_size left as given in c->vocab_size). LLM_ENOTFOUND if unknown. */
 int llm_model_preset(llm_model_config *c, const char *name);
+/* The presets and their parameter counts for a vocabulary, as a table (llm-train --list-models). */
+void llm_model_presets_table(int vocab, llm_buf *out);
 /* Parse a LlamaConfig config.json. Fields absent take transformers' defaults; features llmkit
  * does not implement (rope_scaling, biases, another hidden_act, a head_dim other than
  * hidden/heads) give LLM_EUNSUPPORTED naming the field. LLM_EFORMAT on bad JSON. */

@@ -12,6 +12,7 @@
 #include "mpirt.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/err.h"
 
@@ -35,6 +36,15 @@ int llm_mpirt_launched(void)
 int llm_mpirt_active(void)
 {
 	return active;
+}
+
+int llm_mpirt_local_threads(void)
+{
+	const char *v = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+	long cores = sysconf(_SC_NPROCESSORS_ONLN), local = v ? atol(v) : 0;
+	if (cores <= 0 || local <= 1)
+		return 0;
+	return cores / local > 1 ? (int)(cores / local) : 1;
 }
 
 #ifdef LLM_HAVE_MPI

@@ -31,6 +31,9 @@ int llm_mpirt_launched(void);
 int llm_mpirt_init(int *argc, char ***argv, int *rank, int *world);
 /* 1 after a successful llm_mpirt_init under a launcher. */
 int llm_mpirt_active(void);
+/* Threads for each of the processes a launcher started on this machine: its cores shared
+ * among them (OpenBLAS would start one thread per core in each); 0 when alone on it. */
+int llm_mpirt_local_threads(void);
 
 /* In-place sums over the ranks (no-ops when not active). */
 int llm_mpirt_sum_f32(float *x, size_t n);

@@ -461,7 +461,9 @@ int llm_safetensors_writer_write(llm_safetensors_writer *w, const char *path)
 	const char *slash = strrchr(path, '/');
 	llm_buf_addf(&tmp, "%.*s.%s.tmp.%ld", slash ? (int)(slash - path + 1) : 0, path,
 	             slash ? slash + 1 : path, (long)getpid());
-	int rc = LLM_OK, fd = open(tmp.p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* A file (or a planted link) of that name is removed, never written through. */
+	unlink(tmp.p);
+	int rc = LLM_OK, fd = open(tmp.p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		rc = llm_fail(LLM_EIO, "%s: %s", tmp.p, strerror(errno));
 		goto out;

@@ -9,11 +9,14 @@
  */
 #include "train.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +42,7 @@ struct llm_trainer {
 	int32_t *x, *y, *vx, *vy;
 	int nval;
 	llm_trainlog *log;       /* rank 0 */
+	int lock_fd;             /* rank 0: the flock on run_dir/train.lock */
 	char *ckpt_root, *manifest_path;
 	double flops_tok;
 	llm_trainstate st;       /* what a checkpoint saves */
@@ -639,12 +643,103 @@ static int write_run_files(llm_trainer *t)
 	return rc;
 }
 
+/* ---- claiming the run directory --------------------------------------------------------- */
+
+/* The files of a run that llm-train writes at the top of its run directory. */
+static const char *const run_files[] = { "config.json", "train.json", "data-manifest.json",
+	                                 "val_batches.jsonl", "metrics.jsonl", "metrics.prom" };
+
+static int is_run_file(const char *name)
+{
+	for (size_t i = 0; i < sizeof run_files / sizeof *run_files; i++)
+		if (strcmp(name, run_files[i]) == 0)
+			return 1;
+	return strncmp(name, "events.out.tfevents.", 20) == 0 ||
+	       strncmp(name, ".metrics.prom.tmp.", 18) == 0;
+}
+
+/* --force: the old run's files go (links themselves, never what they point to); what
+ * llm-train did not write stays. */
+static int clear_run(const char *dir, const char *ckpt_root)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return llm_fail(LLM_EIO, "%s: %s", dir, strerror(errno));
+	int rc = LLM_OK;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (is_run_file(e->d_name) && unlinkat(dirfd(d), e->d_name, 0) != 0 && errno != ENOENT &&
+		    !rc)
+			rc = llm_fail(LLM_EIO, "%s/%s: %s", dir, e->d_name, strerror(errno));
+	closedir(d);
+	return rc ? rc : llm_ckpt_clear(ckpt_root);
+}
+
+/* One process per run directory: the second one is told who holds it. */
+static int lock_run(llm_trainer *t)
+{
+	const char *dir = t->o.run_dir;
+	char path[4200], holder[256] = "";
+	snprintf(path, sizeof path, "%s/train.lock", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		int e = errno;
+		ssize_t k = pread(fd, holder, sizeof holder - 1, 0);
+		holder[k > 0 ? k : 0] = 0;
+		holder[strcspn(holder, "\n")] = 0;
+		close(fd);
+		if (e == EWOULDBLOCK)
+			return llm_fail(LLM_EIO, "%s: another llm-train is training in it (%s); wait for it, "
+			                "or use another --run-dir", dir, *holder ? holder : "holder unknown");
+		return llm_fail(LLM_EIO, "%s: %s", path, strerror(e));
+	}
+	char host[128] = "localhost";
+	gethostname(host, sizeof host - 1);
+	int n = snprintf(holder, sizeof holder, "pid %ld on %s\n", (long)getpid(), host);
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, holder, (size_t)n, 0) != n) {
+		int rc = llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	t->lock_fd = fd;
+	return LLM_OK;
+}
+
+/* The run directory, made and locked; holding another run it is refused unless that run is
+ * resumed or replaced (--force). */
+static int claim_run_dir(llm_trainer *t)
+{
+	const llm_train_options *o = &t->o;
+	if (mkdir(o->run_dir, 0755) != 0 && errno != EEXIST)
+		return llm_fail(LLM_EIO, "%s: %s", o->run_dir, strerror(errno));
+	int rc = lock_run(t);
+	if (rc || o->resume)
+		return rc;
+	static const char *const marks[] = { "train.json", "metrics.jsonl", "ckpt" };
+	for (size_t i = 0; i < sizeof marks / sizeof *marks; i++) {
+		char p[4200];
+		struct stat sb;
+		snprintf(p, sizeof p, "%s/%s", o->run_dir, marks[i]);
+		if (lstat(p, &sb) != 0)
+			continue;
+		if (o->force)
+			return clear_run(o->run_dir, t->ckpt_root);
+		return llm_fail(LLM_EINVAL, "%s holds another run (%s): --resume continues it, --force "
+		                "replaces it, or use another --run-dir", o->run_dir, marks[i]);
+	}
+	return LLM_OK;
+}
+
 /* ---- open and close -------------------------------------------------------------------- */
 
 static int open_data(llm_trainer *t)
 {
 	const llm_train_options *o = &t->o;
 	int rc = llm_loader_open(&t->train, o->data, LLM_SPLIT_TRAIN, o->mix, o->weighted, o->seed);
+	if (rc == LLM_EINVAL && !(o->mix && *o->mix)) /* no --mix to blame: the data has nothing */
+		return llm_fail(LLM_EFORMAT, "%s: %s", o->data, llm_last_error());
 	if (rc)
 		return rc;
 	char mpath[4096];
@@ -774,7 +869,10 @@ int llm_trainer_open(llm_trainer **out, const llm_train_options *o)
 	llm_buf_addf(&ckpt, "%s/ckpt", o->run_dir);
 	t->ckpt_root = llm_buf_detach(&ckpt, NULL);
 	char *resume_dir = NULL;
-	int rc = open_data(t);
+	t->lock_fd = -1;
+	int rc = rank0(t) ? claim_run_dir(t) : LLM_OK;
+	if (!rc)
+		rc = open_data(t);
 	if (!rc && o->resume && llm_ckpt_resolve(t->ckpt_root, &resume_dir) != LLM_OK)
 		rc = llm_fail(LLM_ENOTFOUND, "--resume: %s", llm_last_error());
 	if (!rc)
@@ -785,21 +883,19 @@ int llm_trainer_open(llm_trainer **out, const llm_train_options *o)
 		rc = llm_trainer_restore(t, resume_dir, 1);
 		for (size_t i = 0; !rc && i < o->nskip; i++)
 			llm_trainstate_skip(st, o->skip[i]);
+		/* What the run logged after the checkpoint is logged again. */
+		if (!rc && rank0(t))
+			rc = llm_trainlog_cut(o->run_dir, st->step);
 		if (!rc && rank0(t))
 			llm_info("resuming %s at step %lld", resume_dir, (long long)st->step);
 	}
 	free(resume_dir);
 	if (!rc)
 		rc = open_val(t);
-	if (!rc && rank0(t)) {
-		struct stat sb;
-		if (stat(o->run_dir, &sb) != 0 && mkdir(o->run_dir, 0755) != 0)
-			rc = llm_fail(LLM_EIO, "%s: %s", o->run_dir, strerror(errno));
-		if (!rc)
-			rc = write_run_files(t);
-		if (!rc)
-			say_model(t);
-	}
+	if (!rc && rank0(t))
+		rc = write_run_files(t);
+	if (!rc && rank0(t))
+		say_model(t);
 	if (rc) {
 		llm_trainer_close(t);
 		return rc;
@@ -824,6 +920,8 @@ int llm_trainer_close(llm_trainer *t)
 	free(t->ckpt_root);
 	free(t->manifest_path);
 	llm_trainstate_release(&t->st);
+	if (t->lock_fd >= 0)
+		close(t->lock_fd);
 	free(t);
 	return rc;
 }
@@ -856,8 +954,20 @@ const char *llm_trainer_backend(const llm_trainer *t)
 	return llm_backend_name(t->be);
 }
 
-int llm_train_run(llm_trainer *t, llm_train_progress_fn *fn, void *ctx)
+/* Whether any rank was asked to stop. */
+static int stop_asked(const llm_trainer *t, const volatile sig_atomic_t *stop, int *rc)
 {
+	double any = *stop ? 1 : 0;
+	if (world(t) > 1)
+		*rc = llm_mpirt_sum_f64(&any, 1);
+	return any > 0;
+}
+
+int llm_train_run(llm_trainer *t, llm_train_progress_fn *fn, void *ctx,
+                  const volatile sig_atomic_t *stop, int *stopped)
+{
+	if (stopped)
+		*stopped = 0;
 	while (t->st.step < t->o.steps) {
 		llm_train_step s;
 		int rc = llm_trainer_step(t, &s);
@@ -865,6 +975,13 @@ int llm_train_run(llm_trainer *t, llm_train_progress_fn *fn, void *ctx)
 			return rc;
 		if (fn && !s.rolled_back)
 			fn(ctx, t, &s);
+		if (stop && stop_asked(t, stop, &rc)) {
+			if (stopped)
+				*stopped = 1;
+			return rc || s.saved == 1 ? rc : llm_trainer_save(t, 1, NULL);
+		}
+		if (rc)
+			return rc;
 	}
 	return LLM_OK;
 }
@@ -938,10 +1055,6 @@ static int smoke_inputs(const llm_train_options *o, const char *data, const char
 	if (!rc)
 		rc = llm_write_file(cfgp, b.p, b.len);
 	llm_buf_release(&b);
-	/* An earlier smoke run's checkpoints go, so that the first run starts afresh. */
-	char ck[4300];
-	snprintf(ck, sizeof ck, "%s/ckpt/latest", o->run_dir);
-	unlink(ck);
 	return rc;
 }
 
@@ -989,7 +1102,7 @@ static int smoke_life(const llm_train_options *o, smoke_log *l, llm_buf *report,
 		return rc;
 	if (report && rank0(t))
 		smoke_model(report, t, o);
-	rc = llm_train_run(t, smoke_step, l);
+	rc = llm_train_run(t, smoke_step, l, NULL, NULL);
 	if (!rc && val)
 		rc = llm_trainer_eval(t, val);
 	int rc2 = llm_trainer_close(t);
@@ -1027,6 +1140,7 @@ int llm_train_smoke(const llm_train_options *base, llm_train_progress_fn *fn, vo
 	o.opt.min_lr = 1e-3;
 	smoke_log first = { fn, ctx, { 0 }, 0 }, second = { fn, ctx, { 0 }, 0 };
 	double val = NAN;
+	o.force = 1; /* an earlier smoke run in the directory is replaced */
 	if ((rc = smoke_life(&o, &first, report, &val)))
 		return rc;
 	/* Second life: resume from the checkpoint at step 3 and redo steps 4..6. */
@@ -1038,6 +1152,7 @@ int llm_train_smoke(const llm_train_options *base, llm_train_progress_fn *fn, vo
 	if ((rc = llm_mpirt_barrier()))
 		return rc;
 	o.resume = 1;
+	o.force = 0;
 	if ((rc = smoke_life(&o, &second, NULL, NULL)))
 		return rc;
 	*same = second.n == 3 && first.n == 6 &&

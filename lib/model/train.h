@@ -34,6 +34,13 @@
  * max_skips steps skipped in a row (non-finite or spikes skipped) stop the run: a run that
  * cannot take a step will not take the next one either.
  *
+ * The run directory (rank 0): made if needed and locked for the trainer's life (an flock on
+ * run_dir/train.lock, which names the holder: a second trainer gets LLM_EIO saying who); one
+ * that holds another run (train.json, metrics.jsonl or ckpt/) is refused, LLM_EINVAL, unless
+ * the run is resumed or o.force replaces it (its files removed first, never through a link).
+ * A resume cuts the logs back to the checkpoint's step (trainlog.h), so each step is logged
+ * once. A checkpoint holding a non-finite weight or moment is refused at load, LLM_EFORMAT.
+ *
  * Data parallelism: every rank opens a trainer with its rank and the world size in
  * o.backend; every call is collective (all ranks make it in the same order). Rank 0 writes the
  * run directory and the checkpoints, and speaks.
@@ -48,6 +55,7 @@
 #ifndef LLM_TRAIN_H
 #define LLM_TRAIN_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,6 +101,7 @@ typedef struct {
 	int light_every;          /* model-only checkpoints, 0 = none */
 	int keep;                 /* of each kind, 0 = all (default 3) */
 	int resume;               /* continue from run_dir/ckpt/latest */
+	int force;                /* replace the run in run_dir (else refused, LLM_EINVAL) */
 	llm_backend_options backend;
 	const char *command;      /* recorded in train.json and state.json; default "" */
 } llm_train_options;
@@ -148,8 +157,14 @@ uint64_t llm_train_val_seed(uint64_t seed);
 
 /* Called after each step of llm_train_run (for a progress line). */
 typedef void llm_train_progress_fn(void *ctx, const llm_trainer *t, const llm_train_step *s);
-/* Steps until o.steps; fn may be NULL. */
-int llm_train_run(llm_trainer *t, llm_train_progress_fn *fn, void *ctx);
+/*
+ * Steps until o.steps, or until *stop (a signal handler's flag; NULL: never) is set on any
+ * rank: then the step under way finishes, a full checkpoint of it is written (unless that step
+ * wrote one) and *stopped is set. The ranks agree on the step they stop after (one all-reduce
+ * per step). fn may be NULL.
+ */
+int llm_train_run(llm_trainer *t, llm_train_progress_fn *fn, void *ctx,
+                  const volatile sig_atomic_t *stop, int *stopped);
 
 /*
  * --smoke: the whole loop on tiny synthetic shards in seconds, as a check of an installation.

@@ -7,6 +7,7 @@
  */
 #include "trainlog.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -18,6 +19,7 @@
 
 #include "core/buf.h"
 #include "core/err.h"
+#include "core/io.h"
 #include "core/json.h"
 
 static uint32_t crc_table[256];
@@ -132,11 +134,20 @@ int llm_trainlog_open(llm_trainlog **out, const char *dir)
 	gethostname(host, sizeof host - 1);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	llm_buf_reset(&p);
-	llm_buf_addf(&p, "%s/events.out.tfevents.%lld.%s.%ld", dir, (long long)ts.tv_sec, host,
-	             (long)getpid());
-	lg->tf_path = llm_buf_detach(&p, NULL);
-	lg->tf_fd = open(lg->tf_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* A new file per open, never an old one truncated: a process that opens the logs twice in
+	 * a second (a resume in --smoke) gets a suffix, as TensorFlow's writers add one. */
+	for (int k = 0; lg->tf_fd < 0 && k < 1000; k++) {
+		llm_buf_reset(&p);
+		llm_buf_addf(&p, "%s/events.out.tfevents.%lld.%s.%ld", dir, (long long)ts.tv_sec, host,
+		             (long)getpid());
+		if (k)
+			llm_buf_addf(&p, ".%d", k);
+		free(lg->tf_path);
+		lg->tf_path = llm_buf_detach(&p, NULL);
+		lg->tf_fd = open(lg->tf_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (lg->tf_fd < 0 && errno != EEXIST)
+			break;
+	}
 	llm_buf_addf(&p, "%s/metrics.prom", dir);
 	lg->prom_path = llm_buf_detach(&p, NULL);
 	llm_buf_addf(&p, "%s/.metrics.prom.tmp.%ld", dir, (long)getpid());
@@ -298,5 +309,145 @@ int llm_trainlog_close(llm_trainlog *lg)
 	llm_buf_release(&lg->line);
 	llm_buf_release(&lg->rec);
 	free(lg);
+	return rc;
+}
+
+/* ---- cutting the logs back to a step (a resume) ----------------------------------------- */
+
+/* The step of a metrics.jsonl line ({"step": N, ...}); -1 when it has none. */
+static int64_t line_step(const char *line)
+{
+	static const char key[] = "{\"step\": ";
+	if (strncmp(line, key, sizeof key - 1) != 0)
+		return -1;
+	char *end;
+	long long v = strtoll(line + sizeof key - 1, &end, 10);
+	return end != line + sizeof key - 1 && (*end == ',' || *end == '}') ? v : -1;
+}
+
+/* metrics.jsonl: the complete lines of steps <= step. */
+static int cut_jsonl(const char *path, int64_t step)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT ? LLM_OK : llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
+	llm_writer *w = NULL;
+	int rc = llm_writer_open(&w, path);
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	while (!rc && (n = getline(&line, &cap, f)) > 0)
+		if (line[n - 1] == '\n' && line_step(line) >= 0 && line_step(line) <= step)
+			rc = llm_writer_write(w, line, (size_t)n);
+	if (!rc && ferror(f))
+		rc = llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
+	free(line);
+	fclose(f);
+	if (rc) {
+		if (w)
+			llm_writer_abort(w);
+		return rc;
+	}
+	return llm_writer_close(w);
+}
+
+static uint64_t get_le(const unsigned char *p, int bytes)
+{
+	uint64_t v = 0;
+	for (int i = bytes - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* The step (field 2) of an Event message; 0 when absent, -1 when malformed. */
+static int64_t event_step(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		uint64_t tag = 0, v = 0;
+		for (int sh = 0; i < n && sh < 64; sh += 7) {
+			tag |= (uint64_t)(p[i] & 0x7f) << sh;
+			if (!(p[i++] & 0x80))
+				break;
+		}
+		switch (tag & 7) {
+		case 0:
+			for (int sh = 0; i < n && sh < 64; sh += 7) {
+				v |= (uint64_t)(p[i] & 0x7f) << sh;
+				if (!(p[i++] & 0x80))
+					break;
+			}
+			if (tag >> 3 == 2)
+				return (int64_t)v;
+			break;
+		case 1: i += 8; break;
+		case 5: i += 4; break;
+		case 2:
+			for (int sh = 0; i < n && sh < 64; sh += 7) {
+				v |= (uint64_t)(p[i] & 0x7f) << sh;
+				if (!(p[i++] & 0x80))
+					break;
+			}
+			if (v > n - (i < n ? i : n))
+				return -1;
+			i += v;
+			break;
+		default: return -1;
+		}
+	}
+	return i == n ? 0 : -1;
+}
+
+/* One event file: its records of steps <= step, up to the first torn or corrupt one. */
+static int cut_events(const char *path, int64_t step)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
+	llm_writer *w = NULL;
+	int rc = llm_writer_open(&w, path);
+	llm_buf rec = LLM_BUF_INIT;
+	unsigned char head[12], tail[4];
+	while (!rc && fread(head, 1, 12, f) == 12) {
+		uint64_t len = get_le(head, 8);
+		if (get_le(head + 8, 4) != llm_crc32c_mask(llm_crc32c(0, head, 8)) || len > (1u << 30))
+			break;
+		llm_buf_reset(&rec);
+		llm_buf_grow(&rec, (size_t)len);
+		if (fread(rec.p, 1, (size_t)len, f) != len || fread(tail, 1, 4, f) != 4 ||
+		    get_le(tail, 4) != llm_crc32c_mask(llm_crc32c(0, rec.p, (size_t)len)))
+			break;
+		int64_t s = event_step((const unsigned char *)rec.p, (size_t)len);
+		if (s >= 0 && s <= step &&
+		    ((rc = llm_writer_write(w, head, 12)) || (rc = llm_writer_write(w, rec.p, len)) ||
+		     (rc = llm_writer_write(w, tail, 4))))
+			break;
+	}
+	llm_buf_release(&rec);
+	fclose(f);
+	if (rc) {
+		if (w)
+			llm_writer_abort(w);
+		return rc;
+	}
+	return llm_writer_close(w);
+}
+
+int llm_trainlog_cut(const char *dir, int64_t step)
+{
+	llm_buf p = LLM_BUF_INIT;
+	llm_buf_addf(&p, "%s/metrics.jsonl", dir);
+	int rc = cut_jsonl(p.p, step);
+	DIR *d = rc ? NULL : opendir(dir);
+	struct dirent *e;
+	while (d && !rc && (e = readdir(d)))
+		if (strncmp(e->d_name, "events.out.tfevents.", 20) == 0) {
+			llm_buf_reset(&p);
+			llm_buf_addf(&p, "%s/%s", dir, e->d_name);
+			rc = cut_events(p.p, step);
+		}
+	if (d)
+		closedir(d);
+	llm_buf_release(&p);
 	return rc;
 }

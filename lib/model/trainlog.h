@@ -2,7 +2,7 @@
  * trainlog.h — the logs of a training run, in its run directory:
  *   metrics.jsonl                 one JSON object per step ({"step": N, "loss": ..., ...}) and
  *                                 per event ({"step": N, "event": "rollback", ...}), appended
- *   events.out.tfevents.T.HOST    TensorBoard event file (one per process start): tfevents
+ *   events.out.tfevents.T.HOST.PID  TensorBoard event file (one per open): tfevents
  *                                 record framing with masked CRC32C, a scalar summary per value
  *   metrics.prom                  Prometheus text exposition of the latest values, replaced
  *                                 atomically at each step (for node_exporter's textfile collector)
@@ -35,6 +35,15 @@ int llm_trainlog_commit(llm_trainlog *lg, int64_t step, double wall_time);
 int llm_trainlog_event(llm_trainlog *lg, int64_t step, const char *name, const char *members);
 /* Flush and close (LLM_EIO if anything failed to write). NULL is a no-op. */
 int llm_trainlog_close(llm_trainlog *lg);
+
+/*
+ * Cut the logs in dir back to `step`, for a run resumed from its checkpoint of that step, which
+ * logs the steps after it again: metrics.jsonl keeps its complete lines of steps <= step, and
+ * each TensorBoard event file its records of steps <= step, up to a torn or corrupt record
+ * (a killed writer's last one). Each file is replaced atomically (io.h's writer). Then every
+ * step is in the logs once, and TensorBoard shows each once.
+ */
+int llm_trainlog_cut(const char *dir, int64_t step);
 
 /* The event file's name (for messages and tests). */
 const char *llm_trainlog_tfevents_path(const llm_trainlog *lg);

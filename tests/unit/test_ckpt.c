@@ -1,7 +1,7 @@
 /*
  * test_ckpt.c — checkpoint save/load round trip (bit-exact), latest link, keep-last-N,
  * light checkpoints, and the crash property: a writer killed with SIGKILL at arbitrary moments
- * never leaves `latest` pointing at an incomplete checkpoint.
+ * never leaves `latest` pointing at an incomplete checkpoint; removal never follows a link.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -160,6 +160,50 @@ static void test_killed_writer(void)
 	llm_model_free(m);
 }
 
+/* Links under the root named like a stale temporary or a checkpoint that pruning removes:
+ * the links go, what they point to stays. */
+static void test_removal_never_follows_links(void)
+{
+	char root[300], victim[300], p[700];
+	snprintf(root, sizeof root, "%s/links/ckpt", dir);
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	mkdir(victim, 0755);
+	snprintf(p, sizeof p, "%s/precious", victim);
+	FILE *f = fopen(p, "w");
+	CHECK(f && fputs("keep me\n", f) >= 0 && fclose(f) == 0);
+	llm_model_config c = cfg();
+	llm_model *m = llm_model_new(&c);
+	size_t n = llm_model_nparams(m);
+	float *am = calloc(n, sizeof *am);
+	CHECK_EQ_INT(llm_ckpt_save(root, 1, m, am, am, "{}", 2, NULL), LLM_OK);
+	static const char *const links[] = { ".step-0000007.tmp.12345", "step-0000000",
+		                             "model-0000000", ".latest.tmp.999" };
+	for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
+		snprintf(p, sizeof p, "%s/%s", root, links[i]);
+		CHECK(symlink(victim, p) == 0);
+	}
+	CHECK_EQ_INT(llm_ckpt_save(root, 2, m, am, am, "{}", 2, NULL), LLM_OK); /* stale ones go */
+	CHECK_EQ_INT(llm_ckpt_save(root, 3, m, NULL, NULL, "{}", 2, NULL), LLM_OK);
+	CHECK_EQ_INT(llm_ckpt_prune(root, 1, 1), LLM_OK);                      /* step-0000000 */
+	CHECK_EQ_INT(llm_ckpt_prune(root, 0, 1), LLM_OK);                      /* model-0000000 */
+	for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
+		struct stat sb;
+		snprintf(p, sizeof p, "%s/%s", root, links[i]);
+		CHECK(lstat(p, &sb) != 0);
+	}
+	CHECK(exists(victim, "precious"));
+	CHECK(exists(root, "step-0000002") && exists(root, "model-0000003"));
+	/* clearing a run: the checkpoints and links go, the root too, the victim stays */
+	snprintf(p, sizeof p, "%s/step-0000009", root);
+	CHECK(symlink(victim, p) == 0);
+	CHECK_EQ_INT(llm_ckpt_clear(root), LLM_OK);
+	struct stat sb;
+	CHECK(stat(root, &sb) != 0);
+	CHECK(exists(victim, "precious"));
+	free(am);
+	llm_model_free(m);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test_ckpt.%ld", (long)getpid());
@@ -169,6 +213,7 @@ int main(void)
 	}
 	RUN(test_round_trip);
 	RUN(test_killed_writer);
+	RUN(test_removal_never_follows_links);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

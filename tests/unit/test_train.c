@@ -211,9 +211,13 @@ static void test_save_restore_round_trip(void)
 	CHECK_EQ_INT(run(&h, b, &pb, &nb), LLM_OK);
 	CHECK(memcmp(a, b, sizeof a) == 0);
 	CHECK(na == nb && pa && pb && memcmp(pa, pb, na * sizeof *pa) == 0);
-	/* restore on an open trainer: back to step 4, and the same steps again */
+	/* restore on an open trainer (resumed at step 8): back to step 4, the same steps again */
 	llm_trainer *t;
+	o.resume = 1;
 	CHECK_EQ_INT(llm_trainer_open(&t, &o), LLM_OK);
+	if (!t)
+		return;
+	CHECK_EQ_INT(llm_trainer_steps_done(t), 8);
 	char dir[256];
 	snprintf(dir, sizeof dir, "%s/ckpt/step-0000004", o.run_dir);
 	CHECK_EQ_INT(llm_trainer_restore(t, dir, 1), LLM_OK);
@@ -223,15 +227,14 @@ static void test_save_restore_round_trip(void)
 		CHECK_EQ_INT(llm_trainer_step(t, &s), LLM_OK);
 		CHECK(s.loss == a[i]);
 	}
+	llm_trainer_close(t);
 	/* a resume with another batch shape is the caller's usage error */
 	llm_train_options wrong = o;
 	wrong.batch = 3;
 	llm_trainer *t2 = NULL;
-	wrong.resume = 1;
 	CHECK_EQ_INT(llm_trainer_open(&t2, &wrong), LLM_EINVAL);
 	CHECK(strstr(llm_last_error(), "same --batch"));
 	CHECK(t2 == NULL);
-	llm_trainer_close(t);
 	free(pa);
 	free(pb);
 }
@@ -339,6 +342,69 @@ static void test_nonfinite_step_is_skipped(void)
 	llm_trainstate_release(&s);
 }
 
+/* Every step a spike that is skipped: the third in a row stops the run. */
+static void test_max_skips_stop_the_run(void)
+{
+	llm_train_options o = opts("skips");
+	o.on_spike = LLM_SPIKE_SKIP;
+	o.spike_k = 1e-9;
+	o.spike_warmup = 1;
+	o.max_skips = 3;
+	llm_trainer *t;
+	CHECK_EQ_INT(llm_trainer_open(&t, &o), LLM_OK);
+	int rc = LLM_OK, steps = 0;
+	while (!rc && llm_trainer_steps_done(t) < o.steps) {
+		llm_train_step s;
+		rc = llm_trainer_step(t, &s);
+		steps++;
+	}
+	CHECK_EQ_INT(rc, LLM_EFORMAT);
+	CHECK_EQ_INT(steps, 4); /* one applied, then three skipped */
+	CHECK(strstr(llm_last_error(), "step 4: 3 steps in a row skipped"));
+	llm_trainer_close(t);
+}
+
+/* A run directory in use or holding another run; a checkpoint with a NaN. */
+static void test_run_dir_and_checkpoint_refused(void)
+{
+	llm_train_options o = opts("claimed");
+	o.steps = 2;
+	llm_trainer *t, *t2 = NULL;
+	CHECK_EQ_INT(llm_trainer_open(&t, &o), LLM_OK);
+	o.resume = 1;
+	CHECK_EQ_INT(llm_trainer_open(&t2, &o), LLM_EIO); /* the lock */
+	CHECK(strstr(llm_last_error(), "another llm-train is training in it (pid "));
+	o.resume = 0;
+	for (int i = 0; i < 2; i++) {
+		llm_train_step s;
+		CHECK_EQ_INT(llm_trainer_step(t, &s), LLM_OK);
+	}
+	CHECK_EQ_INT(llm_trainer_close(t), LLM_OK);
+	CHECK_EQ_INT(llm_trainer_open(&t2, &o), LLM_EINVAL); /* another run in it */
+	CHECK(strstr(llm_last_error(), "holds another run (train.json)"));
+	/* the checkpoint's first weight made NaN: restore refuses it */
+	char p[256];
+	snprintf(p, sizeof p, "%s/ckpt/step-0000002/model.safetensors", o.run_dir);
+	FILE *f = fopen(p, "r+b");
+	unsigned char h[8];
+	CHECK(f && fread(h, 1, 8, f) == 8);
+	long hl = 0;
+	for (int i = 7; i >= 0; i--)
+		hl = hl << 8 | h[i];
+	float nan = NAN;
+	CHECK(f && fseek(f, 8 + hl, SEEK_SET) == 0 && fwrite(&nan, 4, 1, f) == 1 && fclose(f) == 0);
+	o.resume = 1;
+	o.steps = 4;
+	CHECK_EQ_INT(llm_trainer_open(&t2, &o), LLM_EFORMAT);
+	CHECK(strstr(llm_last_error(), "model.safetensors: 'model.embed_tokens.weight' holds a "
+	                               "non-finite value at element 0"));
+	o.resume = 0;
+	o.force = 1; /* a fresh run replaces it */
+	CHECK_EQ_INT(llm_trainer_open(&t2, &o), LLM_OK);
+	CHECK_EQ_INT(llm_trainer_steps_done(t2), 0);
+	llm_trainer_close(t2);
+}
+
 int main(void)
 {
 	llm_set_verbosity(0);
@@ -354,6 +420,8 @@ int main(void)
 	RUN(test_rollback);
 	RUN(test_plateau);
 	RUN(test_nonfinite_step_is_skipped);
+	RUN(test_max_skips_stop_the_run);
+	RUN(test_run_dir_and_checkpoint_refused);
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
 	if (system(cmd) != 0)

@@ -148,6 +148,82 @@ static void test_logs(void)
 	CHECK(lg == NULL);
 }
 
+/* The steps of the records of an event file (the version record is step 0); -1 when a
+ * record is torn or its checksum wrong. */
+static int event_steps(const char *path, uint64_t *steps, int max)
+{
+	size_t len;
+	unsigned char *t = (unsigned char *)slurp(path, &len), *e = t + len, *r = t;
+	int n = 0;
+	while (t && r + 12 <= e && n < max) {
+		uint64_t k = le(r, 8);
+		if (le(r + 8, 4) != llm_crc32c_mask(llm_crc32c(0, r, 8)) || r + 16 + k > e ||
+		    le(r + 12 + k, 4) != llm_crc32c_mask(llm_crc32c(0, r + 12, k)))
+			break;
+		const unsigned char *d = r + 12 + 10;
+		steps[n++] = varint(&d);
+		r += 16 + k;
+	}
+	int ok = t && r == e;
+	free(t);
+	return ok ? n : -1;
+}
+
+static void append(const char *path, const char *bytes, size_t n)
+{
+	FILE *f = fopen(path, "ab");
+	CHECK(f && fwrite(bytes, 1, n, f) == n && fclose(f) == 0);
+}
+
+/* Two lives in one process (their event files distinct), a torn line and a torn record
+ * (killed writers), then the cut back to step 3: each file holds steps up to 3 only. */
+static void test_cut(void)
+{
+	char sub[300], path[400];
+	snprintf(sub, sizeof sub, "%s/cut", dir);
+	mkdir(sub, 0700);
+	char *tf[2];
+	for (int life = 0; life < 2; life++) {
+		llm_trainlog *lg;
+		CHECK_EQ_INT(llm_trainlog_open(&lg, sub), LLM_OK);
+		if (!lg)
+			return;
+		for (int s = life ? 3 : 1; s <= 6; s++) {
+			llm_trainlog_set(lg, "loss", s);
+			CHECK_EQ_INT(llm_trainlog_commit(lg, s, 1700000000.0 + s), LLM_OK);
+			if (s == 5)
+				CHECK_EQ_INT(llm_trainlog_event(lg, 5, "spike", NULL), LLM_OK);
+		}
+		tf[life] = llm_strdup(llm_trainlog_tfevents_path(lg));
+		CHECK_EQ_INT(llm_trainlog_close(lg), LLM_OK);
+	}
+	CHECK(strcmp(tf[0], tf[1]) != 0);
+	uint64_t st[32];
+	CHECK_EQ_INT(event_steps(tf[0], st, 32), 7);
+	snprintf(path, sizeof path, "%s/metrics.jsonl", sub);
+	append(path, "{\"step\": 2, \"loss\": 1.", 21);
+	append(tf[1], "\x20\0\0\0\0\0\0\0garbage", 15);
+	CHECK_EQ_INT(event_steps(tf[1], st, 32), -1);
+	CHECK_EQ_INT(llm_trainlog_cut(sub, 3), LLM_OK);
+	size_t len;
+	char *j = slurp(path, &len);
+	CHECK_STR(j, "{\"step\": 1, \"loss\": 1}\n{\"step\": 2, \"loss\": 2}\n{\"step\": 3, \"loss\": 3}\n"
+	             "{\"step\": 3, \"loss\": 3}\n");
+	free(j);
+	CHECK_EQ_INT(event_steps(tf[0], st, 32), 4);
+	CHECK(st[0] == 0 && st[1] == 1 && st[2] == 2 && st[3] == 3);
+	CHECK_EQ_INT(event_steps(tf[1], st, 32), 2);
+	CHECK(st[0] == 0 && st[1] == 3);
+	for (int life = 0; life < 2; life++) {
+		unlink(tf[life]);
+		free(tf[life]);
+	}
+	unlink(path);
+	snprintf(path, sizeof path, "%s/metrics.prom", sub);
+	unlink(path);
+	CHECK_EQ_INT(rmdir(sub), 0);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test_trainlog.%ld", (long)getpid());
@@ -157,6 +233,7 @@ int main(void)
 	}
 	RUN(test_crc32c);
 	RUN(test_logs);
+	RUN(test_cut);
 	char path[400];
 	snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
 	unlink(path);
