@@ -37,8 +37,8 @@
 
 static const char usage[] =
 	"usage: llm-eval loss --ckpt DIR [options] [file ...]\n"
-	"       llm-eval choice --ckpt DIR -t TOKENIZER [options] [task.jsonl ...]\n"
-	"       llm-eval generate --ckpt DIR -t TOKENIZER --prompt TEXT [options]\n"
+	"       llm-eval choice --ckpt DIR [-t TOKENIZER] [options] [task.jsonl ...]\n"
+	"       llm-eval generate --ckpt DIR [-t TOKENIZER] --prompt TEXT [options]\n"
 	"       llm-eval compare --data MANIFEST [options] checkpoint ...\n"
 	"\n"
 	"Evaluate a checkpoint: loss, perplexity and bits per byte per domain on shards, a\n"
@@ -48,7 +48,9 @@ static const char usage[] =
 	"\n"
 	"      --ckpt DIR           llmkit checkpoint, checkpoint root or run directory, or a\n"
 	"                           Hugging Face Llama directory (config.json, model.safetensors)\n"
-	"  -t, --tokenizer FILE     tokenizer (documents, tasks, prompts; bits per byte on shards)\n"
+	"  -t, --tokenizer FILE     tokenizer (documents, tasks, prompts; bits per byte on shards);\n"
+	"                           default: tokenizer.json beside the model or in its run\n"
+	"                           directory. It must be the one the checkpoint was trained with\n"
 	"      --json FILE          write the results as JSON too\n"
 	"      --seq-len T          tokens per window (default: the checkpoint's training length,\n"
 	"                           else 1024, at most max_position_embeddings)\n"
@@ -195,11 +197,23 @@ static int seq_len(const opts *o, const model_t *mt)
 	return T;
 }
 
-static llm_bpe *load_tokenizer(const char *path)
+/* -t, or else the tokenizer beside the model or in its run directory (hf.h); NULL when there
+ * is none. A tokenizer the checkpoint was not trained with is refused: its ids mean other
+ * text, and the loss of the model on them means nothing. */
+static llm_bpe *model_tokenizer(const opts *o, const model_t *mt)
 {
+	const char *path = o->tokenizer ? o->tokenizer : mt->info.tokenizer;
+	if (!path)
+		return NULL;
 	llm_bpe *bpe;
 	if (llm_bpe_load(&bpe, path, NULL, NULL, NULL) != LLM_OK)
 		die("%s", llm_last_error());
+	uint64_t want = mt->info.tokenizer_id, got = llm_bpe_file_id(bpe);
+	if (want && got != want)
+		die("%s: tokenizer id %016llx, but %s was trained with %016llx", path,
+		    (unsigned long long)got, mt->info.dir, (unsigned long long)want);
+	if (!o->tokenizer)
+		llm_info("%s: the tokenizer of %s", path, mt->info.dir);
 	return bpe;
 }
 
@@ -468,7 +482,7 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 	}
 	model_t mt;
 	load_model(&mt, o->ckpt, o);
-	llm_bpe *bpe = o->tokenizer ? load_tokenizer(o->tokenizer) : NULL;
+	llm_bpe *bpe = model_tokenizer(o, &mt);
 	uint64_t bad;
 	double secs;
 	llm_evaluator *ev = run_loss(o, &mt, files, nfiles, bpe, &bad, &secs);
@@ -623,15 +637,18 @@ static void choice_json(llm_buf *b, const choice_dom *d)
 static int cmd_choice(const opts *o, char **files, int nfiles)
 {
 	static char *stdin_only[] = { "-" };
-	if (!o->ckpt || !o->tokenizer)
-		usage_error("choice needs --ckpt and -t");
+	if (!o->ckpt)
+		usage_error("choice needs --ckpt");
 	if (!nfiles) {
 		files = stdin_only;
 		nfiles = 1;
 	}
 	model_t mt;
 	load_model(&mt, o->ckpt, o);
-	llm_bpe *bpe = load_tokenizer(o->tokenizer);
+	llm_bpe *bpe = model_tokenizer(o, &mt);
+	if (!bpe)
+		usage_error("choice needs -t: no tokenizer.json beside %s or in its run directory",
+		            mt.info.dir);
 	choice_res res = { 0 };
 	double t0 = now();
 	run_choice(o, &mt, bpe, files, nfiles, &res);
@@ -699,13 +716,16 @@ static int emit(void *ctx, int32_t tok)
 
 static int cmd_generate(const opts *o, int nfiles)
 {
-	if (!o->ckpt || !o->tokenizer || !o->prompt)
-		usage_error("generate needs --ckpt, -t and --prompt");
+	if (!o->ckpt || !o->prompt)
+		usage_error("generate needs --ckpt and --prompt");
 	if (nfiles)
 		usage_error("generate takes no file");
 	model_t mt;
 	load_model(&mt, o->ckpt, o);
-	llm_bpe *bpe = load_tokenizer(o->tokenizer);
+	llm_bpe *bpe = model_tokenizer(o, &mt);
+	if (!bpe)
+		usage_error("generate needs -t: no tokenizer.json beside %s or in its run directory",
+		            mt.info.dir);
 	const llm_model_config *cfg = llm_model_get_config(mt.m);
 	llm_ids ids;
 	llm_ids_init(&ids);
@@ -776,9 +796,6 @@ static int cmd_compare(const opts *o, char **files, int nfiles)
 		usage_error("compare needs --data");
 	if (!nfiles)
 		usage_error("compare needs checkpoints");
-	if (o->task && !o->tokenizer)
-		usage_error("--task needs -t");
-	llm_bpe *bpe = o->tokenizer ? load_tokenizer(o->tokenizer) : NULL;
 	char *data = (char *)o->data;
 	llm_buf b;
 	llm_buf_init(&b);
@@ -789,6 +806,10 @@ static int cmd_compare(const opts *o, char **files, int nfiles)
 	for (int i = 0; i < nfiles; i++) {
 		model_t mt;
 		load_model(&mt, files[i], o);
+		llm_bpe *bpe = model_tokenizer(o, &mt);
+		if (o->task && !bpe)
+			usage_error("--task needs -t: no tokenizer.json beside %s or in its run directory",
+			            mt.info.dir);
 		uint64_t bad;
 		double secs;
 		llm_evaluator *ev = run_loss(o, &mt, &data, 1, bpe, &bad, &secs);
@@ -826,13 +847,13 @@ static int cmd_compare(const opts *o, char **files, int nfiles)
 		llm_buf_addc(&b, '}');
 		choice_free(&res);
 		llm_evaluator_free(ev);
+		llm_bpe_free(bpe);
 		free_model(&mt);
 	}
 	llm_buf_adds(&b, "]");
 	if (o->json)
 		write_json(o->json, &b);
 	llm_buf_release(&b);
-	llm_bpe_free(bpe);
 	return failed;
 }
 

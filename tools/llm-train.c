@@ -37,6 +37,7 @@ static const char usage[] =
 	"      --data PATH          manifest.json (train split; the val split for evaluation)\n"
 	"      --model NAME         preset: tiny, small, medium, base, 1b (default tiny)\n"
 	"      --config FILE        Hugging Face LlamaConfig JSON instead of a preset\n"
+	"      --tokenizer FILE     the shards' tokenizer.json, kept in --run-dir for llm-eval\n"
 	"      --mix SPEC           domain proportions, e.g. web=0.65,books=0.12,code=0.15,wiki=0.08\n"
 	"      --weighted           sample documents by their shard weights too\n"
 	"      --skip-batches LIST  never train on these batch ids (comma-separated)\n"
@@ -99,7 +100,7 @@ enum {
 	OPT_EVAL_BATCHES, OPT_PLATEAU, OPT_ON_SPIKE, OPT_SPIKE_K, OPT_SPIKE_WARMUP, OPT_LAYER_NORMS,
 	OPT_LOG_EVERY, OPT_FAULT, OPT_CKPT_EVERY, OPT_LIGHT_EVERY, OPT_KEEP, OPT_RESUME, OPT_SMOKE,
 	OPT_LIST, OPT_VOCAB, OPT_DEVICE, OPT_PRECISION, OPT_RECOMPUTE, OPT_ZERO1, OPT_FORCE,
-	OPT_MAX_SKIPS
+	OPT_MAX_SKIPS, OPT_TOKENIZER
 };
 
 static const struct option longopts[] = {
@@ -107,6 +108,7 @@ static const struct option longopts[] = {
 	{ "data", required_argument, NULL, OPT_DATA },
 	{ "model", required_argument, NULL, OPT_MODEL },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "tokenizer", required_argument, NULL, OPT_TOKENIZER },
 	{ "mix", required_argument, NULL, OPT_MIX },
 	{ "weighted", no_argument, NULL, OPT_WEIGHTED },
 	{ "skip-batches", required_argument, NULL, OPT_SKIP },
@@ -217,6 +219,7 @@ static void parse_option(options *o, int c, const char *arg)
 	case OPT_DATA: t->data = arg; break;
 	case OPT_MODEL: t->model = arg; break;
 	case OPT_CONFIG: t->config = arg; break;
+	case OPT_TOKENIZER: t->tokenizer = arg; break;
 	case OPT_MIX: t->mix = arg; break;
 	case OPT_WEIGHTED: t->weighted = 1; break;
 	case OPT_SKIP: o->nskip = tool_u64_list("--skip-batches", arg, &o->skip, o->nskip); break;

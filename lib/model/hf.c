@@ -23,7 +23,8 @@ void llm_hf_info_release(llm_hf_info *info)
 {
 	if (info) {
 		free(info->dir);
-		info->dir = NULL;
+		free(info->tokenizer);
+		info->dir = info->tokenizer = NULL;
 	}
 }
 
@@ -173,6 +174,31 @@ out:
 	return rc;
 }
 
+/* DIR/tokenizer.json, else RUN/tokenizer.json for DIR = RUN/ckpt/NAME. */
+static char *find_tokenizer(const char *dir)
+{
+	llm_buf p = LLM_BUF_INIT;
+	llm_buf_addf(&p, "%s/tokenizer.json", dir);
+	if (exists(p.p))
+		return llm_buf_detach(&p, NULL);
+	const char *end = dir + strlen(dir);
+	while (end > dir && end[-1] == '/')
+		end--;
+	const char *slash = end;
+	while (slash > dir && slash[-1] != '/')
+		slash--; /* the checkpoint's name */
+	char *found = NULL;
+	if (slash - dir >= 5 && strncmp(slash - 5, "ckpt/", 5) == 0 &&
+	    (slash - dir == 5 || slash[-6] == '/')) {
+		llm_buf_reset(&p);
+		llm_buf_addf(&p, "%.*stokenizer.json", (int)(slash - 5 - dir), dir);
+		if (exists(p.p))
+			found = llm_buf_detach(&p, NULL);
+	}
+	llm_buf_release(&p);
+	return found;
+}
+
 /* What state.json says of the run, when it says it: the model loads without it. */
 static void read_state(const char *dir, llm_hf_info *info)
 {
@@ -246,6 +272,8 @@ int llm_hf_open(const char *path, llm_model **m, llm_hf_info *info)
 	free(files);
 	if (rc == LLM_OK && info->llmkit)
 		read_state(dir, info);
+	if (rc == LLM_OK && info != &local)
+		info->tokenizer = find_tokenizer(dir);
 	if (rc != LLM_OK || info == &local)
 		free(dir);
 	else

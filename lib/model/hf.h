@@ -7,7 +7,9 @@
  *   - a Hugging Face model directory: config.json (LlamaConfig; model_type "llama" or absent)
  *     and model.safetensors, or model.safetensors.index.json with its "weight_map" shards.
  * Weights may be F32, BF16 or F16 (or F64); they become the fp32 parameters of the model.
- * Every tensor of the model must be present with its exact shape. A tensor the model has no
+ * The tokenizer that goes with the model is looked for beside it (a Hugging Face model's
+ * tokenizer.json) and, for a checkpoint, in its run directory (where llm-train --tokenizer
+ * copies it). Every tensor of the model must be present with its exact shape. A tensor the model has no
  * place for is refused (LLM_EUNSUPPORTED: biases, another architecture), except the ones
  * transformers also ignores: "*.rotary_emb.inv_freq" buffers and "lm_head.weight" of a model
  * with tied embeddings.
@@ -33,6 +35,8 @@ typedef struct {
 	int64_t step, tokens; /* state.json's "step" and "tokens"; -1 when unknown */
 	uint64_t tokenizer_id; /* state.json's "tokenizer_id"; 0 when unknown */
 	int64_t seed, batch, seq_len; /* the run's, for its validation draws; -1 when unknown */
+	char *tokenizer;      /* tokenizer.json beside the model, else in the run directory of an
+	                       * llmkit checkpoint (RUN/ckpt/X -> RUN/tokenizer.json); NULL: none */
 	int dtype;            /* LLM_ST_* of the embedding weights as stored */
 } llm_hf_info;
 

@@ -29,6 +29,7 @@
 #include "data/loader.h"
 #include "data/shard.h"
 #include "mpirt.h"
+#include "tok/bpe.h"
 #include "trainlog.h"
 #include "trainstate.h"
 
@@ -44,6 +45,8 @@ struct llm_trainer {
 	llm_trainlog *log;       /* rank 0 */
 	int lock_fd;             /* rank 0: the flock on run_dir/train.lock */
 	char *ckpt_root, *manifest_path;
+	char *tokenizer;         /* o.tokenizer's bytes, for run_dir/tokenizer.json */
+	size_t tokenizer_len;
 	double flops_tok;
 	llm_trainstate st;       /* what a checkpoint saves */
 	int fault_done;
@@ -638,6 +641,12 @@ static int write_run_files(llm_trainer *t)
 		rc = copy_manifest(t);
 	if (!rc)
 		rc = write_val_batches(t);
+	if (!rc && t->tokenizer) {
+		llm_buf p = LLM_BUF_INIT;
+		llm_buf_addf(&p, "%s/tokenizer.json", t->o.run_dir);
+		rc = llm_write_file(p.p, t->tokenizer, t->tokenizer_len);
+		llm_buf_release(&p);
+	}
 	if (!rc)
 		rc = llm_trainlog_open(&t->log, t->o.run_dir);
 	return rc;
@@ -647,7 +656,8 @@ static int write_run_files(llm_trainer *t)
 
 /* The files of a run that llm-train writes at the top of its run directory. */
 static const char *const run_files[] = { "config.json", "train.json", "data-manifest.json",
-	                                 "val_batches.jsonl", "metrics.jsonl", "metrics.prom" };
+	                                 "val_batches.jsonl", "tokenizer.json", "metrics.jsonl",
+	                                 "metrics.prom" };
 
 static int is_run_file(const char *name)
 {
@@ -734,6 +744,23 @@ static int claim_run_dir(llm_trainer *t)
 
 /* ---- open and close -------------------------------------------------------------------- */
 
+/* --tokenizer: the shards' own (their tokenizer id is the XXH3-64 of its file), kept to be
+ * copied into the run directory. */
+static int check_tokenizer(llm_trainer *t)
+{
+	const char *path = t->o.tokenizer;
+	llm_bpe *bpe;
+	int rc = llm_bpe_load(&bpe, path, NULL, NULL, NULL);
+	if (rc)
+		return rc;
+	uint64_t id = llm_bpe_file_id(bpe), want = t->st.tokenizer_id;
+	llm_bpe_free(bpe);
+	if (want && id != want)
+		return llm_fail(LLM_EINVAL, "--tokenizer %s: tokenizer id %016llx, but the shards were "
+		                "made with %016llx", path, (unsigned long long)id, (unsigned long long)want);
+	return llm_read_file(path, &t->tokenizer, &t->tokenizer_len);
+}
+
 static int open_data(llm_trainer *t)
 {
 	const llm_train_options *o = &t->o;
@@ -752,7 +779,7 @@ static int open_data(llm_trainer *t)
 	t->manifest_path = llm_strdup(mpath);
 	snprintf(t->st.manifest_hash, sizeof t->st.manifest_hash, "%016llx", (unsigned long long)mh);
 	t->st.tokenizer_id = llm_loader_tokenizer_id(t->train);
-	return LLM_OK;
+	return o->tokenizer ? check_tokenizer(t) : LLM_OK;
 }
 
 /* The model's configuration: the checkpoint's on a resume, else the file's, else a preset on
@@ -919,6 +946,7 @@ int llm_trainer_close(llm_trainer *t)
 	free(t->vx);
 	free(t->ckpt_root);
 	free(t->manifest_path);
+	free(t->tokenizer);
 	llm_trainstate_release(&t->st);
 	if (t->lock_fd >= 0)
 		close(t->lock_fd);

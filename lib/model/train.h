@@ -7,7 +7,8 @@
  * the state that state.json saves (trainstate.h): the schedule's position, the loss smoother,
  * the spike and plateau rules, the skip list of batches never to train on again, the loss
  * scaler and the counters. It writes the run directory: config.json, train.json (the resolved
- * options), data-manifest.json, val_batches.jsonl, the logs of trainlog.h and the checkpoints
+ * options), data-manifest.json, val_batches.jsonl, tokenizer.json (with o.tokenizer, which
+ * must be the shards' own: LLM_EINVAL otherwise), the logs of trainlog.h and the checkpoints
  * of ckpt.h. Resuming from a checkpoint continues the run bit for bit.
  *
  *   llm_train_options o;
@@ -74,6 +75,7 @@ typedef struct {
 	const char *data;         /* manifest.json, or the directory holding it */
 	const char *model;        /* a preset (model.h) when there is no config; default "tiny" */
 	const char *config;       /* a LlamaConfig file; NULL for the preset */
+	const char *tokenizer;    /* the shards' tokenizer.json, copied to run_dir; NULL: none */
 	const char *mix;          /* domain proportions (loader.h), NULL for none */
 	int weighted;             /* documents drawn by their weights too */
 	const uint64_t *skip;     /* batch ids never trained on */

@@ -206,4 +206,31 @@ test_expect_success 'a tokenizer other than the shards'"'"' is refused for bits 
 	test_grep "tokenizer id" err
 '
 
+test_expect_success JQ 'the tokenizer a run keeps: choice and generate need no -t' '
+	llm-train -q --data shards --model tiny --batch 4 --seq-len 32 --steps 2 --warmup 1 \
+		--eval-every 0 --tokenizer tok.json --run-dir runtok &&
+	cmp tok.json runtok/tokenizer.json &&
+	llm-eval generate -q --ckpt runtok --prompt "The law" --temperature 0 --ids >g1 &&
+	llm-eval generate -q --ckpt runtok -t tok.json --prompt "The law" --temperature 0 --ids >g2 &&
+	test_cmp g1 g2 &&
+	task=$SAMPLES/eval/next-sentence.jsonl &&
+	llm-eval choice -q --ckpt runtok/ckpt/step-0000002 --json c1.json "$task" >/dev/null &&
+	llm-eval choice -q --ckpt runtok -t tok.json --json c2.json "$task" >/dev/null &&
+	test "$(jq -c .all c1.json)" = "$(jq -c .all c2.json)" &&
+	test_must_fail --code=2 llm-eval generate --ckpt run --prompt x 2>err &&
+	test_grep "generate needs -t: no tokenizer.json beside run/ckpt/latest" err &&
+	test_must_fail --code=2 llm-train -q --data shards --model tiny --steps 1 \
+		--tokenizer other.json --run-dir rt2 2>err &&
+	test_grep "other.json: tokenizer id [0-9a-f]*, but the shards were made with" err
+'
+
+test_expect_success JQ 'JSONL scored with a tokenizer the checkpoint was not trained with: exit 1' '
+	jq -c ".text |= ascii_downcase" docs.jsonl >lower.jsonl &&
+	llm-tokenize train -q --vocab-size 384 -o same-size.json lower.jsonl &&
+	test_must_fail llm-eval loss --ckpt run -t same-size.json docs.jsonl 2>err &&
+	test_grep "same-size.json: tokenizer id [0-9a-f]*, but run/ckpt/latest was trained with" err &&
+	test_must_fail llm-eval choice --ckpt run -t same-size.json "$SAMPLES/eval/next-sentence.jsonl" 2>err &&
+	test_grep "was trained with" err
+'
+
 test_done
