@@ -154,7 +154,8 @@ static void check_pruned(size_t nwords, size_t ntexts, size_t budget, size_t tab
 	CHECK_EQ_INT(train(texts, ntexts, 2000, (limits){ budget, table, NULL }, &a, &st), LLM_OK);
 	CHECK(spills ? st.runs > 0 : st.runs == 0);
 	CHECK(st.min_count > 2);
-	CHECK(st.peak_memory <= budget);
+	/* the budget, passed by at most an eighth of one array (bpe_train.h) */
+	CHECK(st.peak_memory <= budget + budget / 8);
 	uint64_t pieces = 0, pruned = 0, pruned_occ = 0, bytes = 0, pruned_bytes = 0;
 	llm_buf kept = LLM_BUF_INIT;
 	for (size_t i = 0; i < nwords; i++) {
