@@ -214,6 +214,11 @@ DATA_FILES = LICENSE samples/NOTICE $(wildcard samples/wordlists/* samples/stopw
 	samples/tox/tox.bin samples/tox/NOTICE.md $(wildcard recipes/*) \
 	$(wildcard pipelines/*) scripts/report.py
 
+# jieba's dictionary for the Chinese segmenter (lib/text/zhseg.h), from Debian's python3-jieba,
+# with its licence: installed as PREFIX/share/llmkit/jieba/dict.txt, where the programs look.
+JIEBA_DICT ?= /usr/lib/python3/dist-packages/jieba/dict.txt
+JIEBA_COPYRIGHT ?= /usr/share/doc/python3-jieba/copyright
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin
@@ -222,6 +227,9 @@ install: all
 	@for f in $(DATA_FILES); do \
 	  m=644; test -x $$f && m=755; \
 	  install -D -m $$m $$f $(DESTDIR)$(PREFIX)/share/llmkit/$$f || exit 1; done
+	@test -r $(JIEBA_DICT) || { echo "install: no $(JIEBA_DICT) (make deps installs python3-jieba)" >&2; exit 1; }
+	install -D -m 644 $(JIEBA_DICT) $(DESTDIR)$(PREFIX)/share/llmkit/jieba/dict.txt
+	install -D -m 644 $(JIEBA_COPYRIGHT) $(DESTDIR)$(PREFIX)/share/llmkit/jieba/copyright
 
 clean:
 	rm -rf build bin lib/libllm.a

@@ -96,7 +96,6 @@ struct llm_zhseg_dict {
 	double logtotal;
 	uint64_t total;
 	size_t nwords;
-	double *emit;           /* [(cp - HAN_LO) * 4 + state], states B E M S */
 	char *path;
 };
 
@@ -284,12 +283,18 @@ static const char *dict_find(char *buf, size_t cap)
 	const char *env = getenv("LLM_ZHSEG_DICT");
 	if (env && *env)
 		return env;
-	ssize_t n = readlink("/proc/self/exe", buf, cap - sizeof LLM_ZHSEG_INSTALLED_DICT - 1);
+	env = getenv("LLMKIT_DATA");
+	if (env && *env && snprintf(buf, cap, "%s/%s", env, LLM_ZHSEG_DATA_DICT) < (int)cap &&
+	    access(buf, R_OK) == 0)
+		return buf;
+	static const char up[] = "../share/llmkit/";
+	ssize_t n = readlink("/proc/self/exe", buf, cap - sizeof up - sizeof LLM_ZHSEG_DATA_DICT);
 	if (n > 0) {
 		buf[n] = 0;
 		char *slash = strrchr(buf, '/');
 		if (slash) {
-			strcpy(slash + 1, LLM_ZHSEG_INSTALLED_DICT);
+			strcpy(slash + 1, up);
+			strcat(slash + 1, LLM_ZHSEG_DATA_DICT);
 			if (access(buf, R_OK) == 0)
 				return buf;
 		}
@@ -301,6 +306,20 @@ static const char *dict_find(char *buf, size_t cap)
 	return NULL;
 }
 
+/* The HMM's emission scores of every character of U+4E00..U+9FD5, [(cp - HAN_LO) * 4 + state]:
+ * the generated table is sparse, the Viterbi wants one load per character. The same for
+ * every dictionary, so built once. */
+static double emit[(HAN_HI - HAN_LO + 1) * 4];
+static pthread_once_t emit_once = PTHREAD_ONCE_INIT;
+
+static void emit_init(void)
+{
+	for (size_t i = 0; i < sizeof emit / sizeof *emit; i++)
+		emit[i] = LLM_ZHSEG_MIN;
+	for (size_t i = 0; i < LLM_ZHSEG_EMIT_COUNT; i++)
+		memcpy(emit + (zhseg_emit[i].cp - HAN_LO) * 4, zhseg_emit[i].p, sizeof zhseg_emit[i].p);
+}
+
 int llm_zhseg_dict_load(llm_zhseg_dict **out, const char *path)
 {
 	*out = NULL;
@@ -308,12 +327,12 @@ int llm_zhseg_dict_load(llm_zhseg_dict **out, const char *path)
 	if (!path && !(path = dict_find(buf, sizeof buf)))
 		return LLM_ENOTFOUND;
 	llm_zhseg_dict *d = llm_calloc(1, sizeof *d);
-	d->cap = 1u << 16;
+	d->cap = 1u << 10;
 	d->score = llm_malloc(d->cap * sizeof *d->score);
 	d->freq = llm_malloc(d->cap * sizeof *d->freq);
 	d->nnodes = 1;
 	d->freq[0] = 0;
-	d->nslot_bits = 16;
+	d->nslot_bits = 10;
 	d->slot = llm_calloc((size_t)1 << d->nslot_bits, sizeof *d->slot);
 	d->path = llm_strdup(path);
 	int rc = dict_read(d, path);
@@ -324,11 +343,7 @@ int llm_zhseg_dict_load(llm_zhseg_dict **out, const char *path)
 	d->logtotal = log((double)d->total);
 	for (uint32_t i = 0; i < d->nnodes; i++)
 		d->score[i] = d->freq[i] ? log((double)d->freq[i]) - d->logtotal : NOT_WORD;
-	d->emit = llm_malloc((size_t)(HAN_HI - HAN_LO + 1) * 4 * sizeof *d->emit);
-	for (size_t i = 0; i < (size_t)(HAN_HI - HAN_LO + 1) * 4; i++)
-		d->emit[i] = LLM_ZHSEG_MIN;
-	for (size_t i = 0; i < LLM_ZHSEG_EMIT_COUNT; i++)
-		memcpy(d->emit + (zhseg_emit[i].cp - HAN_LO) * 4, zhseg_emit[i].p, sizeof zhseg_emit[i].p);
+	pthread_once(&emit_once, emit_init);
 	*out = d;
 	return LLM_OK;
 }
@@ -340,7 +355,6 @@ void llm_zhseg_dict_free(llm_zhseg_dict *d)
 	free(d->slot);
 	free(d->score);
 	free(d->freq);
-	free(d->emit);
 	free(d->path);
 	free(d);
 }
@@ -457,7 +471,6 @@ enum { B, E, M, S }; /* the HMM's states, in the order of the tables */
 static void viterbi(llm_zhseg *z, size_t a, size_t b)
 {
 	static const uint8_t prev[4][2] = { [B] = { E, S }, [E] = { B, M }, [M] = { B, M }, [S] = { E, S } };
-	const double *emit = z->d->emit;
 	double v[4], nv[4];
 	const double *em = emit + (size_t)(z->cls[a] - 128) * 4;
 	for (int s = 0; s < 4; s++)
@@ -712,3 +725,25 @@ llm_segmenter llm_zhseg_segmenter(llm_zhseg *z)
 	return (llm_segmenter){ segmenter_cut, z };
 }
 
+size_t llm_zhseg_join(llm_zhseg *z, const char *text, size_t n, llm_buf *out)
+{
+	size_t words = 0;
+	bool line_start = true;
+	llm_zhseg_span t;
+	llm_zhseg_start(z, text, n);
+	while (llm_zhseg_next(z, &t)) {
+		if (t.kind == LLM_ZHSEG_SPACE) {
+			if (text[t.off] == '\n' || text[t.off] == '\r') {
+				llm_buf_addc(out, '\n');
+				line_start = true;
+			}
+			continue;
+		}
+		if (!line_start)
+			llm_buf_addc(out, ' ');
+		llm_buf_add(out, text + t.off, t.len);
+		line_start = false;
+		words++;
+	}
+	return words;
+}

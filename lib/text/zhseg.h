@@ -23,10 +23,11 @@
  *
  * Dictionary: jieba's dict.txt format, one "word freq [tag]" per line, UTF-8, any
  * compression llm_reader reads; blank lines are skipped. Where it is read from
- * (llm_zhseg_dict_load): the path given; else $LLM_ZHSEG_DICT; else the copy `make install`
- * puts beside the programs (BINDIR/../share/llmkit/jieba/dict.txt); else Debian's
- * python3-jieba (/usr/lib/python3/dist-packages/jieba/dict.txt). The HMM is compiled in
- * (zhseg_hmm.h, generated from the same package). jieba and its data are MIT-licensed.
+ * (llm_zhseg_dict_load): the path given; else $LLM_ZHSEG_DICT; else jieba/dict.txt under
+ * llmkit's data root where it exists: $LLMKIT_DATA, then the copy `make install` puts beside
+ * the programs (BINDIR/../share/llmkit); else Debian's python3-jieba
+ * (/usr/lib/python3/dist-packages/jieba/dict.txt). The HMM is compiled in (zhseg_hmm.h,
+ * generated from the same package). jieba and its data are MIT-licensed.
  *
  * Memory: a dictionary takes about 17 MB for jieba's 349,046 words (a trie of 498,110 nodes
  * in a hash table, 8 bytes a node plus 8 for its score, and the HMM's emission table). A
@@ -44,12 +45,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
 #include "words.h"
 
 /* Debian's python3-jieba ships the dictionary here. */
 #define LLM_ZHSEG_DEBIAN_DICT "/usr/lib/python3/dist-packages/jieba/dict.txt"
-/* The dictionary's path relative to the programs' directory after `make install`. */
-#define LLM_ZHSEG_INSTALLED_DICT "../share/llmkit/jieba/dict.txt"
+/* The dictionary's path under llmkit's data root ($LLMKIT_DATA, PREFIX/share/llmkit). */
+#define LLM_ZHSEG_DATA_DICT "jieba/dict.txt"
 /* The longest run of word characters segmented as one unit (see above). */
 #define LLM_ZHSEG_MAX_RUN 65536
 
@@ -114,6 +116,14 @@ bool llm_zhseg_next(llm_zhseg *z, llm_zhseg_span *tok);
  * the next call on z). Ends any llm_zhseg_start iteration.
  */
 size_t llm_zhseg_cut(llm_zhseg *z, const char *text, size_t n, const llm_zhseg_span **toks);
+
+/*
+ * The text as words, appended to out: the tokens that are not white space, one space between
+ * two on the same line, each line break ("\n", "\r\n" or "\r") kept as one "\n"; other white
+ * space only separates. This is the form that word-level tools read (fastText, KenLM,
+ * word2vec). Returns the number of words written.
+ */
+size_t llm_zhseg_join(llm_zhseg *z, const char *text, size_t n, llm_buf *out);
 
 /* z as the word segmenter of the quality rules (words.h): the words of a run are its tokens.
  * The segmenter uses z, so it belongs to z's thread. */

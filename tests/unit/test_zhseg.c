@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -205,6 +206,28 @@ static void test_dict_env(void)
 	setenv("LLM_ZHSEG_DICT", "/nonexistent/dict.txt", 1);
 	CHECK(llm_zhseg_dict_load(&d, NULL) == LLM_EIO);
 	unsetenv("LLM_ZHSEG_DICT");
+	/* $LLMKIT_DATA/jieba/dict.txt, the data root's copy, where it exists */
+	char root[] = "/tmp/test_zhseg_root_XXXXXX", path[128];
+	CHECK(mkdtemp(root) != NULL);
+	snprintf(path, sizeof path, "%s/jieba", root);
+	CHECK(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof path, "%s/jieba/dict.txt", root);
+	FILE *f = fopen(path, "w");
+	CHECK(f && fputs("XY 2\n", f) >= 0 && fclose(f) == 0);
+	setenv("LLMKIT_DATA", root, 1);
+	CHECK(llm_zhseg_dict_load(&d, NULL) == LLM_OK);
+	if (d)
+		CHECK_STR(llm_zhseg_dict_path(d), path);
+	llm_zhseg_dict_free(d);
+	unlink(path);
+	CHECK(llm_zhseg_dict_load(&d, NULL) == (dict ? LLM_OK : LLM_ENOTFOUND)); /* not there */
+	if (d)
+		CHECK(strcmp(llm_zhseg_dict_path(d), path) != 0);
+	llm_zhseg_dict_free(d);
+	unsetenv("LLMKIT_DATA");
+	snprintf(path, sizeof path, "%s/jieba", root);
+	rmdir(path);
+	rmdir(root);
 	llm_zhseg_dict_free(NULL);
 	llm_zhseg_free(NULL);
 }
@@ -315,6 +338,25 @@ static void test_iterator(void)
 	llm_zhseg_free(z);
 }
 
+static void test_join(void)
+{
+	if (!dict) {
+		unit_skip("no jieba dictionary");
+		return;
+	}
+	llm_zhseg *z = llm_zhseg_new(dict);
+	static const char s[] = "  我来到北京清华大学，\r\n\r\nhello  world\t!\r\x0b\xe3\x80\x80 end ";
+	llm_buf out = LLM_BUF_INIT;
+	llm_buf_adds(&out, "x:");
+	CHECK_EQ_INT(llm_zhseg_join(z, s, sizeof s - 1, &out), 9);
+	CHECK_STR(out.p, "x:我 来到 北京 清华大学 ，\n\nhello world !\nend");
+	llm_buf_reset(&out);
+	CHECK_EQ_INT(llm_zhseg_join(z, " \t ", 3, &out), 0);
+	CHECK_EQ_INT(out.len, 0);
+	llm_buf_release(&out);
+	llm_zhseg_free(z);
+}
+
 /* Threads share one dictionary; each has its own segmenter and gets the same tokens. */
 struct job {
 	llm_buf text;
@@ -377,6 +419,7 @@ int main(void)
 	RUN(test_kinds);
 	RUN(test_long_runs);
 	RUN(test_iterator);
+	RUN(test_join);
 	RUN(test_threads);
 	return unit_done();
 }
