@@ -19,6 +19,7 @@
 #include "text/clean.h"
 #include "text/fasttext.h"
 #include "text/timemask.h"
+#include "text/zhseg.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -61,6 +62,8 @@ static const char usage[] =
 	"      --ref-year YEAR    reference year (default the current year)\n"
 	"      --default-weight X weight of undated documents (default 1)\n"
 	"      --min-weight X     lowest weight (default 0.05)\n"
+	"      --segment[=FIELD]  add FIELD (default \"words\"): the kept text as words separated\n"
+	"                         by spaces (Chinese words by jieba's method and dictionary)\n"
 	"      --batch SIZE       input bytes per batch (default 8M)\n"
 	"  -o, --output FILE      write to FILE (NAME.zst compresses) instead of standard output\n"
 	"      --rejects FILE     write every dropped record there, with \"reject_reason\"\n"
@@ -80,7 +83,7 @@ enum {
 	OPT_DROP_LINE_PATTERN, OPT_LANG, OPT_LANG_THRESHOLD, OPT_LANG_MODEL, OPT_DETECT_LANG,
 	OPT_MASK_PII, OPT_PII_PLACEHOLDER, OPT_MASK_TIME, OPT_TIME_PLACEHOLDER, OPT_FRESHNESS,
 	OPT_REF_YEAR, OPT_DEFAULT_WEIGHT, OPT_MIN_WEIGHT, OPT_BATCH, OPT_RECIPE, OPT_EXPLAIN,
-	OPT_LIST_FILTERS
+	OPT_LIST_FILTERS, OPT_SEGMENT
 };
 
 static const struct option longopts[] = {
@@ -112,6 +115,7 @@ static const struct option longopts[] = {
 	{ "recipe", required_argument, NULL, OPT_RECIPE },
 	{ "explain", no_argument, NULL, OPT_EXPLAIN },
 	{ "list-filters", no_argument, NULL, OPT_LIST_FILTERS },
+	{ "segment", optional_argument, NULL, OPT_SEGMENT },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -183,6 +187,7 @@ typedef struct {
 	llm_json_rec rec;
 	llm_buf out;
 	llm_clean_result res;
+	size_t words;     /* --segment: words written */
 } item;
 
 typedef struct {
@@ -192,11 +197,38 @@ typedef struct {
 	size_t next; /* next item to clean, taken atomically by the workers */
 } batch;
 
+/* --segment's scratch: the kept record is parsed again and written with the words added. */
+typedef struct {
+	const char *field, *text_field;
+	llm_zhseg *z;
+	llm_json_rec rec;
+	llm_json_edit ed;
+	llm_buf text, words, out;
+} wordfield;
+
 typedef struct {
 	batch *b;
 	llm_cleaner *cl;
+	wordfield *seg; /* NULL without --segment */
 	pthread_t th;
 } worker;
+
+static void add_words(wordfield *s, item *it)
+{
+	llm_buf_reset(&s->text);
+	llm_buf_reset(&s->words);
+	if (llm_json_parse(&s->rec, it->out.p, it->out.len) != LLM_OK ||
+	    llm_json_get_str(&s->rec, s->text_field, &s->text) != LLM_OK)
+		return;
+	it->words = llm_zhseg_join(s->z, s->text.p ? s->text.p : "", s->text.len, &s->words);
+	llm_json_edit_reset(&s->ed);
+	llm_json_edit_str(&s->ed, s->field, s->words.p ? s->words.p : "", s->words.len);
+	llm_buf_reset(&s->out);
+	llm_json_write(&s->rec, &s->ed, &s->out);
+	llm_buf t = it->out;
+	it->out = s->out;
+	s->out = t;
+}
 
 /* Workers take records one at a time from a shared counter: documents differ in size by
  * orders of magnitude (a whole book next to a news blurb), so a fixed split would idle. */
@@ -212,6 +244,9 @@ static void *work(void *arg)
 		if (it->toolong)
 			continue;
 		llm_clean_record(w->cl, b->data.p + it->off, it->len, &it->rec, &it->out, &it->res);
+		it->words = 0;
+		if (w->seg && it->res.status == LLM_CLEAN_KEEP)
+			add_words(w->seg, it);
 	}
 	return NULL;
 }
@@ -284,6 +319,8 @@ static int flush_batch(struct ctx *c)
 			llm_run_out(c->run, dom, it->out.len + 1);
 			if (r->changed)
 				llm_run_count(c->run, "changed", 1);
+			if (c->workers[0].seg)
+				llm_run_count(c->run, "words", it->words);
 		} else {
 			if (r->status == LLM_CLEAN_BAD) {
 				if (c->co->strict)
@@ -395,6 +432,7 @@ int main(int argc, char **argv)
 	const char *time_ph = NULL;
 	bool mask_time = false;
 	size_t batch_bytes = 8u << 20;
+	const char *seg_field = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
 		if (tool_common_option(&co, c, optarg))
@@ -459,6 +497,11 @@ int main(int argc, char **argv)
 		case OPT_DEFAULT_WEIGHT: cfg.default_weight = tool_double("--default-weight", optarg, 0, 1e6); break;
 		case OPT_MIN_WEIGHT: cfg.min_weight = tool_double("--min-weight", optarg, 0, 1); break;
 		case OPT_BATCH: batch_bytes = tool_size("--batch", optarg); break;
+		case OPT_SEGMENT:
+			seg_field = optarg ? optarg : "words";
+			if (!*seg_field)
+				usage_error("--segment: empty field name");
+			break;
 		default: tool_bad_option();
 		}
 	}
@@ -499,6 +542,14 @@ int main(int argc, char **argv)
 		die("%s", llm_last_error());
 	cfg.timemask = tm;
 
+	const llm_zhseg_dict *zh = NULL;
+	if (seg_field) {
+		if (llm_zhseg_dict_default(&zh) != LLM_OK)
+			die("%s", llm_last_error());
+		llm_debug("--segment: dictionary %s (%zu words)", llm_zhseg_dict_path(zh),
+		          llm_zhseg_dict_size(zh));
+	}
+
 	struct ctx x = { 0 };
 	x.co = &co;
 	x.cfg = &cfg;
@@ -508,6 +559,14 @@ int main(int argc, char **argv)
 	for (int t = 0; t < x.nthreads; t++) {
 		x.workers[t].b = &x.b;
 		x.workers[t].cl = llm_cleaner_new(&cfg);
+		if (zh) {
+			wordfield *s = x.workers[t].seg = llm_calloc(1, sizeof *s);
+			s->field = seg_field;
+			s->text_field = cfg.field;
+			s->z = llm_zhseg_new(zh);
+			llm_json_rec_init(&s->rec);
+			llm_json_edit_init(&s->ed);
+		}
 	}
 	if (llm_writer_open(&x.out, co.output) != LLM_OK)
 		die("%s", llm_last_error());
@@ -522,8 +581,19 @@ int main(int argc, char **argv)
 		llm_error("%s", llm_last_error());
 		failed = 1;
 	}
-	for (int t = 0; t < x.nthreads; t++)
+	for (int t = 0; t < x.nthreads; t++) {
 		llm_cleaner_free(x.workers[t].cl);
+		wordfield *s = x.workers[t].seg;
+		if (s) {
+			llm_zhseg_free(s->z);
+			llm_json_rec_release(&s->rec);
+			llm_json_edit_release(&s->ed);
+			llm_buf_release(&s->text);
+			llm_buf_release(&s->words);
+			llm_buf_release(&s->out);
+			free(s);
+		}
+	}
 	free(x.workers);
 	for (size_t i = 0; i < x.b.cap; i++) {
 		llm_json_rec_release(&x.b.items[i].rec);

@@ -109,6 +109,13 @@ test_expect_success 'installed programs find their data under PREFIX/share/llmki
 	python3 inst/share/llmkit/scripts/report.py --help >out && test_grep "report.html" out
 '
 
+test_expect_success 'make install copies jieba'"'"'s dictionary, and installed programs read it' '
+	test -s inst/share/llmkit/jieba/dict.txt && test -s inst/share/llmkit/jieba/copyright &&
+	(unset LLM_ZHSEG_DICT LLMKIT_DATA; cd / &&
+	 "$TRASH/inst/bin/llm-clean" -v --filters none --segment "$TRASH/doc.jsonl" 2>"$TRASH/err") >seg.out &&
+	test_grep "dictionary $TRASH/inst/bin/../share/llmkit/jieba/dict.txt" err && test_grep words seg.out
+'
+
 test_expect_success 'without installed data an installed llm-tox says what is missing' '
 	mkdir -p bare/bin && cp inst/bin/llm-tox bare/bin/ &&
 	test_must_fail bare/bin/llm-tox -q doc.jsonl 2>err &&
