@@ -44,10 +44,15 @@ static const char usage[] =
 	"  -m, --mode MODE       filter (default): drop toxic documents; annotate: keep all\n"
 	"      --words [LANG:]FILE  word list for documents in LANG (all documents without LANG);\n"
 	"                        repeatable; default: samples/wordlists, one list per language\n"
+	"      --add-words [LANG:]FILE  a list used with the default lists, not instead\n"
 	"      --no-words        no word-list stage\n"
 	"      --words-per-1k X  the rule fires at X or more hits per 1,000 characters (default 1;\n"
 	"                        per language as --threshold)\n"
 	"      --cjk-min-chars N ignore CJK list entries shorter than N characters (default 2)\n"
+	"      --zh-substrings   CJK list entries match anywhere, not only where Chinese words\n"
+	"                        start and end (no segmentation, no dictionary)\n"
+	"      --zh-words        train, normalize: the Chinese words too (a model trained so\n"
+	"                        gets them when it filters)\n"
 	"      --model FILE      fastText model (.bin or .ftz); default samples/tox/tox.bin\n"
 	"      --no-model        no model stage\n"
 	"      --label NAME      the model's toxic label (default toxic)\n"
@@ -81,13 +86,14 @@ enum {
 	OPT_WORDS = TOOL_OPT_FIRST_PRIVATE, OPT_NO_WORDS, OPT_PER_1K, OPT_MODEL, OPT_NO_MODEL,
 	OPT_LABEL, OPT_THRESHOLD, OPT_LABEL_FIELD, OPT_JSON, OPT_THRESHOLDS, OPT_DIM, OPT_EPOCH,
 	OPT_LR, OPT_WORD_NGRAMS, OPT_MINN, OPT_MAXN, OPT_BUCKET, OPT_MIN_COUNT, OPT_LOSS, OPT_SEED,
-	OPT_CJK_MIN, OPT_MAX_FPR, OPT_MIN_RECALL
+	OPT_CJK_MIN, OPT_MAX_FPR, OPT_MIN_RECALL, OPT_ZH_SUBSTRINGS, OPT_ZH_WORDS, OPT_ADD_WORDS
 };
 
 static const struct option longopts[] = {
 	TOOL_COMMON_OPTIONS,
 	{ "mode", required_argument, NULL, 'm' },
 	{ "words", required_argument, NULL, OPT_WORDS },
+	{ "add-words", required_argument, NULL, OPT_ADD_WORDS },
 	{ "no-words", no_argument, NULL, OPT_NO_WORDS },
 	{ "words-per-1k", required_argument, NULL, OPT_PER_1K },
 	{ "model", required_argument, NULL, OPT_MODEL },
@@ -110,6 +116,8 @@ static const struct option longopts[] = {
 	{ "cjk-min-chars", required_argument, NULL, OPT_CJK_MIN },
 	{ "max-fpr", required_argument, NULL, OPT_MAX_FPR },
 	{ "min-recall", required_argument, NULL, OPT_MIN_RECALL },
+	{ "zh-substrings", no_argument, NULL, OPT_ZH_SUBSTRINGS },
+	{ "zh-words", no_argument, NULL, OPT_ZH_WORDS },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -122,9 +130,9 @@ static const char *const default_langs[] = { "ar", "de", "en", "es", "fr", "hi",
 
 struct cfg {
 	struct tool_common co;
-	int cmd, annotate, no_words, no_model, json, k, cjk_min;
+	int cmd, annotate, no_words, no_model, json, k, cjk_min, zh_substrings, zh_words;
 	const char *words[MAX_WORDS];
-	int nwords;
+	int nwords, nreplace; /* --words and --add-words in order; how many were --words */
 	llm_toxlang threshold, per_1k; /* by language */
 	int threshold_set;
 	const char *model, *label, *label_field;
@@ -282,8 +290,9 @@ static llm_tox *make_tox(const struct cfg *c)
 {
 	llm_tox *t = llm_tox_new();
 	llm_tox_set_cjk_min(t, (size_t)c->cjk_min);
+	llm_tox_set_zh_bounds(t, !c->zh_substrings);
 	char path[TOOL_PATH_MAX], rel[64];
-	if (!c->no_words && c->nwords == 0) {
+	if (!c->no_words && c->nreplace == 0) {
 		for (size_t i = 0; i < sizeof default_langs / sizeof *default_langs; i++) {
 			snprintf(rel, sizeof rel, "samples/wordlists/%s", default_langs[i]);
 			tool_data_path(path, sizeof path, rel);
@@ -315,7 +324,11 @@ static llm_tox *make_tox(const struct cfg *c)
 			die("default model: %s (use --model FILE or --no-model)", llm_last_error());
 		}
 	}
-	if (llm_tox_ready(t) != LLM_OK)
+	int rc = llm_tox_ready(t);
+	if (rc == LLM_ENOTFOUND)
+		die("%s (--zh-substrings matches CJK entries without Chinese word boundaries)",
+		    llm_last_error());
+	if (rc != LLM_OK)
 		die("%s", llm_last_error());
 	return t;
 }
@@ -574,8 +587,20 @@ static int cmd_filter(const struct cfg *c, char **files, int nfiles)
 
 /* ---- train ---- */
 
+/* The segmenter of --zh-words, or NULL without it. */
+static llm_zhseg *zh_segmenter(const struct cfg *c)
+{
+	const llm_zhseg_dict *d;
+	if (!c->zh_words)
+		return NULL;
+	if (llm_zhseg_dict_default(&d) != LLM_OK)
+		die("--zh-words: %s", llm_last_error());
+	return llm_zhseg_new(d);
+}
+
 struct train {
 	const struct cfg *c;
+	llm_zhseg *seg; /* --zh-words */
 	llm_buf data, tmp;
 	uint64_t examples, skipped;
 };
@@ -595,7 +620,7 @@ static int train_one(void *ctx, record *r)
 		return 0;
 	}
 	llm_buf_adds(&t->data, label ? "__label__toxic " : "__label__clean ");
-	llm_tox_normalize(r->text.p, r->text.len, &t->data);
+	llm_tox_normalize(r->text.p, r->text.len, t->seg, &t->data);
 	llm_buf_addc(&t->data, '\n');
 	t->examples++;
 	return 0;
@@ -611,8 +636,9 @@ static int cmd_train(const struct cfg *c, char **files, int nfiles)
 {
 	if (!c->co.output)
 		usage_error("train needs -o MODEL");
-	struct train t = { .c = c };
+	struct train t = { .c = c, .seg = zh_segmenter(c) };
 	int failed = each_record(c, files, nfiles, train_one, &t, NULL);
+	llm_zhseg_free(t.seg);
 	if (failed)
 		return 1;
 	if (t.examples == 0)
@@ -752,6 +778,7 @@ static int cmd_predict(const struct cfg *c, char **args, int nargs)
 
 struct norm {
 	const struct cfg *c;
+	llm_zhseg *seg; /* --zh-words */
 	llm_writer *out;
 	llm_buf buf;
 };
@@ -764,7 +791,7 @@ static int normalize_one(void *ctx, record *r)
 		return 0;
 	}
 	llm_buf_reset(&n->buf);
-	llm_tox_normalize(r->text.p, r->text.len, &n->buf);
+	llm_tox_normalize(r->text.p, r->text.len, n->seg, &n->buf);
 	llm_buf_addc(&n->buf, '\n');
 	if (llm_writer_write(n->out, n->buf.p, n->buf.len) != LLM_OK)
 		die("%s", llm_last_error());
@@ -773,10 +800,11 @@ static int normalize_one(void *ctx, record *r)
 
 static int cmd_normalize(const struct cfg *c, char **files, int nfiles)
 {
-	struct norm n = { .c = c };
+	struct norm n = { .c = c, .seg = zh_segmenter(c) };
 	if (llm_writer_open(&n.out, c->co.output) != LLM_OK)
 		die("%s", llm_last_error());
 	int failed = each_record(c, files, nfiles, normalize_one, &n, NULL);
+	llm_zhseg_free(n.seg);
 	if (llm_writer_close(n.out) != LLM_OK)
 		die("%s", llm_last_error());
 	llm_buf_release(&n.buf);
@@ -843,12 +871,16 @@ int main(int argc, char **argv)
 		switch (ch) {
 		case 'm': c.annotate = tool_choice("--mode", optarg, "filter\0annotate\0"); break;
 		case OPT_WORDS:
+		case OPT_ADD_WORDS:
 			if (c.nwords == MAX_WORDS)
-				usage_error("--words: at most %d lists", MAX_WORDS);
+				usage_error("--words, --add-words: at most %d lists", MAX_WORDS);
 			c.words[c.nwords++] = optarg;
+			c.nreplace += ch == OPT_WORDS;
 			break;
 		case OPT_NO_WORDS: c.no_words = 1; break;
 		case OPT_CJK_MIN: c.cjk_min = (int)tool_int("--cjk-min-chars", optarg, 1, 100); break;
+		case OPT_ZH_SUBSTRINGS: c.zh_substrings = 1; break;
+		case OPT_ZH_WORDS: c.zh_words = 1; break;
 		case OPT_PER_1K: parse_by_lang("--words-per-1k", &c.per_1k, optarg, 1000); break;
 		case OPT_MODEL: c.model = optarg; break;
 		case OPT_NO_MODEL: c.no_model = 1; break;

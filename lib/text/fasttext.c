@@ -506,6 +506,12 @@ int llm_fasttext_label_id(const llm_fasttext *m, const char *name)
 	return -1;
 }
 
+int llm_fasttext_word_id(const llm_fasttext *m, const char *w, size_t n)
+{
+	int32_t id = word_find(m, w, n, ft_hash(w, n));
+	return id >= 0 && m->types[id] == 0 ? id : -1;
+}
+
 /* ---- building the derived tables (after load or training) ---- */
 
 void llm_fasttext_build_word2int(llm_fasttext *m)

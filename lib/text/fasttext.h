@@ -67,6 +67,8 @@ const char *llm_fasttext_label(const llm_fasttext *m, int i);
 const char *llm_fasttext_label_name(const llm_fasttext *m, int i);
 /* Index of a label given with or without the prefix, or -1. */
 int llm_fasttext_label_id(const llm_fasttext *m, const char *name);
+/* Index of the vocabulary word w[0..n) (not a label), or -1. */
+int llm_fasttext_word_id(const llm_fasttext *m, const char *w, size_t n);
 
 /* Per-thread working memory for prediction (token ids, hidden and output vectors). */
 typedef struct llm_fasttext_scratch llm_fasttext_scratch;

@@ -3,7 +3,8 @@
  *
  * Each distinct language gets one compiled list (its own files plus the language-free ones)
  * and one more list holds every file for documents of unknown language, so a document is
- * scanned by exactly one PCRE2 pattern.
+ * scanned by exactly one automaton. One segmentation of a Chinese document gives both the
+ * word boundaries of the lists and the words of the model's view.
  */
 #include "tox.h"
 
@@ -37,13 +38,17 @@ struct llm_tox {
 	int label;
 	size_t cjk_min;
 	long all, free; /* indexes in lists: every file; the language-free files (-1: none) */
+	int zh_bounds;     /* segment Chinese documents for the lists' CJK entries */
+	int model_words;   /* the model was trained with Chinese words */
+	const llm_zhseg_dict *dict; /* when either needs it */
 };
 
 struct llm_tox_scratch {
 	llm_wordlist_scratch **ws;
 	llm_fasttext_scratch *fs;
 	llm_fasttext_pred *pred;
-	llm_buf norm;
+	llm_zhseg *seg;
+	llm_buf norm, bounds;
 };
 
 static int is_token_char(uint32_t cp, unsigned cls)
@@ -53,7 +58,8 @@ static int is_token_char(uint32_t cp, unsigned cls)
 	       cp != LLM_UTF8_REPLACEMENT;
 }
 
-void llm_tox_normalize(const char *text, size_t len, llm_buf *out)
+/* The characters of the model's view (see tox.h). */
+static void normalize_chars(const char *text, size_t len, llm_buf *out)
 {
 	size_t start = out->len;
 	int in_word = 0; /* the last thing written was part of a multi-character token */
@@ -104,11 +110,84 @@ void llm_tox_normalize(const char *text, size_t len, llm_buf *out)
 	}
 }
 
+/* Whether text has a character of U+4E00..U+9FFF (lead bytes E4..E9), the Han range the
+ * segmenter makes words of. */
+static int has_han(const char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char b = (unsigned char)text[i];
+		if (b >= 0xE4 && b <= 0xE9)
+			return 1;
+	}
+	return 0;
+}
+
+/* A word of the model's view: a segmenter word of two or more characters, Han among them. */
+static int is_zh_word(const char *w, size_t n)
+{
+	size_t chars = 0;
+	int han = 0;
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		i += llm_utf8_decode(w + i, n - i, &cp);
+		chars++;
+		han |= cp >= 0x4E00 && cp <= 0x9FFF;
+	}
+	return chars >= 2 && han;
+}
+
+/* One pass of the segmenter over text: word starts into bounds (len + 1 bits, cleared
+ * here), and " word" for each word of the view appended to words. Either may be NULL. */
+static void segment(llm_zhseg *seg, const char *text, size_t len, llm_buf *bounds, llm_buf *words)
+{
+	uint8_t *b = NULL;
+	if (bounds) {
+		llm_buf_reset(bounds);
+		llm_buf_grow(bounds, len / 8 + 1);
+		b = (uint8_t *)bounds->p;
+		memset(b, 0, len / 8 + 1);
+		b[len / 8] |= (uint8_t)(1u << (len % 8));
+	}
+	llm_zhseg_span tok;
+	llm_zhseg_start(seg, text, len);
+	while (llm_zhseg_next(seg, &tok)) {
+		if (b)
+			b[tok.off / 8] |= (uint8_t)(1u << (tok.off % 8));
+		if (words && tok.kind == LLM_ZHSEG_WORD && is_zh_word(text + tok.off, tok.len)) {
+			llm_buf_addc(words, ' ');
+			llm_buf_add(words, text + tok.off, tok.len);
+		}
+	}
+}
+
+/* The words part of the view: " __zhseg__ w1 w2 ...", nothing when there is no word. */
+static void add_words(llm_zhseg *seg, const char *text, size_t len, llm_buf *bounds, llm_buf *out,
+                      size_t start)
+{
+	size_t mark = out->len;
+	if (out->len > start)
+		llm_buf_addc(out, ' ');
+	llm_buf_adds(out, LLM_TOX_ZHSEG_TOKEN);
+	size_t after = out->len;
+	segment(seg, text, len, bounds, out);
+	if (out->len == after)
+		llm_buf_truncate(out, mark);
+}
+
+void llm_tox_normalize(const char *text, size_t len, llm_zhseg *seg, llm_buf *out)
+{
+	size_t start = out->len;
+	normalize_chars(text, len, out);
+	if (seg && has_han(text, len))
+		add_words(seg, text, len, NULL, out, start);
+}
+
 llm_tox *llm_tox_new(void)
 {
 	llm_tox *t = llm_calloc(1, sizeof *t);
 	t->label = -1;
 	t->cjk_min = 1;
+	t->zh_bounds = 1;
 	return t;
 }
 
@@ -131,6 +210,7 @@ void llm_tox_free(llm_tox *t)
 }
 
 void llm_tox_set_cjk_min(llm_tox *t, size_t n) { t->cjk_min = n; }
+void llm_tox_set_zh_bounds(llm_tox *t, int on) { t->zh_bounds = on; }
 
 int llm_tox_add_words(llm_tox *t, const char *lang, const char *path)
 {
@@ -165,6 +245,7 @@ int llm_tox_set_model(llm_tox *t, const char *path, const char *label)
 	llm_fasttext_free(t->model);
 	t->model = m;
 	t->label = id;
+	t->model_words = llm_fasttext_word_id(m, LLM_TOX_ZHSEG_TOKEN, strlen(LLM_TOX_ZHSEG_TOKEN)) >= 0;
 	return LLM_OK;
 }
 
@@ -201,7 +282,7 @@ static int build_list(llm_tox *t, const char *lang, int only_free)
 	return LLM_OK;
 }
 
-int llm_tox_ready(llm_tox *t)
+static int build_lists(llm_tox *t)
 {
 	if (t->nfiles == 0 || t->nlists > 0)
 		return LLM_OK;
@@ -218,10 +299,16 @@ int llm_tox_ready(llm_tox *t)
 				return rc;
 		}
 	}
-	int rc = build_list(t, NULL, 0);
-	if (rc)
-		return rc;
-	t->all = (long)t->nlists - 1;
+	/* With one language, its list already holds every file: documents of unknown language
+	 * share it (a list of millions of rules is not compiled twice). */
+	int rc;
+	if (t->nlists == 1) {
+		t->all = 0;
+	} else {
+		if ((rc = build_list(t, NULL, 0)))
+			return rc;
+		t->all = (long)t->nlists - 1;
+	}
 	t->free = -1;
 	size_t nfree = 0;
 	for (size_t i = 0; i < t->nfiles; i++)
@@ -233,6 +320,20 @@ int llm_tox_ready(llm_tox *t)
 			return rc;
 		t->free = (long)t->nlists - 1;
 	}
+	return LLM_OK;
+}
+
+int llm_tox_ready(llm_tox *t)
+{
+	int rc = build_lists(t);
+	if (rc)
+		return rc;
+	int cjk = 0;
+	for (size_t i = 0; i < t->nlists; i++)
+		cjk |= llm_wordlist_has_cjk(t->lists[i].w);
+	if (!t->dict && ((t->zh_bounds && cjk) || t->model_words) &&
+	    llm_zhseg_dict_default(&t->dict) != LLM_OK)
+		return llm_fail(LLM_ENOTFOUND, "Chinese word boundaries: %s", llm_last_error());
 	return LLM_OK;
 }
 
@@ -252,7 +353,10 @@ llm_tox_scratch *llm_tox_scratch_new(const llm_tox *t)
 		s->fs = llm_fasttext_scratch_new(t->model);
 		s->pred = llm_calloc((size_t)llm_fasttext_nlabels(t->model) + 1, sizeof *s->pred);
 	}
+	if (t->dict)
+		s->seg = llm_zhseg_new(t->dict);
 	llm_buf_init(&s->norm);
+	llm_buf_init(&s->bounds);
 	return s;
 }
 
@@ -265,7 +369,9 @@ void llm_tox_scratch_free(llm_tox_scratch *s)
 	free(s->ws);
 	llm_fasttext_scratch_free(s->fs);
 	free(s->pred);
+	llm_zhseg_free(s->seg);
 	llm_buf_release(&s->norm);
+	llm_buf_release(&s->bounds);
 	free(s);
 }
 
@@ -292,12 +398,23 @@ void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_
 	r->chars = llm_utf8_count(text, len);
 	r->score = -1;
 	long li = t->nlists ? pick_list(t, lang, lang_len) : -1;
-	if (li >= 0)
-		r->hits = llm_wordlist_scan(t->lists[li].w, s->ws[li], text, len, NULL, 0);
-	r->per_1k = r->chars ? (double)r->hits * 1000.0 / (double)r->chars : 0.0;
+	char key[LLM_TOXLANG_TAG];
+	int zh = !lang || lang_len == 0 || strcmp(llm_toxlang_key(lang, lang_len, key), "zh") == 0;
+	int bounds = li >= 0 && s->seg && t->zh_bounds && zh && llm_wordlist_has_cjk(t->lists[li].w);
+	int words = t->model && t->model_words && has_han(text, len);
 	if (t->model) {
 		llm_buf_reset(&s->norm);
-		llm_tox_normalize(text, len, &s->norm);
+		normalize_chars(text, len, &s->norm);
+	}
+	if (words)
+		add_words(s->seg, text, len, bounds ? &s->bounds : NULL, &s->norm, 0);
+	else if (bounds)
+		segment(s->seg, text, len, &s->bounds, NULL);
+	if (li >= 0)
+		r->hits = llm_wordlist_scan(t->lists[li].w, s->ws[li], text, len,
+		                            bounds ? (const uint8_t *)s->bounds.p : NULL, NULL, 0);
+	r->per_1k = r->chars ? (double)r->hits * 1000.0 / (double)r->chars : 0.0;
+	if (t->model) {
 		int n = llm_fasttext_predict(t->model, s->fs, s->norm.p, s->norm.len, 0, 0.0f, s->pred);
 		r->score = 0.0;
 		for (int i = 0; i < n; i++)

@@ -6,7 +6,10 @@
  *     matched against the lists of its primary language subtag ("zh-Hant" uses "zh") plus
  *     the lists bound to no language; in a language no list names, against the lists bound
  *     to no language only (French "con" is no insult in Italian); a document without "lang"
- *     against every list, since its language is unknown. The rule fires
+ *     against every list, since its language is unknown. Chinese documents (lang zh, or no
+ *     lang) are segmented into words (zhseg.h, jieba's algorithm and dictionary) and a CJK
+ *     entry hits only where words start and end: "成人" (adult) is no hit in "组成人员"
+ *     (组成 / 人员, members), unless the list marks it with "*" (wordlist.h). The rule fires
  *     when there is at least one hit and hits per 1,000 characters (code points) reach
  *     words_per_1k; density rather than "any hit" keeps a long page that mentions one word
  *     once, while a short comment built around it goes.
@@ -20,7 +23,10 @@
  * simple mapping), full-width ASCII folded to ASCII, every CJK character (Han, Kana, Hangul),
  * punctuation mark and symbol becomes a token of its own, white space and control characters
  * separate tokens. So word bigrams of CJK text are character bigrams, and "bitch!" holds the
- * word "bitch".
+ * word "bitch". With a segmenter (a model trained with Chinese words), the Chinese words of
+ * two or more characters follow, after the token "__zhseg__": "你个傻逼吧" is seen as
+ * "你 个 傻 逼 吧 __zhseg__ 傻逼". A model whose vocabulary holds "__zhseg__" is given the
+ * words; any other model, the characters alone.
  *
  * A configured llm_tox is immutable after llm_tox_ready and can be shared by threads, each
  * with its own llm_tox_scratch.
@@ -32,9 +38,14 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "text/zhseg.h"
 
-/* Append the model's view of text[0..len) to out: tokens separated by single spaces. */
-void llm_tox_normalize(const char *text, size_t len, llm_buf *out);
+/* The token that marks a model trained with Chinese words, and that precedes them. */
+#define LLM_TOX_ZHSEG_TOKEN "__zhseg__"
+
+/* Append the model's view of text[0..len) to out: tokens separated by single spaces; with
+ * seg (not NULL), the Chinese words too. */
+void llm_tox_normalize(const char *text, size_t len, llm_zhseg *seg, llm_buf *out);
 
 typedef struct llm_tox llm_tox;
 
@@ -49,7 +60,12 @@ int llm_tox_set_model(llm_tox *t, const char *path, const char *label);
 /* CJK word-list entries shorter than n characters are ignored (llm_wordlist_set_cjk_min);
  * call before adding lists. */
 void llm_tox_set_cjk_min(llm_tox *t, size_t n);
-/* Compile the word lists. Call once, after the last add. */
+/* Chinese word boundaries for the word lists (on by default); off: CJK entries match as
+ * substrings anywhere, and no dictionary is needed for the lists. */
+void llm_tox_set_zh_bounds(llm_tox *t, int on);
+/* Compile the word lists, and load the segmenter's dictionary (llm_zhseg_dict_default) when
+ * the lists or the model need it: LLM_ENOTFOUND when it cannot be loaded. Call once, after
+ * the last add. */
 int llm_tox_ready(llm_tox *t);
 int llm_tox_has_words(const llm_tox *t);
 int llm_tox_has_model(const llm_tox *t);

@@ -9,12 +9,46 @@ test_expect_success 'rules, English: whole words, case-insensitive, lists by lan
 	test_cmp $D/rules_en.expect out
 '
 
-test_expect_success 'rules, Chinese: substrings, single-character entries ignored by default' '
+test_expect_success 'rules, Chinese: entries hit whole words of the segmentation; single characters ignored by default' '
 	llm-tox -q --no-model --mode annotate $D/rules_zh.jsonl >out &&
 	test_cmp $D/rules_zh.expect out &&
 	llm-tox -q --no-model --mode annotate --cjk-min-chars 1 $D/rules_zh.jsonl >out1 &&
 	jq -r "select(.id == \"zh2\") | .tox_hits" out1 >got &&
+	echo 0 >expect && test_cmp expect got
+'
+
+test_expect_success 'rules, Chinese: --zh-substrings matches inside words (成人 in 成人教育, 组成人员)' '
+	llm-tox -q --no-model --mode annotate --zh-substrings $D/rules_zh.jsonl >sub &&
+	jq -r "select(.tox_hits != 0) | .id" sub >got &&
+	printf "zh1\nzh3\nzh4\nzh6\nzh7\n" >expect && test_cmp expect got &&
+	llm-tox -q --no-model --mode annotate --zh-substrings --cjk-min-chars 1 $D/rules_zh.jsonl |
+		jq -r "select(.id == \"zh2\") | .tox_hits" >got &&
 	echo 2 >expect && test_cmp expect got
+'
+
+test_expect_success 'rules: a "*" lifts the word boundary on its side' '
+	printf "%s\n" "*成人*" "class*" >mine &&
+	printf "%s\n" "{\"lang\": \"zh\", \"text\": \"组成人员\"}" \
+		"{\"lang\": \"en\", \"text\": \"classes and a class\"}" >in &&
+	llm-tox -q --no-model --mode annotate --words mine in | jq -r .tox_hits >got &&
+	printf "1\n2\n" >expect && test_cmp expect got
+'
+
+test_expect_success 'a list of your own for a language: --add-words beside the defaults, --words instead' '
+	echo "公园" >mine &&
+	llm-tox -q --no-model --mode annotate --add-words zh:mine $D/rules_zh.jsonl |
+		jq -r "select(.id == \"zh1\" or .id == \"zh5\") | .tox_hits" >got &&
+	printf "1\n1\n" >expect && test_cmp expect got &&
+	llm-tox -q --no-model --mode annotate --words zh:mine $D/rules_zh.jsonl |
+		jq -r "select(.id == \"zh1\" or .id == \"zh5\") | .tox_hits" >got &&
+	printf "0\n1\n" >expect && test_cmp expect got
+'
+
+test_expect_success 'without the segmenter dictionary: an error that names the way out' '
+	LLM_ZHSEG_DICT=/nonexistent/dict.txt test_must_fail llm-tox -q --no-model $D/rules_zh.jsonl 2>err &&
+	test_grep "zh-substrings" err &&
+	LLM_ZHSEG_DICT=/nonexistent/dict.txt llm-tox -q --no-model --zh-substrings $D/rules_zh.jsonl >out &&
+	jq -r .id out >got && printf "zh2\nzh5\n" >expect && test_cmp expect got
 '
 
 test_expect_success 'filter: dropped documents go to rejects with reason and counts' '
