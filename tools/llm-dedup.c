@@ -1351,7 +1351,10 @@ int main(int argc, char **argv)
 	case MODE_CLUSTER: return run_cluster(&c);
 	case MODE_APPLY: return run_apply(&c);
 	}
-	if (c.ndecon)
-		return run_decon(&c);
+	if (c.ndecon) {
+		int rc = run_decon(&c);
+		free(c.decon);
+		return rc;
+	}
 	return c.substring ? run_substring(&c) : c.lines ? run_lines(&c) : run_docs(&c);
 }
