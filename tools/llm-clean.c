@@ -142,42 +142,6 @@ static void set_param(llm_recipe *r, const char *arg)
 	free(name);
 }
 
-/* --list-filters: the table of filter steps, as the man page lists it. */
-static void list_filters(void)
-{
-	llm_quality_params en, zh;
-	llm_quality_defaults(&en, "en");
-	llm_quality_defaults(&zh, "zh");
-	llm_buf b = LLM_BUF_INIT, ven = LLM_BUF_INIT, vzh = LLM_BUF_INIT;
-	for (int i = 0; i < LLM_FILTER_NSTEPS; i++) {
-		const llm_filter_step *st = &llm_filter_steps[i];
-		llm_buf_addf(&b, "%s%s  %s%s\n  reasons:", i ? "\n" : "", st->name, st->title,
-		             (LLM_FILTER_DEFAULT >> i & 1) ? " (default)" : "");
-		for (int k = 0; st->reasons[k]; k++)
-			llm_buf_addf(&b, " %s", st->reasons[k]);
-		llm_buf_addc(&b, '\n');
-		for (int k = 0; k < st->ncounters; k++)
-			llm_buf_addf(&b, "  counts lines: %s\n", llm_filter_counters[st->counter0 + k]);
-		for (size_t k = 0; k < llm_filter_nparams; k++) {
-			const llm_filter_param *p = &llm_filter_params[k];
-			if (p->step != i)
-				continue;
-			llm_buf_reset(&ven);
-			llm_buf_reset(&vzh);
-			llm_filter_param_get(&en, p, &ven);
-			llm_filter_param_get(&zh, p, &vzh);
-			llm_buf_addf(&b, "  %s = %s", p->name, ven.p);
-			if (strcmp(ven.p, vzh.p) != 0)
-				llm_buf_addf(&b, " (zh %s)", vzh.p);
-			llm_buf_addc(&b, '\n');
-		}
-	}
-	fwrite(b.p, 1, b.len, stdout);
-	llm_buf_release(&b);
-	llm_buf_release(&ven);
-	llm_buf_release(&vzh);
-}
-
 /* One record of a batch. */
 typedef struct {
 	size_t off, len;  /* in the batch's bytes */
@@ -427,7 +391,7 @@ int main(int argc, char **argv)
 	llm_clean_cfg cfg;
 	llm_clean_cfg_init(&cfg);
 	llm_recipe *recipe = llm_recipe_new();
-	bool explain = false;
+	bool explain = false, list = false;
 	const char *stop_file = NULL, *drop_file = NULL, *drop_line_file = NULL, *model_file = NULL;
 	const char *time_ph = NULL;
 	bool mask_time = false;
@@ -445,7 +409,7 @@ int main(int argc, char **argv)
 				die("%s", llm_last_error());
 			break;
 		case OPT_EXPLAIN: explain = true; break;
-		case OPT_LIST_FILTERS: list_filters(); return 0;
+		case OPT_LIST_FILTERS: list = true; break;
 		case OPT_NORMALIZE: override(recipe, "--normalize", "normalize", optarg); break;
 		case OPT_FILTERS: override(recipe, "--filters", "filters", optarg); break;
 		case OPT_MIN_CHARS:
@@ -509,13 +473,18 @@ int main(int argc, char **argv)
 	cfg.recipe = recipe;
 	if (batch_bytes < 1)
 		batch_bytes = 1;
-	if (explain) {
+	if (explain || list) {
 		llm_buf b = LLM_BUF_INIT;
-		llm_recipe_explain(recipe, &b);
+		if (list)
+			llm_filter_list(&b);
+		else
+			llm_recipe_explain(recipe, &b);
 		if (fwrite(b.p, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
 			die("standard output: %s", strerror(errno));
 		llm_buf_release(&b);
 		llm_recipe_free(recipe);
+		free((void *)cfg.langs);
+		free(langs_copy);
 		return 0;
 	}
 

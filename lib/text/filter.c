@@ -342,6 +342,39 @@ void llm_filter_param_get(const llm_quality_params *p, const llm_filter_param *p
 		llm_json_put_f64(out, *(const double *)(const void *)base);
 }
 
+void llm_filter_list(llm_buf *out)
+{
+	llm_quality_params en, zh;
+	llm_quality_defaults(&en, "en");
+	llm_quality_defaults(&zh, "zh");
+	llm_buf ven = LLM_BUF_INIT, vzh = LLM_BUF_INIT;
+	for (int i = 0; i < LLM_FILTER_NSTEPS; i++) {
+		const llm_filter_step *st = &llm_filter_steps[i];
+		llm_buf_addf(out, "%s%s  %s%s\n  reasons:", i ? "\n" : "", st->name, st->title,
+		             (LLM_FILTER_DEFAULT >> i & 1) ? " (default)" : "");
+		for (int k = 0; st->reasons[k]; k++)
+			llm_buf_addf(out, " %s", st->reasons[k]);
+		llm_buf_addc(out, '\n');
+		for (int k = 0; k < st->ncounters; k++)
+			llm_buf_addf(out, "  counts lines: %s\n", llm_filter_counters[st->counter0 + k]);
+		for (size_t k = 0; k < llm_filter_nparams; k++) {
+			const llm_filter_param *p = &llm_filter_params[k];
+			if (p->step != i)
+				continue;
+			llm_buf_reset(&ven);
+			llm_buf_reset(&vzh);
+			llm_filter_param_get(&en, p, &ven);
+			llm_filter_param_get(&zh, p, &vzh);
+			llm_buf_addf(out, "  %s = %s", p->name, ven.p);
+			if (strcmp(ven.p, vzh.p) != 0)
+				llm_buf_addf(out, " (zh %s)", vzh.p);
+			llm_buf_addc(out, '\n');
+		}
+	}
+	llm_buf_release(&ven);
+	llm_buf_release(&vzh);
+}
+
 bool llm_filter_run(unsigned bits, llm_quality *q, const llm_quality_params *p,
                     const llm_segmenter *seg, llm_buf *text, llm_buf *scratch,
                     uint64_t counts[LLM_FILTER_NCOUNTERS], llm_verdict *v)

@@ -90,6 +90,10 @@ int llm_filter_param_set(llm_quality_params *p, const llm_filter_param *par, con
 /* The parameter's value as text ("0.287", "1000", "true"). */
 void llm_filter_param_get(const llm_quality_params *p, const llm_filter_param *par, llm_buf *out);
 
+/* --list-filters: every step with its title, reasons, counters and parameters with their
+ * English and (where different) Chinese defaults, appended to out as text. */
+void llm_filter_list(llm_buf *out);
+
 /* The closest of names[0..n) to word (edit distance), or NULL when none is close. */
 const char *llm_filter_closest(const char *word, size_t len, const char *const *names, size_t n);
 
