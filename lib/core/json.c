@@ -497,6 +497,25 @@ int llm_json_next(const llm_json_val *c, size_t *it, llm_json_val *key, llm_json
 	return LLM_OK;
 }
 
+int llm_json_member_eq(const llm_json_val *obj, const char *key, const char *s)
+{
+	llm_json_val v = llm_json_member(obj, key);
+	return v.type == LLM_JSON_STRING && llm_json_str_eq(&v, s);
+}
+
+char *llm_json_dup_str(const llm_json_val *v, size_t *len)
+{
+	llm_buf b = LLM_BUF_INIT;
+	if (v->type != LLM_JSON_STRING || llm_json_str(v, &b)) {
+		llm_buf_release(&b);
+		return NULL;
+	}
+	llm_buf_addc(&b, 0);
+	char *s = llm_buf_detach(&b, len);
+	(*len)--;
+	return s;
+}
+
 llm_json_val llm_json_member(const llm_json_val *obj, const char *key)
 {
 	llm_json_val k, v, found = { NULL, 0, LLM_JSON_INVALID };

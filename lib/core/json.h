@@ -85,6 +85,11 @@ int llm_json_num(const llm_json_val *v, double *out);
 int llm_json_i64(const llm_json_val *v, int64_t *out);
 /* Compare a string value with a C string without unescaping into a buffer when possible. */
 int llm_json_str_eq(const llm_json_val *v, const char *s);
+/* Whether obj's member key is a string equal to s. */
+int llm_json_member_eq(const llm_json_val *obj, const char *key, const char *s);
+/* A string value unescaped into a new NUL-terminated copy (its length in *len), or NULL when
+ * v is not a valid string. */
+char *llm_json_dup_str(const llm_json_val *v, size_t *len);
 
 /*
  * Iterate the elements of an array or the members of an object:

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <utf8proc.h>
 
 #include "core/err.h"
 #include "core/hash.h"
@@ -402,6 +401,7 @@ int bpe_add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_
 	b->sp[b->nsp++] = sp;
 	b->sp_first[(unsigned char)text[0]] = 1;
 	b->any_normalized |= sp.normalized;
+	b->lossy |= sp.lstrip || sp.rstrip; /* the white space they take is not given back */
 	return LLM_OK;
 }
 
@@ -866,9 +866,7 @@ static int encode_ordinary(llm_bpe_enc *e, const char *s, size_t n, bool at_star
 /* Unicode White_Space (Rust's char::is_whitespace, what lstrip and rstrip take). */
 static bool is_white(uint32_t c)
 {
-	return (c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
-	       (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
-	       c == 0x205f || c == 0x3000;
+	return llm_uc_is(c, LLM_UC_SPACE);
 }
 
 /* The code point that ends s[0..n) (n > 0), and where it starts. */
@@ -889,9 +887,7 @@ static bool is_word(uint32_t c)
 {
 	if (c < 128)
 		return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-	utf8proc_category_t cat = utf8proc_category((utf8proc_int32_t)c);
-	return (cat >= UTF8PROC_CATEGORY_LU && cat <= UTF8PROC_CATEGORY_LO) ||
-	       (cat >= UTF8PROC_CATEGORY_ND && cat <= UTF8PROC_CATEGORY_NO);
+	return llm_uc_is(c, LLM_UC_LETTER | LLM_UC_NUMBER);
 }
 
 typedef struct {

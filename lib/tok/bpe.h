@@ -103,8 +103,9 @@ uint64_t llm_bpe_file_id(const llm_bpe *bpe);
 const char *llm_bpe_token(const llm_bpe *bpe, uint32_t id, size_t *len);
 bool llm_bpe_is_special(const llm_bpe *bpe, uint32_t id);
 /* Whether decoding gives back any text encoded, byte for byte: false when a normalizer,
- * a pre-tokenizer that drops or rewrites text (Removed, Metaspace, a prefix space) or a
- * character-level model (unknown characters, the Metaspace replacement) may change it. */
+ * a pre-tokenizer that drops or rewrites text (Removed, Metaspace, a prefix space), added
+ * tokens that take the white space beside them, or a character-level model (unknown
+ * characters, the Metaspace replacement) may change it. */
 bool llm_bpe_roundtrips(const llm_bpe *bpe);
 /* The id of a special token by its text, or -1. */
 int64_t llm_bpe_special_id(const llm_bpe *bpe, const char *text);

@@ -17,6 +17,21 @@
 #include "core/utf8.h"
 #include "pretok.h"
 
+/* The next line of d[0..n) from *pos on, without its LF or CR LF; false after the last. */
+static bool next_line(const char *d, size_t n, size_t *pos, const char **line, size_t *len)
+{
+	if (*pos >= n)
+		return false;
+	const char *nl = memchr(d + *pos, '\n', n - *pos);
+	size_t e = nl ? (size_t)(nl - d) : n;
+	*line = d + *pos;
+	*len = e - *pos;
+	*pos = nl ? e + 1 : n;
+	if (*len && (*line)[*len - 1] == '\r')
+		(*len)--;
+	return true;
+}
+
 /* ---- tiktoken rank files ---- */
 
 static int b64val(unsigned char c)
@@ -215,16 +230,10 @@ int llm_bpe_load_tiktoken(llm_bpe **out, const char *data, size_t len, const cha
 	lines++;
 	llm_buf tok = LLM_BUF_INIT;
 	int rc = LLM_OK;
-	size_t lineno = 0, ntokens = 0;
-	for (size_t i = 0; i < len && !rc;) {
-		const char *nl = memchr(data + i, '\n', len - i);
-		size_t e = nl ? (size_t)(nl - data) : len;
-		const char *line = data + i;
-		size_t ll = e - i;
-		i = nl ? e + 1 : len;
+	size_t lineno = 0, ntokens = 0, pos = 0, ll;
+	const char *line;
+	while (!rc && next_line(data, len, &pos, &line, &ll)) {
 		lineno++;
-		if (ll && line[ll - 1] == '\r')
-			ll--;
 		if (ll == 0)
 			continue;
 		const char *sp = memchr(line, ' ', ll);
@@ -442,8 +451,7 @@ static bool off(const llm_json_val *v)
 
 static bool is_type(const llm_json_val *obj, const char *type)
 {
-	llm_json_val t = llm_json_member(obj, "type");
-	return t.type == LLM_JSON_STRING && llm_json_str_eq(&t, type);
+	return llm_json_member_eq(obj, "type", type);
 }
 
 static bool flag(const llm_json_val *obj, const char *key)
@@ -499,15 +507,7 @@ static void free_added(added *a, size_t n)
 static char *member_dup(const llm_json_val *obj, const char *key, size_t *len)
 {
 	llm_json_val v = llm_json_member(obj, key);
-	llm_buf t = LLM_BUF_INIT;
-	if (v.type != LLM_JSON_STRING || llm_json_str(&v, &t)) {
-		llm_buf_release(&t);
-		return NULL;
-	}
-	llm_buf_addc(&t, 0);
-	char *s = llm_buf_detach(&t, len);
-	(*len)--;
-	return s;
+	return llm_json_dup_str(&v, len);
 }
 
 /* The <0xXX> tokens: bytes for byte_fallback encoding, and their bytes for decoding. */
@@ -704,7 +704,7 @@ int llm_bpe_load_hf(llm_bpe **out, const char *data, size_t len, const char *nam
 	}
 	rc = bpe_finish(b, pat, true);
 	free(pat);
-	b->lossy = b->norm || info.lossy || !b->bytelevel || b->prefix_space;
+	b->lossy |= b->norm || info.lossy || !b->bytelevel || b->prefix_space;
 	if (!rc)
 		bpe_build_csr(b);
 done:
@@ -745,16 +745,10 @@ int llm_bpe_load_gpt2(llm_bpe **out, const char *vocab, size_t vlen, const char 
 	bpe_pmap_init(b, 65536);
 	llm_buf tmp = LLM_BUF_INIT;
 	uint32_t rank = 0;
-	size_t lineno = 0;
-	for (size_t i = 0; i < mlen && !rc;) {
-		const char *nl = memchr(merges + i, '\n', mlen - i);
-		size_t e = nl ? (size_t)(nl - merges) : mlen;
-		const char *line = merges + i;
-		size_t ll = e - i;
-		i = nl ? e + 1 : mlen;
+	size_t lineno = 0, pos = 0, ll;
+	const char *line;
+	while (!rc && next_line(merges, mlen, &pos, &line, &ll)) {
 		lineno++;
-		if (ll && line[ll - 1] == '\r')
-			ll--;
 		if (ll == 0 || (lineno == 1 && ll >= 8 && memcmp(line, "#version", 8) == 0))
 			continue;
 		const char *sp = memchr(line, ' ', ll);

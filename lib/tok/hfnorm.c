@@ -37,8 +37,7 @@ struct llm_hfnorm_state {
 
 static bool type_is(const llm_json_val *obj, const char *type)
 {
-	llm_json_val t = llm_json_member(obj, "type");
-	return t.type == LLM_JSON_STRING && llm_json_str_eq(&t, type);
+	return llm_json_member_eq(obj, "type", type);
 }
 
 static void step_release(step *s)
@@ -62,15 +61,7 @@ void llm_hfnorm_free(llm_hfnorm *n)
 static int member_str(const llm_json_val *obj, const char *key, char **out, size_t *len)
 {
 	llm_json_val v = llm_json_member(obj, key);
-	llm_buf b = LLM_BUF_INIT;
-	if (v.type != LLM_JSON_STRING || llm_json_str(&v, &b)) {
-		llm_buf_release(&b);
-		return LLM_EFORMAT;
-	}
-	llm_buf_addc(&b, 0);
-	*out = llm_buf_detach(&b, len);
-	(*len)--;
-	return LLM_OK;
+	return (*out = llm_json_dup_str(&v, len)) ? LLM_OK : LLM_EFORMAT;
 }
 
 static int parse_one(llm_hfnorm *n, const llm_json_val *v, const char *name)
@@ -190,9 +181,7 @@ void llm_hfnorm_state_free(llm_hfnorm_state *st)
 /* Unicode White_Space: Rust's char::is_whitespace, which Strip uses. */
 static bool is_white(uint32_t c)
 {
-	return (c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
-	       (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
-	       c == 0x205f || c == 0x3000;
+	return llm_uc_is(c, LLM_UC_SPACE);
 }
 
 static void unicode_form(utf8proc_option_t form, const char *s, size_t n, llm_buf *out)
@@ -231,8 +220,7 @@ static void lowercase(const char *s, size_t n, llm_buf *out)
 			llm_buf_add(out, "i\xcc\x87", 3);
 		} else {
 			char e[4];
-			uint32_t lc = (uint32_t)utf8proc_tolower((utf8proc_int32_t)cp);
-			llm_buf_add(out, e, llm_utf8_encode(lc, e));
+			llm_buf_add(out, e, llm_utf8_encode(llm_uc_tolower(cp), e));
 		}
 		i += k;
 	}

@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <utf8proc.h>
 
 #include "core/buf.h"
 #include "core/err.h"
@@ -67,8 +66,7 @@ struct llm_hfpretok_state {
 
 static bool type_is(const llm_json_val *obj, const char *type)
 {
-	llm_json_val t = llm_json_member(obj, "type");
-	return t.type == LLM_JSON_STRING && llm_json_str_eq(&t, type);
+	return llm_json_member_eq(obj, "type", type);
 }
 
 static void step_release(step *s)
@@ -101,19 +99,6 @@ static int parse_behavior(const llm_json_val *v, const char *key, behavior def, 
 			return LLM_OK;
 		}
 	return LLM_EFORMAT;
-}
-
-static char *json_strdup(const llm_json_val *v, size_t *len)
-{
-	llm_buf b = LLM_BUF_INIT;
-	if (v->type != LLM_JSON_STRING || llm_json_str(v, &b)) {
-		llm_buf_release(&b);
-		return NULL;
-	}
-	llm_buf_addc(&b, 0);
-	char *s = llm_buf_detach(&b, len);
-	(*len)--;
-	return s;
 }
 
 static int compile(step *s, const char *re, const char *name)
@@ -151,10 +136,10 @@ static int parse_one(llm_hfpretok *p, const llm_json_val *v, const char *name,
 			return llm_fail(LLM_EFORMAT, "%s: Split has an unknown behavior", name);
 		size_t len;
 		char *t;
-		if (re.type == LLM_JSON_STRING && (t = json_strdup(&re, &len))) {
+		if (re.type == LLM_JSON_STRING && (t = llm_json_dup_str(&re, &len))) {
 			rc = compile(&s, t, name);
 			free(t);
-		} else if (str.type == LLM_JSON_STRING && (s.str = json_strdup(&str, &s.str_len))) {
+		} else if (str.type == LLM_JSON_STRING && (s.str = llm_json_dup_str(&str, &s.str_len))) {
 			s.m = M_STRING;
 		} else {
 			return llm_fail(LLM_EFORMAT, "%s: Split has no pattern", name);
@@ -175,7 +160,7 @@ static int parse_one(llm_hfpretok *p, const llm_json_val *v, const char *name,
 		s.m = M_STRING;
 		s.beh = B_MERGED_NEXT;
 		s.split = sp.type != LLM_JSON_FALSE;
-		if (!(s.str = json_strdup(&rep, &s.str_len)) || s.str_len == 0)
+		if (!(s.str = llm_json_dup_str(&rep, &s.str_len)) || s.str_len == 0)
 			return llm_fail(LLM_EFORMAT, "%s: Metaspace without a replacement", name);
 		s.scheme = PREPEND_ALWAYS;
 		if (sch.type == LLM_JSON_STRING) {
@@ -330,15 +315,11 @@ static void seg_push(llm_hfpretok_state *st, size_t *n, size_t a, size_t z, bool
 static bool char_matches(matcher m, uint32_t c)
 {
 	if (m == M_WHITE)
-		return (c >= 9 && c <= 13) || c == ' ' || c == 0x85 || c == 0xa0 || c == 0x1680 ||
-		       (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f ||
-		       c == 0x205f || c == 0x3000;
-	utf8proc_category_t cat = utf8proc_category((utf8proc_int32_t)c);
+		return llm_uc_is(c, LLM_UC_SPACE);
 	if (m == M_DIGIT)
-		return cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL ||
-		       cat == UTF8PROC_CATEGORY_NO;
-	return (c < 128 && strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", (int)c) && c) ||
-	       (cat >= UTF8PROC_CATEGORY_PC && cat <= UTF8PROC_CATEGORY_PO);
+		return llm_uc_is(c, LLM_UC_NUMBER);
+	return (c < 128 && c && strchr("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", (int)c)) ||
+	       llm_uc_is(c, LLM_UC_PUNCT);
 }
 
 /* The matches of step i in s[0..n) as ranges covering it; returns their number. */

@@ -38,6 +38,14 @@ check_report() {
 	print("pieces %d, pruned %d below %d" % (want[0], want[3], t))
 	EOF
 }
+# same_texts A B: the two JSONL files hold the same "text" fields, line by line.
+same_texts() {
+	python3 -c '
+import json, sys
+t = lambda f: [json.loads(l)["text"] for l in open(f, encoding="utf-8")]
+assert t(sys.argv[1]) == t(sys.argv[2])
+' "$1" "$2"
+}
 # stat FILE KEY: a number of the "train" member.
 stat() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["train"][sys.argv[2]])' "$1" "$2"; }
 
@@ -70,12 +78,7 @@ test_expect_success '--memory 1M on all samples: spills, prunes, trains a loadab
 	test -z "$(ls tmp)" &&
 	llm-tokenize -q -t small.json docs.jsonl -o d.tok &&
 	llm-tokenize decode -q -t small.json d.tok >back.jsonl &&
-	python3 -c "
-import json, sys
-a = [json.loads(l)[\"text\"] for l in open(\"docs.jsonl\")]
-b = [json.loads(l)[\"text\"] for l in open(\"back.jsonl\")]
-assert a == b
-" &&
+	same_texts docs.jsonl back.jsonl &&
 	llm-tokenize -q -t small.tiktoken -e gpt2 --no-eos -f jsonl docs.jsonl >viatk &&
 	llm-tokenize -q -t small.json --no-eos -f jsonl docs.jsonl >viahf && test_cmp viahf viatk
 '
@@ -135,12 +138,7 @@ test_expect_success 'named pre-tokenizers for Chinese: qwen, and deepseek as a S
 	llm-tokenize train -q --vocab-size 1000 --pattern qwen -o qw.json docs.jsonl &&
 	llm-tokenize -q -t ds.json docs.jsonl -o ds.tok &&
 	llm-tokenize decode -q -t ds.json ds.tok >dsback.jsonl &&
-	python3 -c "
-import json
-a = [json.loads(l)[\"text\"] for l in open(\"docs.jsonl\")]
-b = [json.loads(l)[\"text\"] for l in open(\"dsback.jsonl\")]
-assert a == b
-"
+	same_texts docs.jsonl dsback.jsonl
 '
 
 test_expect_success HF_TOKENIZERS 'Hugging Face tokenizers encodes with the deepseek-pattern tokenizer identically' '
