@@ -384,6 +384,10 @@ static llm_bpe *load_tokenizer(const struct opts *o)
 	if (!o->tokenizer)
 		usage_error("a tokenizer is required (-t FILE)");
 	const char *pattern = o->pattern;
+	size_t npat = 0;
+	if (pattern && llm_pretok_named_seq(pattern, &npat) && npat > 1)
+		usage_error("--pattern %s is a sequence of patterns: only train takes it (the "
+		            "tokenizer.json it writes holds them)", pattern);
 	if (pattern && llm_pretok_named(pattern))
 		pattern = llm_pretok_named(pattern);
 	llm_bpe *b;

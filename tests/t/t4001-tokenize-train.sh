@@ -138,7 +138,9 @@ test_expect_success 'named pre-tokenizers for Chinese: qwen, and deepseek as a S
 	llm-tokenize train -q --vocab-size 1000 --pattern qwen -o qw.json docs.jsonl &&
 	llm-tokenize -q -t ds.json docs.jsonl -o ds.tok &&
 	llm-tokenize decode -q -t ds.json ds.tok >dsback.jsonl &&
-	same_texts docs.jsonl dsback.jsonl
+	same_texts docs.jsonl dsback.jsonl &&
+	test_must_fail --code=2 llm-tokenize -t ds.json --pattern deepseek docs.jsonl 2>err &&
+	test_grep "only train takes it" err
 '
 
 test_expect_success HF_TOKENIZERS 'Hugging Face tokenizers encodes with the deepseek-pattern tokenizer identically' '
