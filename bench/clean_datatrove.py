@@ -32,7 +32,8 @@ import time
 FILTERS = ["gopher-quality", "gopher-rep", "c4", "fineweb"]
 
 
-def load_docs(top):
+def load_docs(top, langs=("en",)):
+    """Every record of samples/corpus (but the toxicity sample) whose lang is in langs."""
     docs = []
     for path in sorted(glob.glob(os.path.join(top, "samples/corpus/*.jsonl"))):
         if "toxicity" in path:
@@ -40,7 +41,7 @@ def load_docs(top):
         with open(path, encoding="utf-8") as f:
             for line in f:
                 d = json.loads(line)
-                if d.get("lang") == "en":
+                if d.get("lang") in langs:
                     docs.append(d)
     return docs
 

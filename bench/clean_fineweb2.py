@@ -17,28 +17,17 @@ Usage: python3 bench/clean_fineweb2.py [--bin bin/llm-clean] [--recipe FILE] [--
 Needs `pip install datatrove spacy jieba pyyaml`; exits 0 with a note when they are missing.
 """
 import argparse
-import glob
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clean_datatrove import load_docs  # noqa: E402
+
 FILTERS = ["gopher-rep", "fineweb", "gopher-quality"]
 LANG = "cmn_Hani"
-
-
-def load_docs(top):
-    docs = []
-    for path in sorted(glob.glob(os.path.join(top, "samples/corpus/*.jsonl"))):
-        if "toxicity" in path:
-            continue
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                d = json.loads(line)
-                if d.get("lang") in ("zh", "zh-Hant"):
-                    docs.append(d)
-    return docs
 
 
 def datatrove_filters(cfg):
@@ -111,7 +100,7 @@ def main():
     jieba.setLogLevel(logging.WARNING)
     with open(os.path.join(top, "tests/data/clean/fineweb2-cmn_Hani.yml"), encoding="utf-8") as f:
         cfg = yaml.safe_load(f)
-    docs = load_docs(top)
+    docs = load_docs(top, ("zh", "zh-Hant"))
     mb = sum(len(d["text"].encode()) for d in docs) / 1e6
     print(f"{len(docs)} Chinese documents (zh, zh-Hant), {mb:.2f} MB of text; datatrove with "
           f"language={LANG} (spaCy + jieba) and the FineWeb-2 {LANG} values")

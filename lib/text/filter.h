@@ -50,11 +50,12 @@ typedef struct {
 	const char *title;           /* "Gopher quality (Rae et al. 2021)" */
 	const char *const *reasons;  /* NULL-terminated */
 	int counter0, ncounters;     /* its counters in llm_filter_counters */
-	bool edits;                  /* may change the text (C4 removes lines) */
-	/* Judge q's current text. An editing step writes the text it keeps to edit. counts: the
-	 * step's own counters. true keeps; false fills v. */
-	bool (*run)(llm_quality *q, const llm_quality_params *p, llm_buf *edit, uint64_t *counts,
-	            llm_verdict *v);
+	/* Judge q's current text: true keeps; false fills v. A step is one of the two kinds:
+	 * judge, or judge_edit for a step that changes the text (C4 removes lines), which writes
+	 * the text it keeps to edit and adds to its own counters. */
+	bool (*judge)(llm_quality *q, const llm_quality_params *p, llm_verdict *v);
+	bool (*judge_edit)(llm_quality *q, const llm_quality_params *p, llm_buf *edit,
+	                   uint64_t *counts, llm_verdict *v);
 } llm_filter_step;
 
 extern const llm_filter_step llm_filter_steps[LLM_FILTER_NSTEPS];

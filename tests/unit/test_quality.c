@@ -402,22 +402,35 @@ static void test_wordset(void)
 	llm_wordset_free(ws);
 }
 
-/* Our decisions against datatrove's on every English sample document. */
-static void test_datatrove_agreement(void)
+typedef bool (*rule_fn)(llm_quality *, const llm_quality_params *, llm_verdict *);
+
+static bool c4_rule(llm_quality *qq, const llm_quality_params *p, llm_verdict *v)
+{
+	static llm_buf out;
+	return llm_quality_c4(qq, p, &out, NULL, v);
+}
+
+/*
+ * Our decisions against datatrove's on every sample record whose lang is lang1 or lang2:
+ * reference (written by bench/clean_datatrove.py or clean_fineweb2.py --golden) has one line
+ * per record, "id<TAB>reason-or-keep" per filter, in the order of rules. Each rule runs with
+ * the defaults of lang1 and words from seg. Returns the documents compared; agree[k] counts
+ * the agreements of rule k, and every disagreement is printed.
+ */
+static size_t agreement(const char *reference, const char *lang1, const char *lang2,
+                        const llm_segmenter *seg, const rule_fn *rules, int nrules, size_t *agree)
 {
 	char *tsv;
 	size_t tlen;
-	if (llm_read_file(unit_path("tests/data/clean/datatrove-en.tsv"), &tsv, &tlen) != LLM_OK) {
-		CHECK(0);
-		return;
-	}
+	if (llm_read_file(unit_path(reference), &tsv, &tlen) != LLM_OK)
+		return 0;
 	static const char *const files[] = { "books", "code", "legal", "news", "qa", "web", "wiki" };
 	llm_quality_params p;
-	llm_quality_defaults(&p, "en");
+	llm_quality_defaults(&p, lang1);
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
-	llm_buf text = LLM_BUF_INIT, id = LLM_BUF_INIT, out = LLM_BUF_INIT;
-	size_t docs = 0, agree[4] = { 0 };
+	llm_buf text = LLM_BUF_INIT, id = LLM_BUF_INIT;
+	size_t docs = 0;
 	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
 		char path[64];
 		snprintf(path, sizeof path, "samples/corpus/%s.jsonl", files[f]);
@@ -429,9 +442,9 @@ static void test_datatrove_agreement(void)
 			if (llm_json_parse(&rec, line, len) != LLM_OK)
 				continue;
 			const llm_json_val *lang = llm_json_get(&rec, "lang");
-			if (!lang || !llm_json_str_eq(lang, "en"))
+			if (!lang || !(llm_json_str_eq(lang, lang1) || (lang2 && llm_json_str_eq(lang, lang2))))
 				continue;
-			/* the reference line (after the header): "\nid\tgq\tgr\tc4\tfw" */
+			/* the reference line (after the header): "\nid\treason..." */
 			llm_buf_reset(&id);
 			llm_buf_addc(&id, '\n');
 			llm_json_get_str(&rec, "id", &id);
@@ -442,16 +455,12 @@ static void test_datatrove_agreement(void)
 			ref += id.len;
 			llm_buf_reset(&text);
 			llm_json_get_str(&rec, "text", &text);
-			llm_verdict v;
-			bool ours[4];
-			llm_quality_set_text(q, text.p, text.len, NULL);
-			ours[0] = llm_quality_gopher(q, &p, &v);
-			ours[1] = llm_quality_repetition(q, &p, &v);
-			ours[2] = llm_quality_c4(q, &p, &out, NULL, &v);
-			ours[3] = llm_quality_fineweb(q, &p, &v);
-			for (int k = 0; k < 4; k++) {
+			llm_quality_set_text(q, text.p ? text.p : "", text.len, seg);
+			for (int k = 0; k < nrules; k++) {
+				llm_verdict v;
+				bool ours = rules[k](q, &p, &v);
 				bool theirs = strncmp(ref, "keep", 4) == 0 && (ref[4] == '\t' || ref[4] == '\n');
-				if (theirs == ours[k])
+				if (theirs == ours)
 					agree[k]++;
 				else
 					printf("#   %.*s filter %d: datatrove %.*s\n", (int)id.len - 2, id.p + 1, k,
@@ -462,21 +471,29 @@ static void test_datatrove_agreement(void)
 		}
 		llm_reader_free(r);
 	}
+	free(tsv);
+	llm_json_rec_release(&rec);
+	llm_buf_release(&text);
+	llm_buf_release(&id);
+	return docs;
+}
+
+/* The English samples against datatrove's FineWeb filters with their default arguments. */
+static void test_datatrove_agreement(void)
+{
+	static const rule_fn rules[4] = { llm_quality_gopher, llm_quality_repetition, c4_rule,
+		                          llm_quality_fineweb };
+	size_t agree[4] = { 0 };
+	size_t docs = agreement("tests/data/clean/datatrove-en.tsv", "en", NULL, NULL, rules, 4, agree);
 	printf("#   %zu documents; agreement gopher-quality %zu, gopher-rep %zu, c4 %zu, fineweb %zu\n",
 	       docs, agree[0], agree[1], agree[2], agree[3]);
 	CHECK(docs > 1000);
 	for (int k = 0; k < 4; k++)
 		CHECK(agree[k] * 100 >= docs * 99);
-	free(tsv);
-	llm_json_rec_release(&rec);
-	llm_buf_release(&text);
-	llm_buf_release(&id);
-	llm_buf_release(&out);
 }
 
-/* Our decisions with FineWeb-2's cmn_Hani values and jieba's words (zhseg) against
- * datatrove's on every Chinese sample document (tests/data/clean/fineweb2-zh.tsv, written by
- * bench/clean_fineweb2.py --golden): each filter alone. */
+/* The Chinese samples against datatrove with FineWeb-2's cmn_Hani values and jieba's words
+ * (zhseg), each filter alone. */
 static void test_fineweb2_agreement(void)
 {
 	const llm_zhseg_dict *d;
@@ -484,73 +501,17 @@ static void test_fineweb2_agreement(void)
 		printf("#   skipped: %s\n", llm_last_error());
 		return;
 	}
-	char *tsv;
-	size_t tlen;
-	if (llm_read_file(unit_path("tests/data/clean/fineweb2-zh.tsv"), &tsv, &tlen) != LLM_OK) {
-		CHECK(0);
-		return;
-	}
 	llm_zhseg *z = llm_zhseg_new(d);
 	llm_segmenter seg = llm_zhseg_segmenter(z);
-	static const char *const files[] = { "books", "code", "legal", "news", "qa", "web", "wiki" };
-	llm_quality_params p;
-	llm_quality_defaults(&p, "zh");
-	llm_json_rec rec;
-	llm_json_rec_init(&rec);
-	llm_buf text = LLM_BUF_INIT, id = LLM_BUF_INIT;
-	size_t docs = 0, agree[3] = { 0 };
-	for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
-		char path[64];
-		snprintf(path, sizeof path, "samples/corpus/%s.jsonl", files[f]);
-		llm_reader *r;
-		CHECK_EQ_INT(llm_reader_open(&r, unit_path(path)), LLM_OK);
-		char *line;
-		size_t len;
-		while (r && llm_reader_line(r, &line, &len) == LLM_OK) {
-			if (llm_json_parse(&rec, line, len) != LLM_OK)
-				continue;
-			const llm_json_val *lang = llm_json_get(&rec, "lang");
-			if (!lang || !(llm_json_str_eq(lang, "zh") || llm_json_str_eq(lang, "zh-Hant")))
-				continue;
-			llm_buf_reset(&id);
-			llm_buf_addc(&id, '\n');
-			llm_json_get_str(&rec, "id", &id);
-			llm_buf_addc(&id, '\t');
-			const char *ref = memmem(tsv, tlen, id.p, id.len);
-			if (!ref)
-				continue;
-			ref += id.len;
-			llm_buf_reset(&text);
-			llm_json_get_str(&rec, "text", &text);
-			llm_verdict v;
-			bool ours[3];
-			llm_quality_set_text(q, text.p ? text.p : "", text.len, &seg);
-			ours[0] = llm_quality_repetition(q, &p, &v);
-			ours[1] = llm_quality_fineweb(q, &p, &v);
-			ours[2] = llm_quality_gopher(q, &p, &v);
-			for (int k = 0; k < 3; k++) {
-				bool theirs = strncmp(ref, "keep", 4) == 0 && (ref[4] == '\t' || ref[4] == '\n');
-				if (theirs == ours[k])
-					agree[k]++;
-				else
-					printf("#   %.*s filter %d: datatrove %.*s\n", (int)id.len - 2, id.p + 1, k,
-					       (int)strcspn(ref, "\t\n"), ref);
-				ref += strcspn(ref, "\t\n") + 1;
-			}
-			docs++;
-		}
-		llm_reader_free(r);
-	}
+	static const rule_fn rules[3] = { llm_quality_repetition, llm_quality_fineweb, llm_quality_gopher };
+	size_t agree[3] = { 0 };
+	size_t docs = agreement("tests/data/clean/fineweb2-zh.tsv", "zh", "zh-Hant", &seg, rules, 3, agree);
 	printf("#   %zu Chinese documents; agreement gopher-rep %zu, fineweb %zu, gopher-quality %zu\n",
 	       docs, agree[0], agree[1], agree[2]);
 	CHECK(docs > 7000);
 	for (int k = 0; k < 3; k++)
 		CHECK(agree[k] * 100 >= docs * 97);
 	llm_zhseg_free(z);
-	free(tsv);
-	llm_json_rec_release(&rec);
-	llm_buf_release(&text);
-	llm_buf_release(&id);
 }
 
 int main(void)

@@ -15,7 +15,8 @@ static void test_table(void)
 {
 	/* every step has a name, reasons and a function; names are unique */
 	for (int i = 0; i < LLM_FILTER_NSTEPS; i++) {
-		CHECK(llm_filter_steps[i].name && llm_filter_steps[i].run && llm_filter_steps[i].reasons[0]);
+		CHECK(llm_filter_steps[i].name && llm_filter_steps[i].reasons[0]);
+		CHECK(!llm_filter_steps[i].judge != !llm_filter_steps[i].judge_edit);
 		for (int k = 0; k < i; k++)
 			CHECK(strcmp(llm_filter_steps[i].name, llm_filter_steps[k].name) != 0);
 	}
