@@ -20,7 +20,8 @@ fi
 echo "$t" >"$times/$stage.$name.time"
 docs=
 if [ "$stats" != - ] && [ -s "$stats" ]; then
-	# The summary's first counters; the stats file is one JSON object written by llm-*.
-	docs=$(sed -n 's/^[^{]*{.*"records_in": *\([0-9]*\), *"records_out": *\([0-9]*\).*/\1 in, \2 out, /p' "$stats" | head -n 1)
+	# The summary's own counters, before any nested object (per domain, per language); the
+	# stats file is one JSON object written by llm-*.
+	docs=$(sed -n 's/^[^{]*{[^{]*"records_in": *\([0-9]*\), *"records_out": *\([0-9]*\).*/\1 in, \2 out, /p' "$stats" | head -n 1)
 fi
 echo "pipeline: $stage $name: done, ${docs}$t s" >&2

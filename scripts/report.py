@@ -65,8 +65,29 @@ def bar(kept, total, width=160, height=12):
             % (width, height, width, height, w, height))
 
 
+def fold_small(pairs):
+    """Languages under 2% of their domain's documents, one row "other (N)" per domain."""
+    totals = {}
+    for (dom, _), p in pairs.items():
+        totals[dom] = totals.get(dom, 0) + p["in"]
+    out, other = {}, {}
+    for (dom, lang), p in pairs.items():
+        if p["in"] * 50 >= totals[dom] or lang in ("en", "zh", "zh-Hant"):
+            out[(dom, lang)] = p
+            continue
+        o = other.setdefault(dom, {"in": 0, "out": 0, "reasons": {}, "langs": 0})
+        o["in"] += p["in"]
+        o["out"] += p["out"]
+        o["langs"] += 1
+        for r, n in p["reasons"].items():
+            o["reasons"][r] = o["reasons"].get(r, 0) + n
+    for dom, o in other.items():
+        out[(dom, "other (%d)" % o["langs"])] = o
+    return out
+
+
 def clean_section(out):
-    pairs = domain_langs(out)
+    pairs = fold_small(domain_langs(out))
     if not pairs:
         return ""
     rows = []
@@ -78,7 +99,8 @@ def clean_section(out):
                        html.escape(", ".join("%s %d" % kv for kv in top) or "-")))
     head = "".join("<th>%s</th>" % h for h in ["domain", "lang", "in", "out", "kept", "", "top reasons"])
     return ("<h2>Cleaning per domain and language</h2><p>llm-clean with the recipe: documents in "
-            "and kept, and the most frequent reasons for the rest.</p><table><tr>%s</tr>%s</table>"
+            "and kept, and the most frequent reasons for the rest (languages under 2%% of a domain "
+            "in one row).</p><table><tr>%s</tr>%s</table>"
             % (head, "".join(rows)))
 
 
