@@ -166,7 +166,8 @@ int llm_substr_add(llm_substr *s, const char *text, size_t n)
 		s->starts = llm_realloc(s->starts, (s->dcap + 1) * sizeof *s->starts);
 	}
 	s->starts[s->ndocs++] = s->bytes;
-	memcpy(s->buf + s->held, text, n);
+	if (n) /* an empty first document: there is no buffer yet, and memcpy wants one */
+		memcpy(s->buf + s->held, text, n);
 	s->held += n;
 	s->bytes += n;
 	return s->err;

@@ -49,6 +49,8 @@ test_expect_success 'CUDA_ARCH: code for each architecture asked, a bad value fa
 '
 
 # A copy of the source tree (no build outputs), for the tests that run make on a fresh tree.
+# Those builds are the release flavour (SAN=0) whatever flavour the suite runs: they read
+# build/rel/.
 fresh_tree() {
 	rm -rf "$1" && mkdir -p "$1" &&
 	(cd "$TOP" && git ls-files -z 2>/dev/null | xargs -0 tar cf - 2>/dev/null) | tar xf - -C "$1" &&
@@ -57,15 +59,15 @@ fresh_tree() {
 
 test_expect_success 'make deps and make clean do not probe' '
 	fresh_tree fresh &&
-	make -s -C fresh deps >out 2>&1 && test_must_fail test -e fresh/build/rel/config.mk &&
-	make -s -C fresh clean >out 2>&1 && test_must_fail test -e fresh/build/rel/config.mk &&
+	make -s -C fresh SAN=0 deps >out 2>&1 && test_must_fail test -e fresh/build/rel/config.mk &&
+	make -s -C fresh SAN=0 clean >out 2>&1 && test_must_fail test -e fresh/build/rel/config.mk &&
 	test_must_fail test_grep "^probe:" out
 '
 
 test_expect_success 'make check and make demo install packages before the first probe' '
 	for goal in check demo; do
 		fresh_tree fresh &&
-		make -n -C fresh $goal >out 2>&1;
+		make -n -C fresh SAN=0 $goal >out 2>&1;
 		first=$(grep -n -m1 "^probe:" out | cut -d: -f1) &&
 		deps=$(grep -n -m1 "sh mk/deps.sh" out | cut -d: -f1) &&
 		test -n "$first" && test -n "$deps" && test "$deps" -lt "$first" || return 1
@@ -74,15 +76,15 @@ test_expect_success 'make check and make demo install packages before the first 
 
 test_expect_success 'a probe that found no OpenBLAS is redone once the packages change' '
 	fresh_tree fresh &&
-	make -s -C fresh BLAS=auto build/rel/config.mk 2>/dev/null &&
+	make -s -C fresh SAN=0 BLAS=auto build/rel/config.mk 2>/dev/null &&
 	test_grep "HAVE_BLAS := 1" fresh/build/rel/config.mk &&
 	# What a first build before `make deps` recorded: another package state, no OpenBLAS.
 	sed "s/PKGS=.*/PKGS=before-make-deps/" fresh/build/rel/config.vars >v &&
 	cat v >fresh/build/rel/config.vars &&
 	sed "s/^HAVE_BLAS := 1/HAVE_BLAS := 0/; /BLAS/d" fresh/build/rel/config.mk >m &&
 	echo "HAVE_BLAS := 0" >>m && cat m >fresh/build/rel/config.mk &&
-	make -s -C fresh deps &&
-	make -s -C fresh BLAS=auto build/rel/config.mk 2>err &&
+	make -s -C fresh SAN=0 deps &&
+	make -s -C fresh SAN=0 BLAS=auto build/rel/config.mk 2>err &&
 	test_grep "probe: BLAS: OpenBLAS" err &&
 	test_grep "HAVE_BLAS := 1" fresh/build/rel/config.mk
 '
