@@ -27,6 +27,7 @@
 #include "core/pool.h"
 #include "text/fasttext.h"
 #include "text/fasttext_train.h"
+#include "text/recipe.h"
 #include "tool.h"
 #include "tox/tox.h"
 #include "tox/toxeval.h"
@@ -58,6 +59,9 @@ static const char usage[] =
 	"      --label NAME      the model's toxic label (default toxic)\n"
 	"      --threshold T     the model fires at tox_score >= T (default 0.85); per language:\n"
 	"                        zh=0.9,en=0.85 (a bare value for the other languages)\n"
+	"      --recipe FILE     filter, eval: per domain and language, whether toxicity applies,\n"
+	"                        with the word lists or not, and the threshold (llmkit-recipe(5));\n"
+	"                        --threshold wins where it is given\n"
 	"      --label-field KEY train, eval: the label field (default label; 1/true/toxic = toxic)\n"
 	"      --json            eval: JSON instead of a table\n"
 	"      --thresholds LIST eval: comma-separated thresholds to sweep\n"
@@ -86,7 +90,8 @@ enum {
 	OPT_WORDS = TOOL_OPT_FIRST_PRIVATE, OPT_NO_WORDS, OPT_PER_1K, OPT_MODEL, OPT_NO_MODEL,
 	OPT_LABEL, OPT_THRESHOLD, OPT_LABEL_FIELD, OPT_JSON, OPT_THRESHOLDS, OPT_DIM, OPT_EPOCH,
 	OPT_LR, OPT_WORD_NGRAMS, OPT_MINN, OPT_MAXN, OPT_BUCKET, OPT_MIN_COUNT, OPT_LOSS, OPT_SEED,
-	OPT_CJK_MIN, OPT_MAX_FPR, OPT_MIN_RECALL, OPT_ZH_SUBSTRINGS, OPT_ZH_WORDS, OPT_ADD_WORDS
+	OPT_CJK_MIN, OPT_MAX_FPR, OPT_MIN_RECALL, OPT_ZH_SUBSTRINGS, OPT_ZH_WORDS, OPT_ADD_WORDS,
+	OPT_RECIPE
 };
 
 static const struct option longopts[] = {
@@ -94,6 +99,7 @@ static const struct option longopts[] = {
 	{ "mode", required_argument, NULL, 'm' },
 	{ "words", required_argument, NULL, OPT_WORDS },
 	{ "add-words", required_argument, NULL, OPT_ADD_WORDS },
+	{ "recipe", required_argument, NULL, OPT_RECIPE },
 	{ "no-words", no_argument, NULL, OPT_NO_WORDS },
 	{ "words-per-1k", required_argument, NULL, OPT_PER_1K },
 	{ "model", required_argument, NULL, OPT_MODEL },
@@ -135,6 +141,7 @@ struct cfg {
 	int nwords, nreplace; /* --words and --add-words in order; how many were --words */
 	llm_toxlang threshold, per_1k; /* by language */
 	int threshold_set;
+	llm_recipe *recipe; /* --recipe, or NULL */
 	const char *model, *label, *label_field;
 	double thresholds[MAX_THRESHOLDS];
 	int nthresholds;
@@ -346,13 +353,39 @@ static void lang_of(const record *r, const char **lang, size_t *len, llm_buf *tm
 	}
 }
 
-/* What applies to a document of language lang[0..len) (NULL: none). */
-static void policy_for(const struct cfg *c, const char *lang, size_t len, llm_tox_policy *p)
+/* The record's domain field (NULL when it has none), NUL-terminated in tmp. */
+static const char *domain_of(const record *r, llm_buf *tmp)
+{
+	const llm_json_val *v = llm_json_get(&r->rec, "domain");
+	if (!v || v->type != LLM_JSON_STRING)
+		return NULL;
+	llm_buf_reset(tmp);
+	llm_json_str(v, tmp);
+	return tmp->p;
+}
+
+/*
+ * What applies to a document of language lang[0..len) (NULL: none) and domain (NULL: none).
+ * The threshold: --threshold's value for the language if it names it, else its bare value
+ * if it has one, else the recipe's, else 0.85. A recipe may exempt the document (tox = no)
+ * or its word lists (tox_words = no).
+ */
+static void policy_for(const struct cfg *c, const char *lang, size_t len, const char *domain,
+                       llm_tox_policy *p)
 {
 	p->threshold = llm_toxlang_get(&c->threshold, lang, len);
 	p->words_per_1k = llm_toxlang_get(&c->per_1k, lang, len);
 	p->words = !c->no_words;
 	p->model = !c->no_model;
+	if (!c->recipe)
+		return;
+	llm_recipe_settings st;
+	llm_recipe_resolve(c->recipe, domain, lang && len ? lang : NULL, &st);
+	if (st.tox_threshold >= 0 && !llm_toxlang_named(&c->threshold, lang, len) &&
+	    !c->threshold.dflt_set)
+		p->threshold = st.tox_threshold;
+	p->words &= st.tox && st.tox_words;
+	p->model &= st.tox;
 }
 
 /* ---- filter / annotate ---- */
@@ -385,7 +418,7 @@ typedef struct {
 typedef struct {
 	llm_tox_scratch *s;
 	record r;
-	llm_buf lang;
+	llm_buf lang, domain;
 } worker;
 
 struct filter {
@@ -424,7 +457,7 @@ static void score_one(void *ctx, size_t i, int wid)
 	size_t ll;
 	lang_of(&w->r, &l, &ll, &w->lang);
 	llm_tox_score(f->tox, w->s, w->r.text.p, w->r.text.len, l, ll, &it->res);
-	policy_for(f->c, l, ll, &it->pol);
+	policy_for(f->c, l, ll, domain_of(&w->r, &w->domain), &it->pol);
 }
 
 /* Write or reject one scored record, in input order. */
@@ -476,6 +509,8 @@ static void emit(struct filter *f, const batch *b, const item *it)
 	}
 	if (verdict != LLM_TOX_KEEP)
 		llm_run_count_domain(f->run, dom, verdict == LLM_TOX_WORDS ? "tox_words" : "tox_model", 1);
+	if (f->c->recipe && !it->pol.words && !it->pol.model && (!f->c->no_words || !f->c->no_model))
+		llm_run_count_domain(f->run, dom, "tox_exempt", 1);
 	llm_buf_reset(&f->buf);
 	llm_json_write(&r->rec, &f->ed, &f->buf);
 	llm_buf_addc(&f->buf, '\n');
@@ -579,6 +614,7 @@ static int cmd_filter(const struct cfg *c, char **files, int nfiles)
 		llm_json_rec_release(&f.w[i].r.rec);
 		llm_buf_release(&f.w[i].r.text);
 		llm_buf_release(&f.w[i].lang);
+		llm_buf_release(&f.w[i].domain);
 	}
 	free(f.w);
 	llm_tox_free((llm_tox *)f.tox);
@@ -668,7 +704,7 @@ struct eval {
 	const llm_tox *tox;
 	llm_tox_scratch *s;
 	llm_toxeval *table;
-	llm_buf tmp, lang;
+	llm_buf tmp, lang, domain;
 };
 
 static int eval_one(void *ctx, record *r)
@@ -691,7 +727,7 @@ static int eval_one(void *ctx, record *r)
 	llm_tox_result res;
 	llm_tox_score(e->tox, e->s, r->text.p, r->text.len, lang, lang_len, &res);
 	llm_tox_policy pol;
-	policy_for(e->c, lang, lang_len, &pol);
+	policy_for(e->c, lang, lang_len, domain_of(r, &e->domain), &pol);
 	llm_toxeval_add(e->table, lang, lang_len, &res, &pol, label);
 	return 0;
 }
@@ -723,6 +759,7 @@ static int cmd_eval(const struct cfg *c, char **files, int nfiles)
 	llm_buf_release(&o);
 	llm_buf_release(&e.tmp);
 	llm_buf_release(&e.lang);
+	llm_buf_release(&e.domain);
 	llm_toxeval_free(e.table);
 	llm_tox_scratch_free(e.s);
 	llm_tox_free((llm_tox *)e.tox);
@@ -889,6 +926,12 @@ int main(int argc, char **argv)
 			parse_by_lang("--threshold", &c.threshold, optarg, 1);
 			c.threshold_set = 1;
 			break;
+		case OPT_RECIPE:
+			if (!c.recipe)
+				c.recipe = llm_recipe_new();
+			if (llm_recipe_load(c.recipe, optarg) != LLM_OK)
+				die("%s", llm_last_error());
+			break;
 		case OPT_MAX_FPR:
 		case OPT_MIN_RECALL:
 			if (c.ntargets == MAX_TARGETS)
@@ -928,13 +971,18 @@ int main(int argc, char **argv)
 	}
 	if (c.ntargets && c.cmd != CMD_EVAL)
 		usage_error("--max-fpr and --min-recall are options of eval");
+	if (c.recipe && c.cmd != CMD_EVAL && c.cmd != CMD_FILTER)
+		usage_error("--recipe applies to filtering and eval");
 	char **rest = av + optind;
 	int nrest = ac - optind;
+	int rc;
 	switch (c.cmd) {
-	case CMD_TRAIN: return cmd_train(&c, rest, nrest);
-	case CMD_EVAL: return cmd_eval(&c, rest, nrest);
-	case CMD_PREDICT: return cmd_predict(&c, rest, nrest);
-	case CMD_NORMALIZE: return cmd_normalize(&c, rest, nrest);
-	default: return cmd_filter(&c, rest, nrest);
+	case CMD_TRAIN: rc = cmd_train(&c, rest, nrest); break;
+	case CMD_EVAL: rc = cmd_eval(&c, rest, nrest); break;
+	case CMD_PREDICT: rc = cmd_predict(&c, rest, nrest); break;
+	case CMD_NORMALIZE: rc = cmd_normalize(&c, rest, nrest); break;
+	default: rc = cmd_filter(&c, rest, nrest); break;
 	}
+	llm_recipe_free(c.recipe);
+	return rc;
 }

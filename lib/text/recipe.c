@@ -20,9 +20,13 @@
 #include "normalize.h"
 
 /* Keys that are not filter parameters; parameters are keys 0..llm_filter_nparams-1. */
-enum { KEY_FILTERS = -1, KEY_NORMALIZE = -2, KEY_TOX = -3, KEY_TOX_THRESHOLD = -4, KEY_SEGMENT = -5 };
-static const char *const special_keys[] = { "filters", "normalize", "tox", "tox_threshold", "segment" };
-#define NSPECIAL 5
+enum {
+	KEY_FILTERS = -1, KEY_NORMALIZE = -2, KEY_TOX = -3, KEY_TOX_THRESHOLD = -4, KEY_SEGMENT = -5,
+	KEY_TOX_WORDS = -6
+};
+static const char *const special_keys[] = { "filters", "normalize", "tox", "tox_threshold", "segment",
+	                                    "tox_words" };
+#define NSPECIAL 6
 enum { OP_SET, OP_ADD, OP_SUB };
 
 typedef struct {
@@ -114,6 +118,7 @@ static int check_entry(int key, int op, const char *value)
 	case KEY_NORMALIZE: return llm_norm_parse(value, &bits);
 	case KEY_TOX:
 	case KEY_SEGMENT:
+	case KEY_TOX_WORDS:
 		if (yes_no(value) >= 0)
 			return LLM_OK;
 		return llm_fail(LLM_EINVAL, "%s: expected yes or no, got '%s'", key_name(key), value);
@@ -371,6 +376,7 @@ static void apply(const section *s, llm_recipe_settings *out, const char **origi
 		}
 		case KEY_TOX: out->tox = yes_no(e->value) == 1; break;
 		case KEY_SEGMENT: out->segment = yes_no(e->value) == 1; break;
+		case KEY_TOX_WORDS: out->tox_words = yes_no(e->value) == 1; break;
 		case KEY_TOX_THRESHOLD: out->tox_threshold = strtod(e->value, NULL); break;
 		default: llm_filter_param_set(&out->qp, &llm_filter_params[e->key], e->value); break;
 		}
@@ -389,6 +395,7 @@ static void resolve(const llm_recipe *r, const char *domain, const char *lang, l
 	out->tox = true;
 	out->tox_threshold = -1;
 	out->segment = true;
+	out->tox_words = true;
 	/* matching sections by rank, stable (insertion sort: a recipe has a handful) */
 	size_t idx[64], n = 0;
 	long rank[64];
@@ -453,6 +460,8 @@ static void explain_one(const llm_recipe *r, const char *domain, const char *lan
 		llm_buf_addf(out, "  # %s\n", ORIGIN(llm_filter_nparams + 3));
 	} else
 		llm_buf_adds(out, "  tox_threshold = (llm-tox's default)  # built-in\n");
+	llm_buf_addf(out, "  tox_words = %s  # %s\n", st.tox_words ? "yes" : "no",
+	             ORIGIN(llm_filter_nparams + 5));
 	if (llm_quality_is_zh(lang))
 		llm_buf_addf(out, "  segment = %s  # %s\n", st.segment ? "yes" : "no", ORIGIN(llm_filter_nparams + 4));
 	for (size_t i = 0; i < llm_filter_nparams; i++) {

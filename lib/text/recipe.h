@@ -15,6 +15,7 @@
  *   normalize = default width-punct         normalisation steps (normalize.h), same forms
  *   tox = yes | no                          whether llm-tox judges these documents
  *   tox_threshold = 0.85                    llm-tox's threshold for them
+ *   tox_words = yes | no                    whether its word lists apply (its model still does)
  *   segment = yes | no                      Chinese words from the jieba-compatible
  *                                           segmenter (zhseg.h), or one per Han character
  *   dup_line_frac = 0.287                   any parameter of filter.h (--set names)
@@ -48,6 +49,7 @@ typedef struct {
 	unsigned normalize;      /* LLM_NORM_* (LLM_NORM_DEFAULT unless set) */
 	llm_quality_params qp;   /* thresholds */
 	bool tox;                /* llm-tox judges these documents (true unless set) */
+	bool tox_words;          /* ... with its word lists too (true unless set) */
 	bool segment;            /* Chinese text cut into words by zhseg (true unless set) */
 	double tox_threshold;    /* llm-tox's threshold; negative: the tool's own default */
 } llm_recipe_settings;

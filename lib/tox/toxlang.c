@@ -30,6 +30,7 @@ char *llm_toxlang_key(const char *lang, size_t len, char key[LLM_TOXLANG_TAG])
 void llm_toxlang_init(llm_toxlang *m, double value)
 {
 	m->dflt = value;
+	m->dflt_set = 0;
 	m->n = 0;
 }
 
@@ -37,6 +38,7 @@ int llm_toxlang_set(llm_toxlang *m, const char *lang, double value)
 {
 	if (!lang) {
 		m->dflt = value;
+		m->dflt_set = 1;
 		return LLM_OK;
 	}
 	char key[LLM_TOXLANG_TAG];
@@ -99,16 +101,28 @@ int llm_toxlang_parse(llm_toxlang *m, const char *spec, double lo, double hi)
 	}
 }
 
-double llm_toxlang_get(const llm_toxlang *m, const char *lang, size_t len)
+/* The entry for lang[0..len), or -1. */
+static int find(const llm_toxlang *m, const char *lang, size_t len)
 {
 	if (!lang || len == 0 || m->n == 0)
-		return m->dflt;
+		return -1;
 	char key[LLM_TOXLANG_TAG];
 	llm_toxlang_key(lang, len, key);
 	for (int i = 0; i < m->n; i++)
 		if (strcmp(m->by[i].lang, key) == 0)
-			return m->by[i].value;
-	return m->dflt;
+			return i;
+	return -1;
+}
+
+double llm_toxlang_get(const llm_toxlang *m, const char *lang, size_t len)
+{
+	int i = find(m, lang, len);
+	return i < 0 ? m->dflt : m->by[i].value;
+}
+
+int llm_toxlang_named(const llm_toxlang *m, const char *lang, size_t len)
+{
+	return find(m, lang, len) >= 0;
 }
 
 static int cmp_tag(const void *a, const void *b)

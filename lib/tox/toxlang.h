@@ -26,6 +26,7 @@ char *llm_toxlang_key(const char *lang, size_t len, char key[LLM_TOXLANG_TAG]);
 
 typedef struct {
 	double dflt;
+	int dflt_set; /* the default was set (a bare value), not only initialised */
 	int n;
 	struct {
 		char lang[LLM_TOXLANG_TAG];
@@ -42,6 +43,8 @@ int llm_toxlang_parse(llm_toxlang *m, const char *spec, double lo, double hi);
 int llm_toxlang_set(llm_toxlang *m, const char *lang, double value);
 /* The value for a document whose lang field is lang[0..len) (NULL: none). */
 double llm_toxlang_get(const llm_toxlang *m, const char *lang, size_t len);
+/* Whether a LANG=VALUE item names that document's language. */
+int llm_toxlang_named(const llm_toxlang *m, const char *lang, size_t len);
 /* The spec back, in the canonical order: the default, then the languages sorted ("%g"). */
 void llm_toxlang_format(const llm_toxlang *m, llm_buf *out);
 

@@ -3,7 +3,7 @@ test_description='llm-tox: the EXAMPLES of the man page run as written'
 . "$(dirname "$0")/../lib.sh"
 
 command -v fasttext >/dev/null 2>&1 && test_set_prereq FASTTEXT
-ln -s "$SAMPLES" samples && ln -s "$TOP/tests" tests
+ln -s "$SAMPLES" samples && ln -s "$TOP/tests" tests && ln -s "$TOP/recipes" recipes
 
 # The .Dl lines of the EXAMPLES section, in order, with mdoc escapes undone.
 sed -n '/^\.Sh EXAMPLES/,/^\.Sh /p' "$TOP/man/man1/llm-tox.1" |

@@ -23,10 +23,15 @@ static void test_parse_and_get(void)
 	CHECK_NEAR(get(&m, "fr"), 0.85, 0);
 	CHECK_NEAR(get(&m, NULL), 0.85, 0);
 	CHECK_NEAR(get(&m, ""), 0.85, 0);
+	CHECK(!m.dflt_set);
+	CHECK(llm_toxlang_named(&m, "zh-Hant", 7));
+	CHECK(!llm_toxlang_named(&m, "fr", 2));
+	CHECK(!llm_toxlang_named(&m, NULL, 0));
 	/* a bare value is the default wherever it stands; later items win; a second parse adds */
 	CHECK_EQ_INT(llm_toxlang_parse(&m, "zh=0.95,0.7", 0, 1), LLM_OK);
 	CHECK_NEAR(get(&m, "zh"), 0.95, 0);
 	CHECK_NEAR(get(&m, "fr"), 0.7, 0);
+	CHECK(m.dflt_set);
 	CHECK_NEAR(get(&m, "en"), 0.8, 0);
 	/* tags are keyed by their primary subtag, so these set one entry */
 	CHECK_EQ_INT(llm_toxlang_parse(&m, "zh-Hant=0.5,ZH=0.6", 0, 1), LLM_OK);
