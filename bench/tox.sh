@@ -28,7 +28,7 @@ echo "rules + model: $(per "$t_rm")"
 command -v fasttext >/dev/null 2>&1 || { echo "fasttext: not installed, no comparison"; exit 0; }
 # The shipped model on the text it sees (normalized), and lid.176.ftz on raw lines.
 lines=$W/tox-lines.txt
-llm-tox normalize "$corpus" >"$lines"
+llm-tox normalize --zh-words "$corpus" >"$lines"
 raw=$W/tox-raw.txt
 jq -r '.text | gsub("\n"; " ")' "$corpus" >"$raw" 2>/dev/null || tr -d '\r' <"$lines" >"$raw"
 for case in "tox.bin $TOP/samples/tox/tox.bin $lines 2" "lid.176.ftz $TOP/tests/data/tox/lid.176.ftz $raw 5"; do

@@ -333,8 +333,7 @@ static llm_tox *make_tox(const struct cfg *c)
 	}
 	int rc = llm_tox_ready(t);
 	if (rc == LLM_ENOTFOUND)
-		die("%s (--zh-substrings matches CJK entries without Chinese word boundaries)",
-		    llm_last_error());
+		die("%s (--zh-substrings matches CJK list entries without it)", llm_last_error());
 	if (rc != LLM_OK)
 		die("%s", llm_last_error());
 	return t;

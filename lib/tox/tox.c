@@ -333,7 +333,9 @@ int llm_tox_ready(llm_tox *t)
 		cjk |= llm_wordlist_has_cjk(t->lists[i].w);
 	if (!t->dict && ((t->zh_bounds && cjk) || t->model_words) &&
 	    llm_zhseg_dict_default(&t->dict) != LLM_OK)
-		return llm_fail(LLM_ENOTFOUND, "Chinese word boundaries: %s", llm_last_error());
+		return llm_fail(LLM_ENOTFOUND, "%s: %s",
+		                t->model_words ? "the model reads Chinese words" : "Chinese word boundaries",
+		                llm_last_error());
 	return LLM_OK;
 }
 

@@ -81,12 +81,12 @@ test_expect_success 'the 2016 C4 English list loads and is used alone with --wor
 
 test_expect_success 'model stage: tox_score on every document, reasons split words/model' '
 	llm-tox -q --mode annotate $SAMPLES/tox/eval.jsonl >ann &&
-	test_line_count = 2000 ann &&
+	test_line_count = 7620 ann &&
 	jq -e "(.tox_score | type) == \"number\" and .tox_score >= 0 and .tox_score <= 1" ann >/dev/null &&
 	llm-tox --rejects rej.jsonl --stats stats.json $SAMPLES/tox/eval.jsonl >out 2>err &&
 	n_out=$(wc -l <out) && n_rej=$(wc -l <rej.jsonl) &&
-	test $((n_out + n_rej)) = 2000 &&
-	jq -e ".records_in == 2000" stats.json &&
+	test $((n_out + n_rej)) = 7620 &&
+	jq -e ".records_in == 7620" stats.json &&
 	jq -r .reject_reason rej.jsonl | sort -u >reasons &&
 	printf "tox_model\ntox_words\n" >expect && test_cmp expect reasons &&
 	grep "tox_model" err
@@ -111,7 +111,7 @@ test_expect_success 'threads and batches: the same output, in input order' '
 	llm-tox -q --rejects rej1 in >out1 &&
 	llm-tox -q --threads 3 --rejects rej3 in >out3 &&
 	test_cmp out1 out3 && test_cmp rej1 rej3 &&
-	test $(($(wc -l <out1) + $(wc -l <rej1))) = 2011
+	test $(($(wc -l <out1) + $(wc -l <rej1))) = 7631
 '
 
 test_expect_success 'several inputs: messages name the right file and line' '

@@ -47,6 +47,20 @@ test_expect_success FASTTEXT 'a quantized output layer (-qout, 300 labels)' '
 	test_cmp want got
 '
 
+test_expect_success 'a model trained with --zh-words gets the words when it filters' '
+	llm-tox train -q -o words.bin --zh-words --dim 8 --bucket 5000 $D/train_small.jsonl &&
+	jq -c "select(.lang == \"zh\")" $SAMPLES/tox/eval.jsonl | head -n 40 >zh.jsonl &&
+	llm-tox -q --no-words --model words.bin --mode annotate zh.jsonl | jq -r .tox_score >ours &&
+	llm-tox normalize --zh-words zh.jsonl >wl &&
+	llm-tox predict -k -1 words.bin wl |
+		awk "{ for (i = 1; i < NF; i += 2) if (\$i == \"__label__toxic\") print (\$(i+1) > 1 ? 1 : \$(i+1)) }" >theirs &&
+	paste ours theirs | awk "{ d = \$1 - \$2; if (d > 1e-4 || d < -1e-4) bad++ } END { exit bad > 0 }" &&
+	llm-tox normalize zh.jsonl >cl && llm-tox predict -k -1 words.bin cl >nowords &&
+	llm-tox predict -k -1 words.bin wl >withwords && test_must_fail cmp -s nowords withwords &&
+	LLM_ZHSEG_DICT=/nonexistent/dict.txt test_must_fail llm-tox -q --no-words --model words.bin zh.jsonl 2>err &&
+	test_grep "reads Chinese words" err
+'
+
 test_expect_success FASTTEXT 'a model trained by llm-tox predicts the same in fasttext' '
 	llm-tox train -q -o ours.bin --dim 8 --bucket 5000 --minn 1 --maxn 3 $D/train_small.jsonl &&
 	llm-tox normalize $SAMPLES/tox/eval.jsonl | head -n 500 >lines &&
@@ -55,6 +69,15 @@ test_expect_success FASTTEXT 'a model trained by llm-tox predicts the same in fa
 	test_cmp want got &&
 	fasttext predict-prob $SAMPLES/tox/tox.bin lines >want &&
 	llm-tox predict $SAMPLES/tox/tox.bin lines >got &&
+	test_cmp want got &&
+	llm-tox train -q -o words.bin --zh-words --dim 8 --bucket 5000 $D/train_small.jsonl &&
+	llm-tox normalize --zh-words $SAMPLES/tox/eval.jsonl | head -n 500 >wlines &&
+	grep -q " __zhseg__ " wlines &&
+	fasttext predict-prob words.bin wlines 2 >want &&
+	llm-tox predict -k 2 words.bin wlines >got &&
+	test_cmp want got &&
+	fasttext predict-prob $SAMPLES/tox/tox.bin wlines >want &&
+	llm-tox predict $SAMPLES/tox/tox.bin wlines >got &&
 	test_cmp want got
 '
 

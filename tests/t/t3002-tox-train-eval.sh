@@ -42,7 +42,7 @@ test_expect_success 'eval on the shipped data: table and JSON agree' '
 	llm-tox eval $SAMPLES/tox/eval.jsonl >table &&
 	head -n 1 table | grep "prec" && grep "^zh " table && grep "^en " table &&
 	llm-tox eval --json $SAMPLES/tox/eval.jsonl >e.json &&
-	jq -e ".records == 2000 and .languages.zh.records == 1000 and .languages.en.records == 1000" e.json &&
+	jq -e ".records == 7620 and .languages.zh.records == 5323 and .languages.en.records == 2297" e.json &&
 	jq -r ".languages.all.rows[] | select(.in_effect) | [.stage, .threshold, .fpr] | @tsv" e.json >fpr &&
 	grep "^all   words|model   0.85\*" table | awk "{ print \$2 \"\t\" 0.85 \"\t\" \$NF }" >fpr2 &&
 	awk -F"\t" "{ printf \"%s\t%s\t%.3f\n\", \$1, \$2, \$3 }" fpr >fpr1 && test_cmp fpr1 fpr2
@@ -50,7 +50,7 @@ test_expect_success 'eval on the shipped data: table and JSON agree' '
 
 test_expect_success 'eval: counts add up and lower thresholds raise recall' '
 	llm-tox eval --json $SAMPLES/tox/eval.jsonl >e.json &&
-	jq -e "[.languages[] | .rows[] | (.tp + .fp + .tn + .fn)] | unique | length == 2" e.json &&
+	jq -e "[.languages[] | .rows[] | (.tp + .fp + .tn + .fn)] | unique | length == 3" e.json &&
 	jq -e "[.languages.all.rows[] | select(.stage == \"model\") | .recall] | . == (sort | reverse)" e.json
 '
 

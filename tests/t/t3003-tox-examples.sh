@@ -23,6 +23,6 @@ done <examples
 
 test_expect_success 'the examples wrote what they say' '
 	test -s clean.jsonl && test -s toxic.jsonl && test -s c4.jsonl && test -s tox.bin &&
-	test $(($(wc -l <clean.jsonl) + $(wc -l <toxic.jsonl))) = 2000
+	test $(($(wc -l <clean.jsonl) + $(wc -l <toxic.jsonl))) = 7620
 '
 test_done
