@@ -15,7 +15,9 @@ DEDUP_INDEX    :=
 # --decontaminate: 13-word n-grams); the task was made from this corpus, so this matters.
 DECON_SETS     := samples/eval/next-sentence.jsonl
 DECON_OPTS     :=
-TOX_OPTS       := --threshold 0.85
+# llm-tox's thresholds and exemptions per domain and language come from RECIPE (tox,
+# tox_words, tox_threshold); a --threshold here would win over the recipe's.
+TOX_OPTS       :=
 # A domain tokenizer trained on the cleaned samples (TOKENIZER := file to use a given one).
 TOKENIZER      :=
 TOKENIZER_OPTS := --vocab-size 4096

@@ -23,7 +23,9 @@ DEDUP_INDEX    := /data/runs/dedup-web.idx
 # Benchmarks the model will be evaluated on: documents quoting them leave (13-word n-grams).
 DECON_SETS     := /data/eval
 DECON_OPTS     := --memory 8G --tmpdir /data/tmp
-TOX_OPTS       := --threshold 0.85
+# llm-tox's thresholds and exemptions per domain and language come from RECIPE (tox,
+# tox_words, tox_threshold); a --threshold here would win over the recipe's.
+TOX_OPTS       :=
 # Keep one tokenizer for every run of a model family (training a new one each month would
 # change the ids); set TOKENIZER and leave TOKENIZER_OPTS for the first run only.
 TOKENIZER      := /data/tokenizers/web-zh-en-64k.json

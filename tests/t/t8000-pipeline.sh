@@ -27,6 +27,11 @@ test_expect_success 'every stage accounts for its records: in = out + rejected' 
 	done
 '
 
+test_expect_success 'the tox stage follows the recipe: statutes are exempt, not dropped' '
+	jq -e ".records_rejected == 0 and .records_out > 0" out/tox/legal.stats.json &&
+	grep -q "\"tox_exempt\"" out/tox/legal.stats.json
+'
+
 test_expect_success 'the report shows each stage, the loss curve and the validation' '
 	grep -q "Documents per stage" out/report.html &&
 	grep -q "Cleaning per domain and language" out/report.html &&
@@ -56,10 +61,11 @@ test_expect_success 'changing one stage option reruns that stage for every file'
 	test_must_fail grep -q "llm-clean.*books" plan
 '
 
-test_expect_success 'the clean stage takes RECIPE, and another recipe reruns it' '
+test_expect_success 'the clean and tox stages take RECIPE, and another recipe reruns them' '
 	cp "$TOP/recipes/default" my-recipe &&
 	$P -n RECIPE=my-recipe >plan 2>&1 &&
-	grep -q "llm-clean -q --recipe my-recipe .*books" plan
+	grep -q "llm-clean -q --recipe my-recipe .*books" plan &&
+	grep -q "llm-tox -q --recipe my-recipe .*books" plan
 '
 
 test_expect_success 'a Slurm array task builds the file of its index' '
