@@ -8,7 +8,8 @@
 #
 # Each script runs in its own empty directory build/trash/<script>/ with bin/ first on PATH,
 # LC_ALL=C and TZ=UTC. Output is TAP. $TOP is the source root, $SAMPLES and $TESTDATA the data.
-# Bodies run in a subshell with `set -e` off: chain commands with && as git's tests do.
+# Bodies run in a subshell with `set -e` off: chain commands with && as git's tests do; a body
+# whose chain is broken fails ("broken &&-chain"; what follows the break may have run once).
 
 LC_ALL=C
 TZ=UTC
@@ -48,6 +49,18 @@ command -v python3 >/dev/null 2>&1 && test_set_prereq PYTHON
 [ "${SAN:-0}" = 1 ] && test_set_prereq SAN
 [ "${SAN:-0}" != 1 ] && test_set_prereq NO_SAN
 [ "${HAVE_MPI:-0}" = 1 ] && test_set_prereq MPI
+[ -w /dev/full ] && test_set_prereq DEVFULL
+
+# The CUDA side, decided here and nowhere else:
+#   NVCC        an nvcc to compile with, $NVCC_BIN
+#   CUDA_BUILD  this build has the CUDA backend ($B/config.mk says so; libllmcuda.a is built)
+#   GPU         that, and the driver lists a GPU: the GPU checks run instead of skipping
+NVCC_BIN=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+[ -n "$NVCC_BIN" ] && test_set_prereq NVCC
+if grep -q '^HAVE_CUDA := 1$' "$TOP/$B/config.mk" 2>/dev/null && [ -f "$TOP/$B/libllmcuda.a" ]; then
+	test_set_prereq CUDA_BUILD
+	nvidia-smi -L 2>/dev/null | grep -q '^GPU [0-9]' && test_set_prereq GPU
+fi
 
 test_expect_success() {
 	if [ $# = 3 ]; then prereq=$1; shift; else prereq=; fi
@@ -57,6 +70,15 @@ test_expect_success() {
 		return
 	fi
 	out=$TRASH/.test-output
+	# git's &&-chain check: with every command joined by &&, a false first command ends the
+	# body at once with its status; a break in the chain runs on past it.
+	( eval "(exit 117) && $2" ) >"$out" 2>&1 </dev/null
+	if [ $? != 117 ]; then
+		test_failures=$((test_failures + 1))
+		echo "not ok $test_count - $1 # broken &&-chain"
+		echo "$2" | sed 's/^/#	/'
+		return
+	fi
 	( eval "$2" ) >"$out" 2>&1 </dev/null
 	rc=$?
 	if [ $rc = 0 ]; then

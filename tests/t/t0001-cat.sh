@@ -18,7 +18,8 @@ test_expect_success 'several files and stdin are concatenated in order' '
 
 test_expect_success ZSTD,GZIP 'compression is detected from content, not names' '
 	head -n 50 $C/books.jsonl >plain &&
-	zstd -q -c plain >z.data && gzip -c plain >g.data && xz -c plain >x.data 2>/dev/null;
+	zstd -q -c plain >z.data && gzip -c plain >g.data &&
+	{ xz -c plain >x.data 2>/dev/null || rm -f x.data; } &&
 	llm-cat -q z.data >out1 && test_cmp plain out1 &&
 	llm-cat -q g.data >out2 && test_cmp plain out2 &&
 	cat z.data | llm-cat -q >out3 && test_cmp plain out3 &&

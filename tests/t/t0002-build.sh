@@ -30,22 +30,19 @@ test_expect_success 'BLAS=1 fails loudly when cblas.h cannot be found' '
 	test_grep "BLAS=1 but OpenBLAS" err
 '
 
-test_expect_success 'nvcc present: the probe finds it and the kernels compiled' '
-	nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null);
-	if test -n "$nvcc"; then
-		NVCC=$nvcc CUDA=auto BLAS=0 MPI=0 probe >out 2>err && test_grep "HAVE_CUDA := 1" out &&
-		{ test -z "$(ls $TOP/kernels/*.cu 2>/dev/null)" || test -f "$TOP/$B/libllmcuda.a"; }
-	fi
+test_expect_success NVCC 'nvcc present: the probe finds it' '
+	NVCC=$NVCC_BIN CUDA=auto BLAS=0 MPI=0 probe >out 2>err && test_grep "HAVE_CUDA := 1" out
 '
 
-test_expect_success 'CUDA_ARCH: code for each architecture asked, a bad value fails loudly' '
-	nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null);
-	if test -n "$nvcc"; then
-		NVCC=$nvcc CUDA=auto CUDA_ARCH=80,90 BLAS=0 MPI=0 probe >out 2>err &&
-		test_grep "arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90" out &&
-		test_must_fail env NVCC=$nvcc CUDA=auto CUDA_ARCH=9x sh -c "CC=cc BLAS=0 MPI=0 sh $TOP/mk/probe.sh ." >out 2>err &&
-		test_grep "CUDA_ARCH: .9x. is not a compute capability" err
-	fi
+test_expect_success CUDA_BUILD 'a CUDA build compiled the kernels' '
+	test -f "$TOP/$B/libllmcuda.a" && ls "$TOP"/kernels/*.cu >/dev/null
+'
+
+test_expect_success NVCC 'CUDA_ARCH: code for each architecture asked, a bad value fails loudly' '
+	NVCC=$NVCC_BIN CUDA=auto CUDA_ARCH=80,90 BLAS=0 MPI=0 probe >out 2>err &&
+	test_grep "arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90" out &&
+	test_must_fail env NVCC=$NVCC_BIN CUDA=auto CUDA_ARCH=9x sh -c "CC=cc BLAS=0 MPI=0 sh $TOP/mk/probe.sh ." >out 2>err &&
+	test_grep "CUDA_ARCH: .9x. is not a compute capability" err
 '
 
 # A copy of the source tree (no build outputs), for the tests that run make on a fresh tree.

@@ -40,7 +40,7 @@ test_expect_success 'every layer is in the rule and in lib/README.md' '
 '
 
 test_expect_success 'includes follow the layer rule' '
-	check_layers >bad; cat bad && test_must_fail test -s bad
+	check_layers >bad && cat bad && test_must_fail test -s bad
 '
 
 test_expect_success 'the rule check finds a breach' '

@@ -110,7 +110,7 @@ test_expect_success '--explain of the shipped recipe: every section and its sour
 '
 
 test_expect_success 'every number of the shipped recipe says where it comes from' '
-	grep -E "^[a-z_0-9]+ *= *[0-9.]+ *$" "$R" >bare || true &&
+	{ grep -E "^[a-z_0-9]+ *= *[0-9.]+ *$" "$R" >bare || true; } &&
 	test ! -s bare
 '
 

@@ -189,8 +189,8 @@ test_expect_success 'bad flags and values exit 2' '
 '
 
 test_expect_success 'a full disk is an error' '
-	test_must_fail llm-dedup -q --exact docs.jsonl -o /dev/full 2>err ||
-	test_must_fail llm-dedup -q --exact docs.jsonl >/dev/full 2>err &&
+	{ test_must_fail llm-dedup -q --exact docs.jsonl -o /dev/full 2>err ||
+	  test_must_fail llm-dedup -q --exact docs.jsonl >/dev/full 2>err; } &&
 	test -s err
 '
 

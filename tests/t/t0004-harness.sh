@@ -1,0 +1,31 @@
+#!/bin/sh
+test_description='the shell test harness: exact exit codes, prerequisites that skip, the &&-chain check'
+. "$(dirname "$0")/../lib.sh"
+
+# A test script of its own, run with the harness; its TAP output is in OUT.
+harness() {
+	printf '%s\n' "#!/bin/sh" "test_description=inner" ". \"$TOP/tests/lib.sh\"" "$1" test_done \
+		>"$TOP/build/trash/inner-$2.sh" &&
+	(cd "$TOP/build/trash" && sh "inner-$2.sh") >"$2.out"
+}
+
+test_expect_success 'a body with every command chained passes; one that breaks the chain fails' '
+	harness "test_expect_success ok \"true && true\"" good &&
+	grep "^ok 1 - ok$" good.out &&
+	test_must_fail harness "test_expect_success broken \"true
+		true\"" bad &&
+	grep "^not ok 1 - broken # broken &&-chain$" bad.out
+'
+
+test_expect_success 'a test whose prerequisite is missing is skipped, never reported ok' '
+	harness "test_expect_success NO_SUCH_THING never \"false\"" skip &&
+	grep "^ok 1 - never # skip missing NO_SUCH_THING$" skip.out
+'
+
+test_expect_success 'test_must_fail wants the exact code, and a signal is always a failure' '
+	test_must_fail --code=3 sh -c "exit 3" &&
+	! test_must_fail sh -c "exit 2" 2>/dev/null &&
+	! test_must_fail sh -c "kill -9 \$\$" 2>/dev/null
+'
+
+test_done
