@@ -53,6 +53,16 @@ if [ "${1:-}" = --one ]; then
 	exit 0
 fi
 
+# How long each program took last time (build/test-times, "SECONDS NAME"), kept across runs.
+TIMES=build/test-times
+if [ -d "$LOGS" ]; then
+	for f in "$LOGS"/*.log.time; do
+		[ -e "$f" ] && n=${f##*/} && echo "$(cat "$f") ${n%.log.time}"
+	done >"$TIMES.new"
+	cat "$TIMES" 2>/dev/null >>"$TIMES.new" # the newest time of each program wins
+	awk '!seen[$2]++' "$TIMES.new" >"$TIMES"
+	rm -f "$TIMES.new"
+fi
 rm -rf "$LOGS" && mkdir -p "$LOGS" || exit 1
 list=$LOGS/.list
 : >"$list" || exit 1
@@ -64,8 +74,13 @@ if [ "${HAVE_LIBFUZZER:-0}" = 1 ] && [ "${SAN:-0}" != 1 ]; then
 fi
 echo "man-lint man-lint" >>"$list"
 
-# Slowest first would be ideal; alphabetical keeps logs easy to find.
-xargs -P "$JOBS" -L 1 sh tests/run.sh --one <"$list"
+# The slowest start first, so that the last to finish is a short one; a program not timed
+# yet counts as slow. The summary below stays in the list's (alphabetical) order.
+awk 'NR == FNR { secs[$2] = $1; next } { print ($2 in secs ? secs[$2] : 1e9), $0 }' \
+	"$TIMES" "$list" 2>/dev/null | sort -s -k1,1nr | cut -d" " -f2- >"$list.run" ||
+	cp "$list" "$list.run"
+[ -s "$list.run" ] || cp "$list" "$list.run"
+xargs -P "$JOBS" -L 1 sh tests/run.sh --one <"$list.run"
 
 pass=0 fail=0 skip=0
 while read -r prog name; do
