@@ -16,6 +16,8 @@
 #                        lists, else 90 (H100/H200); 80,90 also runs on A100
 #   BLAS=auto|0|1        OpenBLAS for matrix products; 0 uses the portable loops in lib/
 #   MPI=auto|0|1         MPI data parallelism in llm-train (Open MPI opened at run time)
+#   PORTABLE=1           programs for a machine with only the C/C++ runtimes and the NVIDIA
+#                        driver, in build/portable/bin (tests/gpu/build-portable.sh)
 #
 # Sources are found by wildcard: a new lib/LAYER/NAME.c, tools/llm-NAME.c, tests/unit/test_NAME.c,
 # tests/fuzz/fuzz_NAME.c or kernels/NAME.cu is built without editing this file.
@@ -29,6 +31,7 @@ CUDA_ARCH ?= auto
 BLAS     ?= auto
 MPI      ?= auto
 SAN      ?= 0
+PORTABLE ?= 0
 FUZZ_SECONDS ?= 300
 
 CC       ?= cc
@@ -57,6 +60,23 @@ ifeq ($(SAN),1)
   B := build/san
 else
   B := build/rel
+endif
+
+# PORTABLE=1: the programs for a GPU machine that has the driver and the C and C++ runtimes but
+# none of the -dev packages: no OpenBLAS (the CPU reference runs its portable loops; the GPU
+# checks' shapes are small), zstd, PCRE2, utf8proc and xxHash linked statically, the CUDA
+# runtime statically as always; cuBLASLt, NCCL and MPI are opened at run time anyway. They are
+# built in a tree of their own and go to build/portable/bin, leaving bin/ alone.
+BINDIR := bin
+ifeq ($(PORTABLE),1)
+  ifeq ($(SAN),1)
+    $(error PORTABLE=1 and SAN=1 do not go together)
+  endif
+  override BLAS := 0
+  PORTABLE_STATIC := -lzstd -lpcre2-8 -lutf8proc -lxxhash
+  LDLIBS_DATA := -Wl,-Bstatic $(PORTABLE_STATIC) -Wl,-Bdynamic $(filter-out $(PORTABLE_STATIC),$(LDLIBS_DATA))
+  B := build/portable
+  BINDIR := $(B)/bin
 endif
 
 # Goals that install packages and then start a make of their own (check, demo), or that need
@@ -89,7 +109,7 @@ LIB_SRC   := $(sort $(wildcard lib/*/*.c))
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o)
 LIBLLM    := $(B)/libllm.a
 TOOL_SRC  := $(sort $(wildcard tools/llm-*.c))
-TOOLS     := $(TOOL_SRC:tools/%.c=bin/%)
+TOOLS     := $(TOOL_SRC:tools/%.c=$(BINDIR)/%)
 TOOLSUP_SRC := $(filter-out $(TOOL_SRC),$(wildcard tools/*.c))
 TOOLSUP_OBJ := $(TOOLSUP_SRC:%.c=$(B)/%.o)
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
@@ -105,12 +125,13 @@ MAN_PAGES := $(sort $(wildcard man/man1/*.1 man/man5/*.5))
 # They run on GPU machines with the CUDA runtime and no -dev packages, so OpenBLAS, zstd and
 # PCRE2 are linked into them statically where the archives exist (mk/probe.sh), and Open MPI
 # is opened at run time (lib/model/mpirt.c): they need the C, C++ and CUDA libraries only.
-bin/llm-train bin/llm-eval: LDLIBS_DATA = $(PROBE_MODEL_DATA_LDLIBS)
-bin/llm-train bin/llm-eval: BLAS_LDLIBS = $(PROBE_BLAS_STATIC)
+MODEL_PROGS := $(BINDIR)/llm-train $(BINDIR)/llm-eval
+$(MODEL_PROGS): LDLIBS_DATA = $(PROBE_MODEL_DATA_LDLIBS)
+$(MODEL_PROGS): BLAS_LDLIBS = $(PROBE_BLAS_STATIC)
 
 ifeq ($(HAVE_CUDA)$(if $(CU_SRC),1),11)
   LIBCUDA := $(B)/libllmcuda.a
-  CUDA_USERS := bin/llm-train bin/llm-eval $(filter $(B)/unit/test_cuda% $(B)/unit/test_train,$(UNITS))
+  CUDA_USERS := $(MODEL_PROGS) $(filter $(B)/unit/test_cuda% $(B)/unit/test_train,$(UNITS))
   $(CUDA_USERS): $(LIBCUDA)
   $(CUDA_USERS): CUDA_LDLIBS = $(LIBCUDA) $(LIBLLM) $(PROBE_CUDA_LDLIBS)
 endif
@@ -119,7 +140,7 @@ endif
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(TOOLS) lib/libllm.a $(LIBCUDA)
+all: $(TOOLS) $(if $(filter 1,$(PORTABLE)),,lib/libllm.a) $(LIBCUDA)
 
 # lib/libllm.a is the installed-name view of the archive of the current build tree.
 lib/libllm.a: $(LIBLLM)
@@ -141,8 +162,8 @@ $(LIBCUDA): $(CU_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-bin/%: $(B)/tools/%.o $(TOOLSUP_OBJ) $(LIBLLM) build/bin-flavour
-	@mkdir -p bin
+$(BINDIR)/%: $(B)/tools/%.o $(TOOLSUP_OBJ) $(LIBLLM) build/bin-flavour
+	@mkdir -p $(@D)
 	$(Q_LD)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(TOOLSUP_OBJ) $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
 
 $(B)/unit/%: $(B)/tests/unit/%.o $(LIBLLM)
