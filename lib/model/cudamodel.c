@@ -60,7 +60,8 @@ struct llm_cudamodel {
 	llm_tensor *t;
 	llm_dtype xt, yt, *tdt; /* blocks' type, embedding/head type, per tensor */
 	float *p32, *g32, *m, *v;
-	uint16_t *plow; /* compute copy (bf16/fp16 per tensor), NULL in fp32 */
+	unsigned char *plow; /* compute copy (xt/yt per tensor), NULL in fp32 */
+	size_t lsz;          /* bytes per element of the compute copy: llm_dtype_size(xt) */
 	llm_lossscale ls;
 	size_t bytes_perm, bytes_acts;
 	/* activations for cap_N = B x T tokens; d_pos holds positions for sequences of pos_T */
@@ -157,10 +158,17 @@ static size_t t_head(const llm_cudamodel *g) { return g->cfg.tie_word_embeddings
 
 static float *W32(llm_cudamodel *g, size_t i) { return g->p32 + g->t[i].offset; }
 static float *G32(llm_cudamodel *g, size_t i) { return g->g32 + g->t[i].offset; }
+/* Element `off` of the compute copy, NULL without one. ZeRO-1 shards it by elements like the
+ * masters, so every tensor's copy has the same width (checked at llm_cudamodel_new). */
+static void *LOW(llm_cudamodel *g, size_t off)
+{
+	return g->plow ? g->plow + off * g->lsz : NULL;
+}
+
 /* The weight as the products read it: the low-precision copy, or the master in fp32. */
 static void *WX(llm_cudamodel *g, size_t i)
 {
-	return g->plow ? (void *)(g->plow + g->t[i].offset) : (void *)W32(g, i);
+	return g->plow ? LOW(g, g->t[i].offset) : (void *)W32(g, i);
 }
 
 /* Refresh the compute copy of every tensor from the masters. */
@@ -169,7 +177,7 @@ static int refresh_low(llm_cudamodel *g)
 	if (!g->plow)
 		return LLM_OK;
 	for (size_t i = 0; i < g->nt; i++)
-		TRY(llm_cuda_cast(g->tdt[i], g->plow + g->t[i].offset, LLM_DT_F32, W32(g, i),
+		TRY(llm_cuda_cast(g->tdt[i], LOW(g, g->t[i].offset), LLM_DT_F32, W32(g, i),
 		                  g->t[i].numel));
 	return LLM_OK;
 }
@@ -249,6 +257,13 @@ int llm_cudamodel_new(llm_cudamodel **out, const llm_model *host, const llm_cuda
 	g->tdt = llm_malloc(g->nt * sizeof *g->tdt);
 	for (size_t i = 0; i < g->nt; i++)
 		g->tdt[i] = g->t[i].layer < 0 ? g->yt : g->xt;
+	g->lsz = llm_dtype_size(g->xt);
+	if (llm_dtype_size(g->yt) != g->lsz) {
+		llm_cudamodel_free(g);
+		return llm_fail(LLM_EUNSUPPORTED, "precision %s: the ends and the blocks in types of "
+		                "different widths (%s, %s)", llm_precision_name(o->precision),
+		                llm_dtype_name(g->yt), llm_dtype_name(g->xt));
+	}
 	llm_lossscale_init(&g->ls, g->xt == LLM_DT_F16 || g->yt == LLM_DT_F16);
 	g->grad_scale = g->ls.scale;
 	*out = g;
@@ -258,7 +273,7 @@ int llm_cudamodel_new(llm_cudamodel **out, const llm_model *host, const llm_cuda
 	    (train && (rc = dmalloc(g, (void **)&g->m, g->npad * sizeof(float), 1))) ||
 	    (train && (rc = dmalloc(g, (void **)&g->v, g->npad * sizeof(float), 1))) ||
 	    (rc = dmalloc(g, (void **)&g->d_norm, g->nt * sizeof(double), 1)) ||
-	    (g->xt != LLM_DT_F32 && (rc = dmalloc(g, (void **)&g->plow, g->npad * 2, 1))))
+	    (g->xt != LLM_DT_F32 && (rc = dmalloc(g, (void **)&g->plow, g->npad * g->lsz, 1))))
 		goto fail;
 	if ((rc = llm_cuda_memset(g->p32, 0, g->npad * sizeof(float))) ||
 	    (train && (rc = llm_cuda_memset(g->g32, 0, g->npad * sizeof(float)))) ||
@@ -535,12 +550,12 @@ int llm_cudamodel_dp(llm_cudamodel *g, int rank, int world, const void *id)
 		    (rc = dmalloc(g, (void **)&g->g32, g->npad * sizeof(float), 1)) ||
 		    (rc = dmalloc(g, (void **)&g->m, pr, 1)) || (rc = dmalloc(g, (void **)&g->v, pr, 1)) ||
 		    (rc = dmalloc(g, (void **)&g->gshard, pr, 1)) ||
-		    (g->xt != LLM_DT_F32 && (rc = dmalloc(g, (void **)&g->plow, g->npad * 2, 1))))
+		    (g->xt != LLM_DT_F32 && (rc = dmalloc(g, (void **)&g->plow, g->npad * g->lsz, 1))))
 			goto out;
 		if ((rc = llm_cuda_memset(g->p32, 0, g->npad * sizeof(float))) ||
 		    (rc = llm_cuda_memset(g->g32, 0, g->npad * sizeof(float))) ||
 		    (rc = llm_cuda_memset(g->m, 0, pr)) || (rc = llm_cuda_memset(g->v, 0, pr)) ||
-		    (g->plow && (rc = llm_cuda_memset(g->plow, 0, g->npad * 2)))) {
+		    (g->plow && (rc = llm_cuda_memset(g->plow, 0, g->npad * g->lsz)))) {
 			rc = llm_cuda_fail(rc);
 			goto out;
 		}
@@ -951,7 +966,7 @@ int llm_cudamodel_apply(llm_cudamodel *g, const llm_optim_config *c, double lr, 
 	if (!(g->o.zero1 && g->world > 1)) {
 		for (size_t i = 0; i < g->nt; i++) {
 			const llm_tensor *ten = &g->t[i];
-			TRY(llm_cuda_adamw(W32(g, i), g->tdt[i], g->plow ? g->plow + ten->offset : NULL,
+			TRY(llm_cuda_adamw(W32(g, i), g->tdt[i], LOW(g, ten->offset),
 			                   G32(g, i), g->m + ten->offset, g->v + ten->offset, ten->numel,
 			                   gscale, lr, ten->decay ? c->weight_decay : 0, c->beta1, c->beta2,
 			                   c->eps, t));
@@ -963,7 +978,7 @@ int llm_cudamodel_apply(llm_cudamodel *g, const llm_optim_config *c, double lr, 
 		const llm_tensor *ten = &g->t[p->tensor];
 		size_t o = p->offset - base;
 		TRY(llm_cuda_adamw(g->p32 + p->offset, g->tdt[p->tensor],
-		                   g->plow ? g->plow + p->offset : NULL, grad + o, g->m + o, g->v + o,
+		                   LOW(g, p->offset), grad + o, g->m + o, g->v + o,
 		                   p->numel, gscale, lr, ten->decay ? c->weight_decay : 0, c->beta1,
 		                   c->beta2, c->eps, t));
 	}
@@ -972,7 +987,8 @@ int llm_cudamodel_apply(llm_cudamodel *g, const llm_optim_config *c, double lr, 
 	size_t pr = g->shard.per_rank;
 	NCCL_TRY(nccl.AllGather(g->p32 + g->shard.start, g->p32, pr, ncclFloat, g->comm, s));
 	if (g->plow)
-		NCCL_TRY(nccl.AllGather(g->plow + g->shard.start, g->plow, pr * 2, ncclChar, g->comm, s));
+		NCCL_TRY(nccl.AllGather(LOW(g, g->shard.start), g->plow, pr * g->lsz, ncclChar, g->comm,
+		                       s));
 #endif
 	return LLM_OK;
 }
