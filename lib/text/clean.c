@@ -219,8 +219,9 @@ static const llm_recipe_settings *settings_for(llm_cleaner *c, const char *domai
 {
 	bool cacheable = strlen(domain) < sizeof c->cache[0].domain && strlen(lang) < sizeof c->cache[0].lang;
 	if (cacheable)
-		for (int i = 0; i < SETTINGS_CACHE && c->cache[i].used; i++)
-			if (!strcmp(c->cache[i].domain, domain) && !strcmp(c->cache[i].lang, lang))
+		for (int i = 0; i < SETTINGS_CACHE; i++)
+			if (c->cache[i].used && !strcmp(c->cache[i].domain, domain) &&
+			    !strcmp(c->cache[i].lang, lang))
 				return &c->cache[i].st;
 	cached_settings *e = &c->cache[c->next_slot];
 	c->next_slot = (c->next_slot + 1) % SETTINGS_CACHE;
