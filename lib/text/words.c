@@ -166,19 +166,6 @@ static void emit(splitter *sp, size_t a, size_t b)
 	}
 }
 
-static bool ascii_ieq(const llm_words *wd, size_t a, size_t b, const char *lit)
-{
-	size_t n = strlen(lit);
-	if (b - a != n)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t c = wd->cps[a + i];
-		if (c >= 0x80 || (char)((c >= 'A' && c <= 'Z') ? c + 32 : c) != lit[i])
-			return false;
-	}
-	return true;
-}
-
 /* spaCy's English special cases, hashed once into an open-addressing table. */
 #define EXC_SLOTS 4096
 static int16_t exc_table[EXC_SLOTS];
@@ -257,48 +244,130 @@ static int exception(const llm_words *wd, const char *chunk, size_t a, size_t b)
 	return exception_bytes(chunk + wd->cofs[a], len);
 }
 
-static bool looks_like_url(const llm_words *wd, size_t a, size_t b)
+/*
+ * spaCy's URL_MATCH (spacy/lang/tokenizer_exceptions.py, URL_PATTERN), which keeps a token
+ * whole: an optional scheme "[\w+-.]{2,}://", an optional "user[:password]@", a host (dotted
+ * labels and a lower-case TLD, or a public IPv4 address), an optional port ":NN" of 2 to 5
+ * digits and an optional path after '/', '?' or '#'. "http://localhost:631/admin" has no TLD:
+ * spaCy splits it at its infixes, and so do we. ALPHA_LOWER is read as Ll.
+ */
+static bool url_label_char(uint32_t c)
 {
-	/* Scheme URLs, www. hosts, e-mail addresses, and host names with a TLD and a path. */
-	size_t at = 0, dots = 0, slash = 0;
+	return (c < 0x80 && (llm_charclass_letter(c) || llm_charclass_digit(c))) || (c >= 0xA1 && c <= 0xFFFF);
+}
+
+static bool url_word_char(uint32_t c)
+{
+	return llm_charclass_letter(c) || llm_charclass_digit(c) || c == '_';
+}
+
+/* The decimal number c[a..b) as an octet of URL_PATTERN: kind 0 the first (1-223), 1 a
+ * middle one (0-255, "01" allowed), 2 the last (1-254). */
+static bool url_octet(const uint32_t *c, size_t a, size_t b, int kind)
+{
+	size_t n = b - a;
+	if (n < 1 || n > 3)
+		return false;
+	unsigned v = 0;
 	for (size_t i = a; i < b; i++) {
-		uint32_t c = wd->cps[i];
-		if (c == ':' && i + 2 < b && wd->cps[i + 1] == '/' && wd->cps[i + 2] == '/' && i > a)
-			return true;
-		if (c == '@')
-			at++;
-		else if (c == '.')
-			dots++;
-		else if (c == '/')
-			slash++;
-	}
-	if (b - a > 4 && ascii_ieq(wd, a, a + 4, "www."))
-		return true;
-	if (at == 1 && dots >= 1 && wd->cps[a] != '@' && llm_charclass_letter(wd->cps[b - 1])) {
-		for (size_t i = a; i < b; i++)
-			if (wd->cps[i] == '@')
-				return i + 1 < b && llm_charclass_letter(wd->cps[i + 1]);
-	}
-	if (dots >= 1 && wd->cps[b - 1] != '.') {
-		/* host.tld or host.tld/path: letters, digits, '-' and '.', a 2+ letter TLD. */
-		size_t i = a, last_dot = 0;
-		while (i < b && wd->cps[i] != '/') {
-			uint32_t c = wd->cps[i];
-			if (c == '.') {
-				if (i == a || wd->cps[i - 1] == '.')
-					return false; /* empty label */
-				last_dot = i;
-			} else if (!(c < 0x80 && (llm_charclass_letter(c) || llm_charclass_digit(c) || c == '-' || c == '_'))) {
-				return false;
-			}
-			i++;
-		}
-		if (!last_dot || last_dot == a || i - last_dot < 3)
+		if (c[i] < '0' || c[i] > '9')
 			return false;
-		for (size_t k = last_dot + 1; k < i; k++)
-			if (!(wd->cps[k] < 0x80 && llm_charclass_lower(wd->cps[k])))
+		v = 10 * v + (c[i] - '0');
+	}
+	if (kind == 1)
+		return n < 3 || c[a] == '1' || (c[a] == '2' && v <= 255);
+	if (c[a] == '0' || (n == 3 && c[a] != '1' && c[a] != '2'))
+		return false;
+	return kind == 0 ? v <= 223 : v <= 254;
+}
+
+/* A public IPv4 address c[a..b): URL_PATTERN leaves out 10/8, 127/8, 169.254/16,
+ * 192.168/16 and 172.16/12. */
+static bool url_ipv4(const uint32_t *c, size_t a, size_t b)
+{
+	size_t dot[3], nd = 0;
+	for (size_t i = a; i < b; i++)
+		if (c[i] == '.') {
+			if (nd == 3)
 				return false;
-		return true;
+			dot[nd++] = i;
+		}
+	if (nd != 3 || !url_octet(c, a, dot[0], 0) || !url_octet(c, dot[0] + 1, dot[1], 1) ||
+	    !url_octet(c, dot[1] + 1, dot[2], 1) || !url_octet(c, dot[2] + 1, b, 2))
+		return false;
+	unsigned o[2] = { 0, 0 };
+	for (size_t i = a, k = 0; k < 2; i++) {
+		if (c[i] == '.')
+			k++;
+		else
+			o[k] = 10 * o[k] + (c[i] - '0');
+	}
+	return !(o[0] == 10 || o[0] == 127 || (o[0] == 169 && o[1] == 254) || (o[0] == 192 && o[1] == 168) ||
+	         (o[0] == 172 && o[1] >= 16 && o[1] <= 31));
+}
+
+/* Host names c[a..b): one or more labels, each followed by '.', then a TLD of 2 to 63
+ * lower-case letters. A label is 1 to 64 label characters, '_' and '-' allowed inside. */
+static bool url_domain(const uint32_t *c, size_t a, size_t b)
+{
+	size_t last = b;
+	while (last > a && c[last - 1] != '.')
+		last--;
+	if (last == a || b - last < 2 || b - last > 63)
+		return false;
+	for (size_t i = last; i < b; i++)
+		if (!llm_charclass_lower(c[i]))
+			return false;
+	for (size_t s = a; s < last;) {
+		size_t e = s;
+		while (c[e] != '.')
+			e++;
+		if (e == s || e - s > 64 || !url_label_char(c[s]) || !url_label_char(c[e - 1]))
+			return false;
+		for (size_t i = s + 1; i + 1 < e; i++)
+			if (!url_label_char(c[i]) && c[i] != '_' && c[i] != '-')
+				return false;
+		s = e + 1;
+	}
+	return true;
+}
+
+/* c[h..n) is a host, an optional port and an optional path, to the end. */
+static bool url_host_to_end(const uint32_t *c, size_t h, size_t n)
+{
+	size_t e = h;
+	while (e < n && (url_label_char(c[e]) || c[e] == '.' || c[e] == '_' || c[e] == '-'))
+		e++;
+	if (e == h || !(url_ipv4(c, h, e) || url_domain(c, h, e)))
+		return false;
+	if (e < n && c[e] == ':') {
+		size_t d = e + 1;
+		while (d < n && llm_charclass_digit(c[d]))
+			d++;
+		if (d - e - 1 < 2 || d - e - 1 > 5)
+			return false;
+		e = d;
+	}
+	return e == n || c[e] == '/' || c[e] == '?' || c[e] == '#';
+}
+
+static bool url_match(const uint32_t *c, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (url_word_char(c[i]) || c[i] == '+' || c[i] == '-' || c[i] == '.'))
+		i++;
+	size_t starts[2] = { 0, 0 }, ns = 0;
+	if (i >= 2 && i + 2 < n && c[i] == ':' && c[i + 1] == '/' && c[i + 2] == '/')
+		starts[ns++] = i + 3;
+	starts[ns++] = 0; /* the scheme is optional: the pattern backtracks to none */
+	for (size_t k = 0; k < ns; k++) {
+		size_t p = starts[k];
+		if (url_host_to_end(c, p, n))
+			return true;
+		if (p < n && (url_word_char(c[p]) || c[p] == '-'))
+			for (size_t j = p + 1; j < n; j++)
+				if (c[j] == '@' && url_host_to_end(c, j + 1, n))
+					return true;
 	}
 	return false;
 }
@@ -507,7 +576,7 @@ static void split_chunk(splitter *sp, size_t a, size_t b)
 				emit(sp, i, e);
 				i = e;
 			}
-		} else if (looks_like_url(wd, a, b)) {
+		} else if (url_match(wd->cps + a, b - a)) {
 			emit(sp, a, b);
 		} else {
 			emit_infixes(sp, a, b);

@@ -4,7 +4,8 @@
  * Without a segmenter the text is split on white space, then punctuation is split off by
  * rules modelled on spaCy's English tokenizer (the one datatrove uses for English): leading
  * quotes/brackets/currency, trailing punctuation and "'s", contractions ("don't" -> "do"
- * "n't"), hyphens and slashes between letters; URLs, e-mail addresses, numbers such as "3.5"
+ * "n't"), hyphens and slashes between letters; URLs and e-mail addresses (as spaCy's URL_MATCH
+ * reads them: a host with a lower-case TLD or a public IPv4 address), numbers such as "3.5"
  * and abbreviations such as "U.S." stay whole. Han and kana characters are then one word each
  * (Hangul words are space separated like Latin ones).
  *
