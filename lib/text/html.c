@@ -2,14 +2,16 @@
  * html.c — HTML to text (see html.h).
  *
  * One pass over the bytes with a stack of open elements (at most 256 deep; deeper nesting is
- * treated as text of the innermost kept element). Text goes into the current block; a block
- * ends at any block-level tag. Each block remembers its characters, the characters inside
- * links and whether an ancestor marks it as boilerplate, so the boilerplate decision can be
- * taken afterwards with both neighbours known (jusText's context rule).
+ * treated as text of the innermost element). Every element opened is a node of a tree kept
+ * in an array (a parent always precedes its children), with its own boilerplate mark. Text
+ * goes into the current block; a block ends at any block-level tag and belongs to the
+ * innermost element open when its text began. The decisions come after the pass, when every
+ * node knows how much text it holds: see decide().
  */
 #include "html.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -19,30 +21,51 @@
 
 #include "html_entities.h"
 
-enum { F_SKIP = 1, F_PRE = 2, F_LINK = 4, F_BOILER = 8 };
+/* Inherited through the stack of open elements. */
+enum { F_SKIP = 1, F_PRE = 2, F_LINK = 4, F_SECTION = 8 };
+
+/* Boilerplate marks of an element (see boiler words below). */
+enum { MARK_NONE, MARK_WEAK, MARK_STRONG };
+
+typedef struct {
+	int parent;          /* node index, -1 at the top */
+	unsigned char mark;  /* MARK_* of the element itself */
+	uint32_t chars;      /* characters of the blocks under it (after the pass) */
+	uint32_t link;       /* of those, inside links */
+} node;
 
 typedef struct {
 	size_t start, len;   /* bytes in h->text */
-	size_t chars, link_chars;
-	bool boiler;
+	uint32_t chars, link;
+	int node;            /* innermost element open when its text began */
 } block;
 
 typedef struct {
 	char name[12];
-	unsigned flags;
+	unsigned flags;  /* F_*, inherited */
+	unsigned props;  /* P_* of the element */
+	int node;
 } elem;
 
 struct llm_html {
 	elem stack[256];
 	int depth;
-	llm_buf text;     /* all blocks back to back */
+	llm_buf text;        /* all blocks back to back */
 	block *blocks;
 	size_t nblocks, cap;
-	size_t cur_start; /* start of the current block in text */
-	size_t cur_chars, cur_link;
-	bool cur_boiler;
-	bool space;       /* a space is pending in the current block */
+	node *nodes;
+	size_t nnodes, ncap;
+	size_t cur_start;    /* start of the current block in text */
+	uint32_t cur_chars, cur_link;
+	int cur_node;        /* the current block's node, -2 before its first text */
+	bool space;          /* a space is pending in the current block */
+	bool cell;           /* a table cell ended: the next text of the row follows " | " */
 	llm_buf title, tmp;
+	unsigned char *cls;  /* per block decision scratch */
+	size_t cls_cap;
+	unsigned char *ndec; /* per node decision scratch */
+	int *ndepth;
+	size_t ndec_cap, ndepth_cap;
 };
 
 llm_html *llm_html_new(void)
@@ -58,6 +81,10 @@ void llm_html_free(llm_html *h)
 	llm_buf_release(&h->title);
 	llm_buf_release(&h->tmp);
 	free(h->blocks);
+	free(h->nodes);
+	free(h->cls);
+	free(h->ndec);
+	free(h->ndepth);
 	free(h);
 }
 
@@ -164,46 +191,195 @@ void llm_html_decode_entities(const char *s, size_t n, llm_buf *out)
 	}
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Element classes */
 
-static bool in_list(const char *name, const char *const *list)
+/* ------------------------------------------------------------------------------------------ */
+/* Elements */
+
+enum {
+	P_SKIP = 1 << 0,    /* content is not text (script, svg, form controls, ...) */
+	P_RAW = 1 << 1,     /* raw text element: no tags inside */
+	P_VOID = 1 << 2,    /* no end tag */
+	P_BLOCK = 1 << 3,   /* starts and ends a block */
+	P_STRONG = 1 << 4,  /* navigation, footer, form, menu, dialog: boilerplate wherever it is */
+	P_WEAK = 1 << 5,    /* aside: boilerplate outside the main content */
+	P_PAGE = 1 << 6,    /* html, body, main, article: their class names describe the page */
+	P_SECTION = 1 << 7, /* sectioning: a header inside is the section's, not the site's */
+	P_HEADER = 1 << 8,
+	P_CELL = 1 << 9,    /* td, th: cells of a row, separated by " | " */
+	P_PRE = 1 << 10,
+	P_LINK = 1 << 11,
+};
+
+/* Every element the converter treats specially, sorted for binary search. */
+static const struct {
+	char name[11];
+	unsigned short p;
+} tags[] = {
+	{ "a", P_LINK }, { "address", P_BLOCK }, { "area", P_VOID },
+	{ "article", P_BLOCK | P_PAGE | P_SECTION }, { "aside", P_BLOCK | P_WEAK }, { "base", P_VOID },
+	{ "blockquote", P_BLOCK }, { "body", P_BLOCK | P_PAGE }, { "br", P_BLOCK | P_VOID },
+	{ "button", P_SKIP }, { "canvas", P_SKIP }, { "caption", P_BLOCK }, { "col", P_VOID },
+	{ "dd", P_BLOCK }, { "details", P_BLOCK }, { "dialog", P_BLOCK | P_STRONG }, { "div", P_BLOCK },
+	{ "dl", P_BLOCK }, { "dt", P_BLOCK }, { "embed", P_VOID }, { "fieldset", P_BLOCK },
+	{ "figcaption", P_BLOCK }, { "figure", P_BLOCK }, { "footer", P_BLOCK | P_STRONG },
+	{ "form", P_BLOCK | P_STRONG }, { "h1", P_BLOCK }, { "h2", P_BLOCK }, { "h3", P_BLOCK },
+	{ "h4", P_BLOCK }, { "h5", P_BLOCK }, { "h6", P_BLOCK }, { "head", P_SKIP },
+	{ "header", P_BLOCK | P_HEADER }, { "hr", P_BLOCK | P_VOID }, { "html", P_BLOCK | P_PAGE },
+	{ "iframe", P_SKIP }, { "img", P_VOID }, { "input", P_VOID }, { "legend", P_BLOCK },
+	{ "li", P_BLOCK }, { "link", P_VOID }, { "main", P_BLOCK | P_PAGE | P_SECTION },
+	{ "math", P_SKIP }, { "menu", P_BLOCK | P_STRONG }, { "meta", P_VOID },
+	{ "nav", P_BLOCK | P_STRONG }, { "noscript", P_SKIP | P_RAW }, { "object", P_SKIP },
+	{ "ol", P_BLOCK }, { "p", P_BLOCK }, { "param", P_VOID }, { "pre", P_BLOCK | P_PRE },
+	{ "script", P_SKIP | P_RAW }, { "section", P_BLOCK | P_SECTION }, { "select", P_SKIP },
+	{ "source", P_VOID }, { "style", P_SKIP | P_RAW }, { "summary", P_BLOCK }, { "svg", P_SKIP },
+	{ "table", P_BLOCK }, { "tbody", P_BLOCK }, { "td", P_CELL }, { "template", P_SKIP | P_RAW },
+	{ "textarea", P_SKIP | P_RAW }, { "tfoot", P_BLOCK }, { "th", P_CELL }, { "thead", P_BLOCK },
+	{ "title", P_RAW }, { "tr", P_BLOCK }, { "track", P_VOID }, { "ul", P_BLOCK },
+	{ "wbr", P_VOID }, { "xmp", P_RAW },
+};
+
+static unsigned tag_props(const char *name)
 {
-	for (int i = 0; list[i]; i++)
-		if (strcmp(name, list[i]) == 0)
-			return true;
+	size_t lo = 0, hi = sizeof tags / sizeof tags[0];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(tags[mid].name, name);
+		if (c == 0)
+			return tags[mid].p;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/*
+ * Words of class and id attributes that mark boilerplate, matched against the tokens of the
+ * value (split at anything but letters and digits, and before an upper-case letter after a
+ * lower-case one: "site-header", "navBar"). A word ending in '*' also matches as a prefix
+ * ("comment*": commentlist, comments-area). Strong words are boilerplate wherever they are:
+ * navigation, footers, cookie and consent banners, share bars, comments, related posts, ads.
+ * Weak words name regions that are boilerplate as page furniture but content inside the
+ * main text: a DocBook "sidebar" is a box of the chapter, an article's "header" holds its
+ * title. Readability, jusText and trafilatura use lists in this spirit.
+ */
+static const char *const strong_words[] = {
+	"nav*", "menu*", "footer*", "breadcrumb*", "cookie*", "consent*", "gdpr", "share*",
+	"sharing", "social*", "comment*", "disqus", "respond", "related*", "relatedposts",
+	"pagination", "pager", "paging", "subscribe*", "newsletter*", "signup", "signin", "login",
+	"advert*", "ads", "sponsor*", "promo*", "popup*", "modal*", "skip", "masthead", "toc",
+	"tagcloud", "copyright", "topbar", "search", NULL
+};
+static const char *const weak_words[] = { "header*", "sidebar*", "widget*", "banner", "aside",
+	                                  NULL };
+
+static bool word_is(const char *t, size_t n, const char *w)
+{
+	size_t k = strlen(w);
+	bool prefix = w[k - 1] == '*';
+	if (prefix)
+		k--;
+	return (prefix ? n >= k : n == k) && strncasecmp(t, w, k) == 0;
+}
+
+static bool has_word(const char *v, size_t n, const char *const *words)
+{
+	for (size_t i = 0; i < n;) {
+		while (i < n && !isalnum((unsigned char)v[i]))
+			i++;
+		size_t j = i;
+		while (j < n && isalnum((unsigned char)v[j]) &&
+		       !(j > i && islower((unsigned char)v[j - 1]) && isupper((unsigned char)v[j])))
+			j++;
+		for (int k = 0; words[k] && j > i; k++)
+			if (word_is(v + i, j - i, words[k]))
+				return true;
+		i = j;
+	}
 	return false;
 }
 
-static const char *const skip_tags[] = { "script", "style", "noscript", "template", "head", "svg",
-	                                 "math", "iframe", "object", "select", "button", "canvas",
-	                                 "textarea", NULL };
-static const char *const raw_tags[] = { "script", "style", "noscript", "template", "textarea",
-	                                "title", "xmp", NULL };
-static const char *const void_tags[] = { "area", "base", "br", "col", "embed", "hr", "img",
-	                                 "input", "link", "meta", "param", "source", "track", "wbr",
-	                                 NULL };
-static const char *const block_tags[] = {
-	"address", "article", "aside", "blockquote", "body", "br", "caption", "dd", "details", "dialog",
-	"div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3",
-	"h4", "h5", "h6", "header", "hr", "html", "legend", "li", "main", "menu", "nav", "ol", "p",
-	"pre", "section", "summary", "table", "tbody", "tfoot", "thead", "tr", "ul", NULL
-};
-static const char *const boiler_tags[] = { "nav", "header", "footer", "aside", "form", "menu",
-	                                   NULL };
-static const char *const boiler_words[] = {
-	"nav", "navbar", "navigation", "navheader", "navfooter", "menu", "footer", "header",
-	"sidebar", "breadcrumb", "breadcrumbs", "cookie", "cookies", "banner", "share", "social",
-	"related", "toc", "pagination", "masthead", NULL
-};
-/* Containers of the whole page: their class names describe the page, not a block. */
-static const char *const page_tags[] = { "html", "body", "main", "article", NULL };
+static bool value_is(const char *v, size_t n, const char *s)
+{
+	return strlen(s) == n && strncasecmp(v, s, n) == 0;
+}
+
+/* What the attributes a[0..n) of an element say: hidden, and its boilerplate mark. */
+static void scan_attrs(const char *a, size_t n, bool page, bool *hidden, unsigned char *mark)
+{
+	size_t i = 0;
+	while (i < n) {
+		while (i < n && (isspace((unsigned char)a[i]) || a[i] == '/'))
+			i++;
+		size_t k0 = i;
+		while (i < n && !isspace((unsigned char)a[i]) && a[i] != '=' && a[i] != '/')
+			i++;
+		const char *key = a + k0;
+		size_t kl = i - k0;
+		while (i < n && isspace((unsigned char)a[i]))
+			i++;
+		const char *v = a + i;
+		size_t vl = 0;
+		if (i < n && a[i] == '=') {
+			i++;
+			while (i < n && isspace((unsigned char)a[i]))
+				i++;
+			char q = i < n && (a[i] == '"' || a[i] == '\'') ? a[i++] : 0;
+			v = a + i;
+			while (i < n && (q ? a[i] != q : !isspace((unsigned char)a[i])))
+				i++;
+			vl = (size_t)(a + i - v);
+			if (q && i < n)
+				i++;
+		}
+		if (!kl) {
+			i++;
+			continue;
+		}
+		if (value_is(key, kl, "hidden")) {
+			*hidden = true;
+		} else if (value_is(key, kl, "aria-hidden")) {
+			if (value_is(v, vl, "true"))
+				*hidden = true;
+		} else if (value_is(key, kl, "style")) {
+			char buf[256];
+			size_t k = 0;
+			for (size_t j = 0; j < vl && k + 1 < sizeof buf; j++)
+				if (!isspace((unsigned char)v[j]))
+					buf[k++] = (char)tolower((unsigned char)v[j]);
+			buf[k] = 0;
+			if (strstr(buf, "display:none") || strstr(buf, "visibility:hidden"))
+				*hidden = true;
+		} else if (page) {
+			continue;
+		} else if (value_is(key, kl, "class") || value_is(key, kl, "id")) {
+			if (has_word(v, vl, strong_words))
+				*mark = MARK_STRONG;
+			else if (*mark == MARK_NONE && has_word(v, vl, weak_words))
+				*mark = MARK_WEAK;
+		} else if (value_is(key, kl, "role")) {
+			if (value_is(v, vl, "navigation") || value_is(v, vl, "contentinfo") ||
+			    value_is(v, vl, "search") || value_is(v, vl, "menu") ||
+			    value_is(v, vl, "menubar") || value_is(v, vl, "dialog") ||
+			    value_is(v, vl, "alertdialog"))
+				*mark = MARK_STRONG;
+			else if (*mark == MARK_NONE &&
+			         (value_is(v, vl, "banner") || value_is(v, vl, "complementary")))
+				*mark = MARK_WEAK;
+		}
+	}
+}
 
 /* ------------------------------------------------------------------------------------------ */
-/* Blocks */
+/* Blocks and nodes */
 
 static void end_block(llm_html *h)
 {
+	/* a <pre> ends with the newline of its last line */
+	while (h->text.len > h->cur_start && (h->text.p[h->text.len - 1] == '\n' ||
+	                                      h->text.p[h->text.len - 1] == '\r'))
+		llm_buf_truncate(&h->text, h->text.len - 1);
 	size_t len = h->text.len - h->cur_start;
 	if (len) {
 		if (h->nblocks == h->cap) {
@@ -214,18 +390,31 @@ static void end_block(llm_html *h)
 		b->start = h->cur_start;
 		b->len = len;
 		b->chars = h->cur_chars;
-		b->link_chars = h->cur_link;
-		b->boiler = h->cur_boiler;
+		b->link = h->cur_link;
+		b->node = h->cur_node < 0 ? -1 : h->cur_node;
 	}
 	h->cur_start = h->text.len;
 	h->cur_chars = h->cur_link = 0;
-	h->cur_boiler = false;
-	h->space = false;
+	h->cur_node = -2;
+	h->space = h->cell = false;
 }
 
 static unsigned top_flags(const llm_html *h)
 {
 	return h->depth ? h->stack[h->depth - 1].flags : 0;
+}
+
+static int new_node(llm_html *h, int parent, unsigned char mark)
+{
+	if (h->nnodes == h->ncap) {
+		h->ncap = h->ncap ? 2 * h->ncap : 256;
+		h->nodes = llm_realloc(h->nodes, h->ncap * sizeof *h->nodes);
+	}
+	node *n = &h->nodes[h->nnodes];
+	n->parent = parent;
+	n->mark = mark;
+	n->chars = n->link = 0;
+	return (int)h->nnodes++;
 }
 
 /* Append decoded text s[0..n) to the current block. */
@@ -238,111 +427,33 @@ static void add_text(llm_html *h, const char *s, size_t n)
 	llm_html_decode_entities(s, n, &h->tmp);
 	const char *t = h->tmp.p;
 	size_t tn = h->tmp.len;
-	if (f & F_BOILER)
-		h->cur_boiler = true;
 	for (size_t i = 0; i < tn; i++) {
 		unsigned char c = (unsigned char)t[i];
 		if (f & F_PRE) {
+			/* the newline after <pre> is not content (HTML §13.2.6.4.7), nor any
+			 * before the first line */
+			if (c == '\n' && h->text.len == h->cur_start)
+				continue;
 			llm_buf_addc(&h->text, (char)c);
 		} else if (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f') {
 			h->space = h->text.len > h->cur_start;
 			continue;
 		} else {
-			if (h->space)
+			if (h->cell && h->text.len > h->cur_start)
+				llm_buf_add(&h->text, " | ", 3);
+			else if (h->space)
 				llm_buf_addc(&h->text, ' ');
-			h->space = false;
+			h->space = h->cell = false;
 			llm_buf_addc(&h->text, (char)c);
 		}
 		if ((c & 0xC0) != 0x80) {
+			if (h->cur_node == -2)
+				h->cur_node = h->depth ? h->stack[h->depth - 1].node : -1;
 			h->cur_chars++;
 			if (f & F_LINK)
 				h->cur_link++;
 		}
 	}
-}
-
-/* Attribute value of name in the tag's attribute text a[0..n), or NULL. */
-static const char *attr(const char *a, size_t n, const char *name, size_t *vlen)
-{
-	size_t nl = strlen(name);
-	for (size_t i = 0; i + nl <= n; i++) {
-		if (strncasecmp(a + i, name, nl) != 0 || (i > 0 && !isspace((unsigned char)a[i - 1])))
-			continue;
-		size_t j = i + nl;
-		if (j < n && (isalnum((unsigned char)a[j]) || a[j] == '-'))
-			continue;
-		while (j < n && isspace((unsigned char)a[j]))
-			j++;
-		if (j >= n || a[j] != '=') {
-			*vlen = 0;
-			return a + j;
-		}
-		j++;
-		while (j < n && isspace((unsigned char)a[j]))
-			j++;
-		char q = j < n && (a[j] == '"' || a[j] == '\'') ? a[j++] : 0;
-		size_t k = j;
-		while (k < n && (q ? a[k] != q : !isspace((unsigned char)a[k])))
-			k++;
-		*vlen = k - j;
-		return a + j;
-	}
-	return NULL;
-}
-
-/* Whether an attribute value has one of words as a whole token (tokens split at anything
- * but letters and digits), case-insensitively: "region-navigation" has "navigation", but
- * "no-sidebars" has no "sidebar". */
-static bool has_word(const char *v, size_t n, const char *const *words)
-{
-	for (size_t i = 0; i < n;) {
-		while (i < n && !isalnum((unsigned char)v[i]))
-			i++;
-		size_t j = i;
-		while (j < n && isalnum((unsigned char)v[j]))
-			j++;
-		for (int k = 0; words[k] && j > i; k++)
-			if (strlen(words[k]) == j - i && strncasecmp(words[k], v + i, j - i) == 0)
-				return true;
-		i = j;
-	}
-	return false;
-}
-
-static unsigned open_flags(const char *name, const char *a, size_t an)
-{
-	unsigned f = 0;
-	size_t vl;
-	const char *v;
-	if (in_list(name, skip_tags))
-		f |= F_SKIP;
-	if (strcmp(name, "pre") == 0)
-		f |= F_PRE;
-	if (strcmp(name, "a") == 0)
-		f |= F_LINK;
-	if (in_list(name, boiler_tags))
-		f |= F_BOILER;
-	if (attr(a, an, "hidden", &vl))
-		f |= F_SKIP;
-	if ((v = attr(a, an, "aria-hidden", &vl)) && vl == 4 && strncasecmp(v, "true", 4) == 0)
-		f |= F_SKIP;
-	if ((v = attr(a, an, "style", &vl))) {
-		char buf[256];
-		size_t k = 0;
-		for (size_t i = 0; i < vl && k + 1 < sizeof buf; i++)
-			if (!isspace((unsigned char)v[i]))
-				buf[k++] = (char)tolower((unsigned char)v[i]);
-		buf[k] = 0;
-		if (strstr(buf, "display:none") || strstr(buf, "visibility:hidden"))
-			f |= F_SKIP;
-	}
-	if (in_list(name, page_tags))
-		return f;
-	if (((v = attr(a, an, "class", &vl)) && has_word(v, vl, boiler_words)) ||
-	    ((v = attr(a, an, "id", &vl)) && has_word(v, vl, boiler_words)) ||
-	    ((v = attr(a, an, "role", &vl)) && has_word(v, vl, (const char *const[]){ "navigation", "banner", "contentinfo", NULL })))
-		f |= F_BOILER;
-	return f;
 }
 
 /* Skip raw text until "</name" (case-insensitive); returns the index of the '<' or n. */
@@ -375,16 +486,60 @@ static void collapse_title(llm_html *h, const char *s, size_t n)
 	}
 }
 
-void llm_html_to_text(llm_html *h, const char *s, size_t n, const llm_html_opts *o, llm_buf *out)
+/* Pop to the open element at stack depth d, if it is named name (the end tag an HTML5 parser
+ * implies), searching down from the top and stopping at an element that bounds it. */
+static void pop_to(llm_html *h, const char *name, const char *const *bounds, bool block_bounds)
+{
+	for (int d = h->depth - 1; d >= 0; d--) {
+		const elem *e = &h->stack[d];
+		if (strcmp(e->name, name) == 0) {
+			h->depth = d;
+			return;
+		}
+		for (int k = 0; bounds[k]; k++)
+			if (strcmp(e->name, bounds[k]) == 0)
+				return;
+		if (block_bounds && (e->props & P_BLOCK))
+			return;
+	}
+}
+
+/* The end tags HTML leaves out (HTML §13.1.2.4): a new <li> ends the open one, a block ends
+ * an open <p>, a cell ends the open cell, a row the open row, dt/dd the open dt/dd. Without
+ * this, the tree nests every item of an unclosed list inside the one before. */
+static void close_implied(llm_html *h, const char *name, unsigned p)
+{
+	static const char *const list[] = { "ul", "ol", "menu", NULL };
+	static const char *const row[] = { "tr", "table", NULL };
+	static const char *const table[] = { "table", NULL };
+	static const char *const dl[] = { "dl", NULL };
+	static const char *const none[] = { NULL };
+	if (strcmp(name, "li") == 0)
+		pop_to(h, "li", list, false);
+	else if (p & P_CELL) {
+		pop_to(h, "td", row, false);
+		pop_to(h, "th", row, false);
+	} else if (strcmp(name, "tr") == 0)
+		pop_to(h, "tr", table, false);
+	else if (strcmp(name, "dt") == 0 || strcmp(name, "dd") == 0) {
+		pop_to(h, "dt", dl, false);
+		pop_to(h, "dd", dl, false);
+	}
+	if ((p & P_BLOCK) && strcmp(name, "br") != 0)
+		pop_to(h, "p", none, true);
+}
+
+/* The tokenizer: fills h->blocks and h->nodes from s[0..n). */
+static void parse(llm_html *h, const char *s, size_t n)
 {
 	h->depth = 0;
 	llm_buf_reset(&h->text);
 	llm_buf_reset(&h->title);
-	h->nblocks = 0;
+	h->nblocks = h->nnodes = 0;
 	h->cur_start = 0;
 	h->cur_chars = h->cur_link = 0;
-	h->cur_boiler = false;
-	h->space = false;
+	h->cur_node = -2;
+	h->space = h->cell = false;
 	size_t i = 0;
 	while (i < n) {
 		const char *lt = memchr(s + i, '<', n - i);
@@ -438,20 +593,18 @@ void llm_html_to_text(llm_html *h, const char *s, size_t n, const llm_html_opts 
 		}
 		size_t a1 = k;
 		i = k < n ? k + 1 : n;
-		bool is_block = in_list(name, block_tags);
+		unsigned p = tag_props(name);
 		if (end) {
 			int d = h->depth - 1;
 			while (d >= 0 && strcmp(h->stack[d].name, name) != 0)
 				d--;
 			if (d >= 0) {
-				if (is_block || (h->stack[d].flags & F_PRE))
+				if (p & P_BLOCK) /* not an inline end tag inside <pre>: its lines stay one block */
 					end_block(h);
 				h->depth = d;
-			} else if (is_block) {
+			} else if (p & P_BLOCK) {
 				end_block(h);
 			}
-			if (strcmp(name, "td") == 0 || strcmp(name, "th") == 0)
-				h->space = true;
 			continue;
 		}
 		if (strcmp(name, "title") == 0) {
@@ -462,63 +615,202 @@ void llm_html_to_text(llm_html *h, const char *s, size_t n, const llm_html_opts 
 			i = gt ? (size_t)(gt - s) + 1 : n;
 			continue;
 		}
-		unsigned f = open_flags(name, s + a0, a1 - a0) | top_flags(h);
-		if (in_list(name, raw_tags) && (f & F_SKIP)) {
+		unsigned f = top_flags(h);
+		bool hidden = false;
+		unsigned char mark = (p & P_STRONG) ? MARK_STRONG : (p & P_WEAK) ? MARK_WEAK : MARK_NONE;
+		/* a header inside sectioning content is that section's (HTML §4.3.8) */
+		if ((p & P_HEADER) && !(f & F_SECTION))
+			mark = MARK_STRONG;
+		scan_attrs(s + a0, a1 - a0, p & P_PAGE, &hidden, &mark);
+		if ((f & F_SECTION) && mark == MARK_WEAK)
+			mark = MARK_NONE;
+		if (p & P_SKIP || hidden)
+			f |= F_SKIP;
+		if (p & P_PRE)
+			f |= F_PRE;
+		if (p & P_LINK)
+			f |= F_LINK;
+		if (p & P_SECTION)
+			f |= F_SECTION;
+		if ((p & P_RAW) && (f & F_SKIP)) {
 			size_t e = raw_end(s, n, i, name);
 			const char *gt = e < n ? memchr(s + e, '>', n - e) : NULL;
 			i = gt ? (size_t)(gt - s) + 1 : n;
 			continue;
 		}
-		if (is_block || strcmp(name, "br") == 0)
+		close_implied(h, name, p);
+		if (p & P_BLOCK)
 			end_block(h);
+		else if ((p & P_CELL) && h->text.len > h->cur_start)
+			h->cell = true;
 		bool selfclose = a1 > a0 && s[a1 - 1] == '/';
-		if (in_list(name, void_tags) || selfclose)
+		if ((p & P_VOID) || selfclose)
 			continue;
 		if (h->depth < (int)(sizeof h->stack / sizeof *h->stack)) {
-			elem *e = &h->stack[h->depth++];
+			elem *e = &h->stack[h->depth];
+			e->node = new_node(h, h->depth ? h->stack[h->depth - 1].node : -1, mark);
 			memcpy(e->name, name, nl + 1);
 			e->flags = f;
+			e->props = p;
+			h->depth++;
 		}
 	}
 	end_block(h);
+}
 
-	/* boilerplate: marked or link-dense blocks are bad; short blocks take their neighbours' */
-	size_t nb = h->nblocks;
-	unsigned char *cls = llm_malloc(nb + 1); /* 0 bad, 1 good, 2 short (undecided) */
+/* ------------------------------------------------------------------------------------------ */
+/* Decisions */
+
+enum { C_BAD, C_GOOD, C_SHORT, C_LINK, C_KEEP, C_DROP };
+
+static void *grow_scratch(void *p, size_t *cap, size_t n, size_t size)
+{
+	if (n <= *cap)
+		return p;
+	*cap = n + n / 2 + 16;
+	return llm_realloc(p, *cap * size);
+}
+
+/*
+ * Which blocks are main text. With the text of every node known:
+ *  1. A mark on an element that holds most of the page's text (half of its characters
+ *     outside links, or more) is void: such an element wraps the page (a <form> around
+ *     an ASP.NET page, a "header" or "right-sidebar" wrapper left open), and taking it for
+ *     boilerplate would drop the article with it.
+ *  2. The main content M is the deepest element holding half or more of the text outside
+ *     marked regions. Weak marks (sidebar, widget, a class "header") count only outside M:
+ *     inside it they are boxes of the text itself.
+ *  3. Blocks under a mark are bad. Of the others, a block whose link density exceeds
+ *     max_link_density is a link block, one shorter than min_block_chars a short block,
+ *     the rest good. Short blocks stay when the nearest decided block on either side is
+ *     good (headings, short lines of a paragraph run: jusText's context rule); link blocks
+ *     stay only inside M, with a good block inside M on one side and none bad on the
+ *     other (the titles of a list of publications, a list of readings, a last paragraph
+ *     full of links) - a menu beside the text has boilerplate on its other side.
+ *  4. The block with the most text outside links is never dropped.
+ */
+static bool in_main(const llm_html *h, size_t b)
+{
+	int n = h->blocks[b].node;
+	return n >= 0 && (h->ndec[n] & 2);
+}
+
+static void decide(llm_html *h, const llm_html_opts *o)
+{
+	size_t nb = h->nblocks, nn = h->nnodes;
+	h->cls = grow_scratch(h->cls, &h->cls_cap, nb + 1, 1);
+	h->ndec = grow_scratch(h->ndec, &h->ndec_cap, nn + 1, 1);
+	h->ndepth = grow_scratch(h->ndepth, &h->ndepth_cap, nn + 1, sizeof *h->ndepth);
+	unsigned char *cls = h->cls, *nd = h->ndec;
+	int *depth = h->ndepth;
+	if (!o->boilerplate) {
+		memset(cls, C_KEEP, nb);
+		return;
+	}
+	/* the text under each node */
+	uint64_t total = 0;
+	size_t largest = nb;
 	for (size_t b = 0; b < nb; b++) {
 		block *bl = &h->blocks[b];
-		if (!o->boilerplate) {
-			cls[b] = 1;
-			continue;
+		uint32_t good = bl->chars - bl->link;
+		total += good;
+		if (largest == nb || good > h->blocks[largest].chars - h->blocks[largest].link)
+			largest = b;
+		if (bl->node >= 0) {
+			h->nodes[bl->node].chars += bl->chars;
+			h->nodes[bl->node].link += bl->link;
 		}
-		double ld = bl->chars ? (double)bl->link_chars / (double)bl->chars : 0;
-		if (bl->boiler || ld > o->max_link_density)
-			cls[b] = 0;
-		else if (bl->chars < o->min_block_chars)
-			cls[b] = 2;
-		else
-			cls[b] = 1;
+	}
+	for (size_t i = nn; i-- > 0;) {
+		node *n = &h->nodes[i];
+		if (n->parent >= 0) {
+			h->nodes[n->parent].chars += n->chars;
+			h->nodes[n->parent].link += n->link;
+		}
+	}
+	/* 1. void marks; nd bit 1: under a live mark */
+	for (size_t i = 0; i < nn; i++) {
+		node *n = &h->nodes[i];
+		if (n->mark && 2 * (uint64_t)(n->chars - n->link) >= total && total)
+			n->mark = MARK_NONE;
+		int par = n->parent;
+		nd[i] = (n->mark ? 1 : 0) | (par >= 0 ? nd[par] & 1 : 0);
+		depth[i] = par >= 0 ? depth[par] + 1 : 0;
+	}
+	/* 2. the main content: text outside marked regions, per node */
+	for (size_t i = 0; i < nn; i++)
+		h->nodes[i].chars = h->nodes[i].link = 0;
+	uint64_t unmarked = 0;
+	for (size_t b = 0; b < nb; b++) {
+		block *bl = &h->blocks[b];
+		if (bl->node >= 0 && (nd[bl->node] & 1))
+			continue;
+		unmarked += bl->chars - bl->link;
+		if (bl->node >= 0)
+			h->nodes[bl->node].chars += bl->chars - bl->link;
+	}
+	for (size_t i = nn; i-- > 0;)
+		if (h->nodes[i].parent >= 0)
+			h->nodes[h->nodes[i].parent].chars += h->nodes[i].chars;
+	int main_node = -1;
+	for (size_t i = 0; i < nn; i++)
+		if (unmarked && 2 * (uint64_t)h->nodes[i].chars >= unmarked &&
+		    (main_node < 0 || depth[i] > depth[main_node]))
+			main_node = (int)i;
+	/* 3. nd bit 2: inside M; bit 4: boilerplate */
+	for (size_t i = 0; i < nn; i++) {
+		node *n = &h->nodes[i];
+		int par = n->parent;
+		unsigned in_main = ((int)i == main_node || (par >= 0 && (nd[par] & 2))) ? 2 : 0;
+		unsigned boiler = (par >= 0 && (nd[par] & 4)) || n->mark == MARK_STRONG ||
+		                  (n->mark == MARK_WEAK && !in_main);
+		nd[i] = (unsigned char)((nd[i] & 1) | in_main | (boiler ? 4 : 0));
 	}
 	for (size_t b = 0; b < nb; b++) {
-		if (cls[b] != 2)
+		block *bl = &h->blocks[b];
+		unsigned f = bl->node >= 0 ? nd[bl->node] : (main_node < 0 ? 2 : 0);
+		if (f & 4)
+			cls[b] = C_BAD;
+		else if (bl->chars && (double)bl->link > o->max_link_density * (double)bl->chars)
+			cls[b] = (f & 2) ? C_LINK : C_BAD;
+		else if (bl->chars < o->min_block_chars)
+			cls[b] = C_SHORT;
+		else
+			cls[b] = C_GOOD;
+	}
+	for (size_t b = 0; b < nb; b++) {
+		if (cls[b] != C_SHORT && cls[b] != C_LINK)
 			continue;
-		/* a short block stays when the nearest decided block on either side is good */
+		/* link blocks look at their neighbours inside M only: its edge is no evidence */
+		bool link = cls[b] == C_LINK;
 		int prev = -1, next = -1;
 		for (size_t k = b; k-- > 0;)
-			if (cls[k] < 2) {
+			if ((cls[k] == C_GOOD || cls[k] == C_BAD) && (!link || in_main(h, k))) {
 				prev = cls[k];
 				break;
 			}
 		for (size_t k = b + 1; k < nb; k++)
-			if (cls[k] < 2) {
+			if ((cls[k] == C_GOOD || cls[k] == C_BAD) && (!link || in_main(h, k))) {
 				next = cls[k];
 				break;
 			}
-		cls[b] = (prev == 1 || next == 1 || (prev < 0 && next < 0)) ? 3 : 4;
+		bool keep = link ? (prev != C_BAD && next != C_BAD && (prev == C_GOOD || next == C_GOOD))
+		                 : (prev == C_GOOD || next == C_GOOD || (prev < 0 && next < 0));
+		cls[b] = keep ? C_KEEP : C_DROP;
 	}
+	/* 4. */
+	if (largest < nb && cls[largest] != C_GOOD && cls[largest] != C_KEEP &&
+	    h->blocks[largest].chars > h->blocks[largest].link)
+		cls[largest] = C_KEEP;
+}
+
+void llm_html_to_text(llm_html *h, const char *s, size_t n, const llm_html_opts *o, llm_buf *out)
+{
+	parse(h, s, n);
+	decide(h, o);
 	bool first = true;
-	for (size_t b = 0; b < nb; b++) {
-		if (cls[b] != 1 && cls[b] != 3)
+	for (size_t b = 0; b < h->nblocks; b++) {
+		if (h->cls[b] != C_GOOD && h->cls[b] != C_KEEP)
 			continue;
 		if (!first)
 			llm_buf_addc(out, '\n');
@@ -527,5 +819,4 @@ void llm_html_to_text(llm_html *h, const char *s, size_t n, const llm_html_opts 
 	}
 	if (!out->p)
 		llm_buf_grow(out, 0);
-	free(cls);
 }
