@@ -19,7 +19,7 @@ page: {"url": ..., "with": [...], "without": [...]}. Rerun on your own labelled 
 its own; the others are the development part.
 
 usage: bench/html_eval.py [--pages WARC] [--labels JSONL] [--bin DIR] [--tools LIST]
-                          [--repeat N] [--misses TOOL] [--json FILE]
+                          [--repeat N] [--texts NAME=FILE] [--misses TOOL] [--json FILE]
 """
 import argparse
 import gzip
@@ -169,6 +169,8 @@ def main():
     ap.add_argument("--bin", default=os.path.join(TOP, "bin"))
     ap.add_argument("--tools", default="llmkit,trafilatura,resiliparse")
     ap.add_argument("--repeat", type=int, default=5, help="passes over the pages for speed")
+    ap.add_argument("--texts", action="append", default=[], metavar="NAME=FILE",
+                    help="also score the texts in FILE (JSONL: url, text) as tool NAME (no speed)")
     ap.add_argument("--misses", help="print the missed and kept snippets of TOOL (development part)")
     ap.add_argument("--json", help="write the figures as JSON to FILE")
     a = ap.parse_args()
@@ -182,9 +184,16 @@ def main():
     print("%-12s %6s %6s %6s %6s  %6s %6s  %10s" % ("tool", "score", "prec", "recall", "acc",
                                                    "dev", "held", "MB/s/CPU"))
     results = {}
-    for tool in a.tools.split(","):
+    given = dict(t.split("=", 1) for t in a.texts)
+    for tool in [t for t in a.tools.split(",") if t] + list(given):
         try:
-            if tool == "llmkit":
+            if tool in given:
+                texts = {}
+                for line in open(given[tool], encoding="utf-8"):
+                    rec = json.loads(line)
+                    texts[rec["url"]] = rec["text"]
+                secs = 0.0
+            elif tool == "llmkit":
                 texts, secs = run_llmkit(a.pages, a.bin, a.repeat)
             else:
                 texts, secs = run_python(tool, pages, a.repeat)
@@ -194,7 +203,7 @@ def main():
         s, _ = score(texts, labels)
         dev, misses = score(texts, labels, False)
         held, _ = score(texts, labels, True)
-        speed = mb * a.repeat / secs if secs > 0 else 0.0
+        speed = mb * a.repeat / secs if secs > 0 else float("nan")
         results[tool] = {"all": s, "development": dev, "held_out": held, "mb_per_cpu_s": speed,
                          "cpu_s": secs}
         print("%-12s %6.3f %6.3f %6.3f %6.3f  %6.3f %6.3f  %10.1f" % (

@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -417,16 +418,13 @@ static int new_node(llm_html *h, int parent, unsigned char mark)
 	return (int)h->nnodes++;
 }
 
-/* Append decoded text s[0..n) to the current block. */
-static void add_text(llm_html *h, const char *s, size_t n)
+/* Append text t[0..tn), references decoded, to the current block: white space collapsed
+ * (kept in <pre>), characters counted. */
+static void add_decoded(llm_html *h, const char *t, size_t tn)
 {
 	unsigned f = top_flags(h);
 	if (f & F_SKIP)
 		return;
-	llm_buf_reset(&h->tmp);
-	llm_html_decode_entities(s, n, &h->tmp);
-	const char *t = h->tmp.p;
-	size_t tn = h->tmp.len;
 	for (size_t i = 0; i < tn; i++) {
 		unsigned char c = (unsigned char)t[i];
 		if (f & F_PRE) {
@@ -454,6 +452,16 @@ static void add_text(llm_html *h, const char *s, size_t n)
 				h->cur_link++;
 		}
 	}
+}
+
+/* Append the text s[0..n) of the page to the current block. */
+static void add_text(llm_html *h, const char *s, size_t n)
+{
+	if (top_flags(h) & F_SKIP)
+		return;
+	llm_buf_reset(&h->tmp);
+	llm_html_decode_entities(s, n, &h->tmp);
+	add_decoded(h, h->tmp.p, h->tmp.len);
 }
 
 /* Skip raw text until "</name" (case-insensitive); returns the index of the '<' or n. */
@@ -529,8 +537,64 @@ static void close_implied(llm_html *h, const char *name, unsigned p)
 		pop_to(h, "p", none, true);
 }
 
+/*
+ * An element starts: its marks, what it inherits, the end tags it implies, the block it
+ * starts. Pushed on the stack unless it is void or self-closed (or the stack is full);
+ * returns true when it was pushed and its content is to be skipped. implied: apply the
+ * end tags HTML omits (a tree builder that already did gives false).
+ */
+static bool start_tag(llm_html *h, const char *name, unsigned p, const char *a, size_t an,
+                      bool selfclose, bool implied)
+{
+	unsigned f = top_flags(h);
+	bool hidden = false;
+	unsigned char mark = (p & P_STRONG) ? MARK_STRONG : (p & P_WEAK) ? MARK_WEAK : MARK_NONE;
+	/* a header inside sectioning content is that section's (HTML §4.3.8) */
+	if ((p & P_HEADER) && !(f & F_SECTION))
+		mark = MARK_STRONG;
+	scan_attrs(a, an, p & P_PAGE, &hidden, &mark);
+	if ((f & F_SECTION) && mark == MARK_WEAK)
+		mark = MARK_NONE;
+	if (p & P_SKIP || hidden)
+		f |= F_SKIP;
+	if (p & P_PRE)
+		f |= F_PRE;
+	if (p & P_LINK)
+		f |= F_LINK;
+	if (p & P_SECTION)
+		f |= F_SECTION;
+	if (implied)
+		close_implied(h, name, p);
+	if (p & P_BLOCK)
+		end_block(h);
+	else if ((p & P_CELL) && h->text.len > h->cur_start)
+		h->cell = true;
+	if ((p & P_VOID) || selfclose || h->depth == (int)(sizeof h->stack / sizeof *h->stack))
+		return false;
+	elem *e = &h->stack[h->depth++];
+	e->node = new_node(h, h->depth > 1 ? h->stack[h->depth - 2].node : -1, mark);
+	snprintf(e->name, sizeof e->name, "%s", name);
+	e->flags = f;
+	e->props = p;
+	return (f & F_SKIP) != 0;
+}
+
+/* An end tag closes the innermost open element of its name and everything above it. */
+static void end_tag(llm_html *h, const char *name, unsigned p)
+{
+	int d = h->depth - 1;
+	while (d >= 0 && strcmp(h->stack[d].name, name) != 0)
+		d--;
+	if (d >= 0 || (p & P_BLOCK)) {
+		if (p & P_BLOCK) /* not an inline end tag inside <pre>: its lines stay one block */
+			end_block(h);
+		if (d >= 0)
+			h->depth = d;
+	}
+}
+
 /* The tokenizer: fills h->blocks and h->nodes from s[0..n). */
-static void parse(llm_html *h, const char *s, size_t n)
+static void reset(llm_html *h)
 {
 	h->depth = 0;
 	llm_buf_reset(&h->text);
@@ -540,6 +604,11 @@ static void parse(llm_html *h, const char *s, size_t n)
 	h->cur_chars = h->cur_link = 0;
 	h->cur_node = -2;
 	h->space = h->cell = false;
+}
+
+static void parse(llm_html *h, const char *s, size_t n)
+{
+	reset(h);
 	size_t i = 0;
 	while (i < n) {
 		const char *lt = memchr(s + i, '<', n - i);
@@ -595,16 +664,7 @@ static void parse(llm_html *h, const char *s, size_t n)
 		i = k < n ? k + 1 : n;
 		unsigned p = tag_props(name);
 		if (end) {
-			int d = h->depth - 1;
-			while (d >= 0 && strcmp(h->stack[d].name, name) != 0)
-				d--;
-			if (d >= 0) {
-				if (p & P_BLOCK) /* not an inline end tag inside <pre>: its lines stay one block */
-					end_block(h);
-				h->depth = d;
-			} else if (p & P_BLOCK) {
-				end_block(h);
-			}
+			end_tag(h, name, p);
 			continue;
 		}
 		if (strcmp(name, "title") == 0) {
@@ -615,44 +675,13 @@ static void parse(llm_html *h, const char *s, size_t n)
 			i = gt ? (size_t)(gt - s) + 1 : n;
 			continue;
 		}
-		unsigned f = top_flags(h);
-		bool hidden = false;
-		unsigned char mark = (p & P_STRONG) ? MARK_STRONG : (p & P_WEAK) ? MARK_WEAK : MARK_NONE;
-		/* a header inside sectioning content is that section's (HTML §4.3.8) */
-		if ((p & P_HEADER) && !(f & F_SECTION))
-			mark = MARK_STRONG;
-		scan_attrs(s + a0, a1 - a0, p & P_PAGE, &hidden, &mark);
-		if ((f & F_SECTION) && mark == MARK_WEAK)
-			mark = MARK_NONE;
-		if (p & P_SKIP || hidden)
-			f |= F_SKIP;
-		if (p & P_PRE)
-			f |= F_PRE;
-		if (p & P_LINK)
-			f |= F_LINK;
-		if (p & P_SECTION)
-			f |= F_SECTION;
-		if ((p & P_RAW) && (f & F_SKIP)) {
+		if (start_tag(h, name, p, s + a0, a1 - a0, a1 > a0 && s[a1 - 1] == '/', true) &&
+		    (p & P_RAW)) {
+			/* a skipped raw-text element: its content is not even tokenized */
 			size_t e = raw_end(s, n, i, name);
 			const char *gt = e < n ? memchr(s + e, '>', n - e) : NULL;
 			i = gt ? (size_t)(gt - s) + 1 : n;
-			continue;
-		}
-		close_implied(h, name, p);
-		if (p & P_BLOCK)
-			end_block(h);
-		else if ((p & P_CELL) && h->text.len > h->cur_start)
-			h->cell = true;
-		bool selfclose = a1 > a0 && s[a1 - 1] == '/';
-		if ((p & P_VOID) || selfclose)
-			continue;
-		if (h->depth < (int)(sizeof h->stack / sizeof *h->stack)) {
-			elem *e = &h->stack[h->depth];
-			e->node = new_node(h, h->depth ? h->stack[h->depth - 1].node : -1, mark);
-			memcpy(e->name, name, nl + 1);
-			e->flags = f;
-			e->props = p;
-			h->depth++;
+			h->depth--;
 		}
 	}
 	end_block(h);
@@ -804,10 +833,9 @@ static void decide(llm_html *h, const llm_html_opts *o)
 		cls[largest] = C_KEEP;
 }
 
-void llm_html_to_text(llm_html *h, const char *s, size_t n, const llm_html_opts *o, llm_buf *out)
+/* The kept blocks, one line each. */
+static void emit(const llm_html *h, llm_buf *out)
 {
-	parse(h, s, n);
-	decide(h, o);
 	bool first = true;
 	for (size_t b = 0; b < h->nblocks; b++) {
 		if (h->cls[b] != C_GOOD && h->cls[b] != C_KEEP)
@@ -819,4 +847,11 @@ void llm_html_to_text(llm_html *h, const char *s, size_t n, const llm_html_opts 
 	}
 	if (!out->p)
 		llm_buf_grow(out, 0);
+}
+
+void llm_html_to_text(llm_html *h, const char *s, size_t n, const llm_html_opts *o, llm_buf *out)
+{
+	parse(h, s, n);
+	decide(h, o);
+	emit(h, out);
 }
