@@ -277,6 +277,8 @@ static const char *const weak_words[] = { "header*", "sidebar*", "widget*", "ban
 
 static bool word_is(const char *t, size_t n, const char *w)
 {
+	if (tolower((unsigned char)t[0]) != w[0]) /* the words are lower case */
+		return false;
 	size_t k = strlen(w);
 	bool prefix = w[k - 1] == '*';
 	if (prefix)
@@ -420,37 +422,51 @@ static int new_node(llm_html *h, int parent, unsigned char mark)
 
 /* Append text t[0..tn), references decoded, to the current block: white space collapsed
  * (kept in <pre>), characters counted. */
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f';
+}
+
 static void add_decoded(llm_html *h, const char *t, size_t tn)
 {
 	unsigned f = top_flags(h);
 	if (f & F_SKIP)
 		return;
-	for (size_t i = 0; i < tn; i++) {
-		unsigned char c = (unsigned char)t[i];
+	size_t i = 0;
+	while (i < tn) {
+		size_t j;
 		if (f & F_PRE) {
-			/* the newline after <pre> is not content (HTML §13.2.6.4.7), nor any
-			 * before the first line */
-			if (c == '\n' && h->text.len == h->cur_start)
-				continue;
-			llm_buf_addc(&h->text, (char)c);
-		} else if (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f') {
-			h->space = h->text.len > h->cur_start;
-			continue;
+			/* the newline after <pre> is not content (HTML §13.2.6.4.7), nor any before
+			 * the first line */
+			while (i < tn && t[i] == '\n' && h->text.len == h->cur_start)
+				i++;
+			j = tn;
 		} else {
+			/* a run of white space is one space, and none at the start of a block */
+			for (; i < tn && is_space(t[i]); i++)
+				h->space = h->text.len > h->cur_start;
+			if (i == tn)
+				break;
+			for (j = i; j < tn && !is_space(t[j]); j++)
+				;
 			if (h->cell && h->text.len > h->cur_start)
 				llm_buf_add(&h->text, " | ", 3);
 			else if (h->space)
 				llm_buf_addc(&h->text, ' ');
 			h->space = h->cell = false;
-			llm_buf_addc(&h->text, (char)c);
 		}
-		if ((c & 0xC0) != 0x80) {
+		llm_buf_add(&h->text, t + i, j - i);
+		uint32_t k = 0;
+		for (size_t x = i; x < j; x++)
+			k += ((unsigned char)t[x] & 0xC0) != 0x80;
+		if (k) {
 			if (h->cur_node == -2)
 				h->cur_node = h->depth ? h->stack[h->depth - 1].node : -1;
-			h->cur_chars++;
+			h->cur_chars += k;
 			if (f & F_LINK)
-				h->cur_link++;
+				h->cur_link += k;
 		}
+		i = j;
 	}
 }
 
@@ -459,6 +475,10 @@ static void add_text(llm_html *h, const char *s, size_t n)
 {
 	if (top_flags(h) & F_SKIP)
 		return;
+	if (!memchr(s, '&', n)) {
+		add_decoded(h, s, n);
+		return;
+	}
 	llm_buf_reset(&h->tmp);
 	llm_html_decode_entities(s, n, &h->tmp);
 	add_decoded(h, h->tmp.p, h->tmp.len);
