@@ -82,7 +82,8 @@ static int cat_one(const char *path, const llm_docsrc_opts *o, const struct tool
 	int rc, failed = 0;
 	while ((rc = llm_docsrc_next(src, d)) != LLM_EOF) {
 		if (rc == LLM_OK) {
-			int dom = llm_run_in(run, d->bytes, d->domain, d->domain_len);
+			int dom = llm_run_lang(run, llm_run_in(run, d->bytes, d->domain, d->domain_len),
+			                       d->lang, d->lang_len);
 			count_encoding(run, d);
 			if (llm_writer_write(out, d->out, d->out_len) != LLM_OK ||
 			    llm_writer_write(out, "\n", 1) != LLM_OK)
@@ -94,6 +95,7 @@ static int cat_one(const char *path, const llm_docsrc_opts *o, const struct tool
 			llm_warn_at(d->file, d->line, "%s", d->msg);
 			int dom = d->rec ? llm_run_in_rec(run, d->bytes, d->rec)
 			                 : llm_run_in(run, d->bytes, d->domain, d->domain_len);
+			dom = llm_run_lang(run, dom, d->lang, d->lang_len);
 			if (llm_run_reject(run, dom, d->reason, d->raw ? d->raw : "", d->raw_len, d->rec,
 			                   d->extra.len ? d->extra.p : NULL, d->file, d->line) != LLM_OK)
 				die("%s", llm_last_error());

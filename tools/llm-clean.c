@@ -38,6 +38,8 @@ static const char usage[] =
 	"      --list-filters     print every filter step, its reasons and thresholds, and exit\n"
 	"      --html             treat every text as HTML (else only records with \"format\": \"html\")\n"
 	"      --keep-boilerplate HTML: keep navigation, footers and link lists\n"
+	"      --judged-text SIZE dropped HTML records carry the text they were judged on in\n"
+	"                         --rejects, its first SIZE bytes (default 64K; 0: none)\n"
 	"      --normalize LIST   normalisation steps for every document (default: repair, controls,\n"
 	"                         zero-width, width, newlines, spaces, trim, blank-lines; also\n"
 	"                         width-punct, ideographic-space; all; none)\n"
@@ -83,13 +85,14 @@ enum {
 	OPT_DROP_LINE_PATTERN, OPT_LANG, OPT_LANG_THRESHOLD, OPT_LANG_MODEL, OPT_DETECT_LANG,
 	OPT_MASK_PII, OPT_PII_PLACEHOLDER, OPT_MASK_TIME, OPT_TIME_PLACEHOLDER, OPT_FRESHNESS,
 	OPT_REF_YEAR, OPT_DEFAULT_WEIGHT, OPT_MIN_WEIGHT, OPT_BATCH, OPT_RECIPE, OPT_EXPLAIN,
-	OPT_LIST_FILTERS, OPT_SEGMENT
+	OPT_LIST_FILTERS, OPT_SEGMENT, OPT_JUDGED_TEXT
 };
 
 static const struct option longopts[] = {
 	TOOL_COMMON_OPTIONS,
 	{ "html", no_argument, NULL, OPT_HTML },
 	{ "keep-boilerplate", no_argument, NULL, OPT_KEEP_BOILER },
+	{ "judged-text", required_argument, NULL, OPT_JUDGED_TEXT },
 	{ "normalize", required_argument, NULL, OPT_NORMALIZE },
 	{ "filters", required_argument, NULL, OPT_FILTERS },
 	{ "min-chars", required_argument, NULL, OPT_MIN_CHARS },
@@ -224,6 +227,7 @@ struct ctx {
 	worker *workers;
 	int nthreads;
 	size_t batch_bytes;
+	size_t judged_max; /* --judged-text */
 	batch b;
 	const char *name;
 };
@@ -237,6 +241,25 @@ static void extra_value(llm_buf *x, const llm_clean_result *r)
 	llm_json_put_f64(x, r->value);
 	llm_buf_adds(x, ", \"reject_threshold\": ");
 	llm_json_put_f64(x, r->threshold);
+}
+
+/* The text a dropped HTML record was judged on, for its reject: the first max bytes (cut at
+ * a character) as "judged_text", its whole length as "judged_bytes". */
+static void extra_judged(llm_buf *x, const llm_buf *text, size_t max)
+{
+	if (!max)
+		return;
+	size_t n = text->len;
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)text->p[n] & 0xC0) == 0x80)
+			n--;
+	}
+	if (x->len)
+		llm_buf_adds(x, ", ");
+	llm_buf_adds(x, "\"judged_text\": ");
+	llm_json_put_str(x, text->p ? text->p : "", n);
+	llm_buf_addf(x, ", \"judged_bytes\": %zu", text->len);
 }
 
 /* Clean the batch on the workers and account/write its records in order. */
@@ -276,6 +299,7 @@ static int flush_batch(struct ctx *c)
 		bool parsed = r->status != LLM_CLEAN_BAD || strcmp(r->reason, "bad_json") != 0;
 		int dom = parsed ? llm_run_in_rec(c->run, it->len + 1, &it->rec)
 		                 : llm_run_in(c->run, it->len + 1, NULL, 0);
+		dom = llm_run_lang(c->run, dom, r->lang, strlen(r->lang));
 		if (r->status == LLM_CLEAN_KEEP) {
 			if (llm_writer_write(c->out, it->out.p, it->out.len) != LLM_OK ||
 			    llm_writer_write(c->out, "\n", 1) != LLM_OK)
@@ -296,6 +320,8 @@ static int flush_batch(struct ctx *c)
 					            r->err_pos + 1, r->err_msg);
 			}
 			extra_value(&extra, r);
+			if (r->status == LLM_CLEAN_DROP && r->html)
+				extra_judged(&extra, &it->out, c->judged_max);
 			if (llm_run_reject(c->run, dom, r->reason, line, it->len, parsed ? &it->rec : NULL,
 			                   extra.len ? extra.p : NULL, c->name, it->lineno) != LLM_OK)
 				die("%s", llm_last_error());
@@ -395,7 +421,7 @@ int main(int argc, char **argv)
 	const char *stop_file = NULL, *drop_file = NULL, *drop_line_file = NULL, *model_file = NULL;
 	const char *time_ph = NULL;
 	bool mask_time = false;
-	size_t batch_bytes = 8u << 20;
+	size_t batch_bytes = 8u << 20, judged_max = 64u << 10;
 	const char *seg_field = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
@@ -404,6 +430,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case OPT_HTML: cfg.html = true; break;
 		case OPT_KEEP_BOILER: cfg.html_opts.boilerplate = false; break;
+		case OPT_JUDGED_TEXT: judged_max = tool_size("--judged-text", optarg); break;
 		case OPT_RECIPE:
 			if (llm_recipe_load(recipe, optarg) != LLM_OK)
 				die("%s", llm_last_error());
@@ -523,6 +550,7 @@ int main(int argc, char **argv)
 	x.co = &co;
 	x.cfg = &cfg;
 	x.batch_bytes = batch_bytes;
+	x.judged_max = judged_max;
 	x.nthreads = co.threads;
 	x.workers = llm_calloc((size_t)x.nthreads, sizeof *x.workers);
 	for (int t = 0; t < x.nthreads; t++) {

@@ -1,8 +1,10 @@
 /*
  * run.c — per-run accounting, rejects, --stats JSON, progress and summary (see run.h).
  *
- * Domains and reasons are few (tens), so they live in small arrays searched linearly, with the
- * last domain cached: consecutive records of a stream usually share their domain.
+ * Domains, languages and reasons are few (tens), so they live in small arrays searched
+ * linearly, with the last one cached: consecutive records of a stream usually share them.
+ * A record's handle carries both its groups: the domain's index in the low 16 bits, the
+ * language's (plus one; 0: none given) above them.
  */
 #include "run.h"
 
@@ -27,12 +29,21 @@ typedef struct {
 	size_t n, cap;
 } counters;
 
+/* The records of one domain or one language. */
 typedef struct {
 	char *name;
 	size_t name_len;
 	uint64_t in, out, rejected, bytes_in, bytes_out;
 	counters reasons, extra;
-} domain;
+} group;
+
+typedef struct {
+	group *v;
+	size_t n, cap;
+	int last;
+} groups;
+
+#define MAX_GROUPS 0x7FFF /* fits a handle's bits; beyond it, names share "other" */
 
 struct llm_run {
 	char *tool;
@@ -40,9 +51,8 @@ struct llm_run {
 	char *stats_path;
 	uint64_t in, out, rejected, bytes_in, bytes_out;
 	counters reasons, extra;
-	domain *dom;
-	size_t ndom, capdom;
-	int last_dom;
+	groups dom, lang;
+	uint64_t lang_bytes_in; /* bytes_in of the record whose language is not yet counted */
 	llm_buf stats_extra;
 	llm_buf scratch;
 	llm_json_edit edit;
@@ -90,7 +100,7 @@ llm_run *llm_run_new(const char *tool)
 {
 	llm_run *run = llm_calloc(1, sizeof *run);
 	run->tool = llm_strdup(tool);
-	run->last_dom = -1;
+	run->dom.last = run->lang.last = -1;
 	run->tty = isatty(2);
 	llm_json_edit_init(&run->edit);
 	clock_gettime(CLOCK_MONOTONIC, &run->t0);
@@ -119,6 +129,38 @@ void llm_run_begin_input(llm_run *run, const char *name, int64_t size)
 	run->input_size = size;
 }
 
+/* The group of name[0..len), added when new. */
+static int group_find(groups *g, const char *name, size_t len)
+{
+	int d = g->last;
+	if (d >= 0 && g->v[d].name_len == len && memcmp(g->v[d].name, name, len) == 0)
+		return d;
+	for (d = 0; d < (int)g->n; d++)
+		if (g->v[d].name_len == len && memcmp(g->v[d].name, name, len) == 0)
+			return g->last = d;
+	if (g->n == MAX_GROUPS)
+		return g->last = group_find(g, "other", 5);
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 8;
+		g->v = llm_realloc(g->v, g->cap * sizeof *g->v);
+	}
+	memset(&g->v[d], 0, sizeof g->v[d]);
+	g->v[d].name = llm_strndup(name, len);
+	g->v[d].name_len = len;
+	g->n++;
+	return g->last = d;
+}
+
+static void groups_free(groups *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		free(g->v[i].name);
+		counters_free(&g->v[i].reasons);
+		counters_free(&g->v[i].extra);
+	}
+	free(g->v);
+}
+
 int llm_run_in(llm_run *run, size_t bytes, const char *name, size_t len)
 {
 	if (!name || !len) {
@@ -127,59 +169,85 @@ int llm_run_in(llm_run *run, size_t bytes, const char *name, size_t len)
 	}
 	run->in++;
 	run->bytes_in += bytes;
-	int d = run->last_dom;
-	if (d < 0 || run->dom[d].name_len != len || memcmp(run->dom[d].name, name, len) != 0) {
-		for (d = 0; d < (int)run->ndom; d++)
-			if (run->dom[d].name_len == len && memcmp(run->dom[d].name, name, len) == 0)
-				break;
-		if (d == (int)run->ndom) {
-			if (run->ndom == run->capdom) {
-				run->capdom = run->capdom ? run->capdom * 2 : 8;
-				run->dom = llm_realloc(run->dom, run->capdom * sizeof *run->dom);
-			}
-			memset(&run->dom[d], 0, sizeof run->dom[d]);
-			run->dom[d].name = llm_strndup(name, len);
-			run->dom[d].name_len = len;
-			run->ndom++;
-		}
-		run->last_dom = d;
-	}
-	run->dom[d].in++;
-	run->dom[d].bytes_in += bytes;
+	run->lang_bytes_in = bytes;
+	int d = group_find(&run->dom, name, len);
+	run->dom.v[d].in++;
+	run->dom.v[d].bytes_in += bytes;
 	return d;
+}
+
+int llm_run_lang(llm_run *run, int h, const char *lang, size_t len)
+{
+	if (!lang || !len)
+		return h & 0xFFFF;
+	return (h & 0xFFFF) | ((group_find(&run->lang, lang, len) + 1) << 16);
+}
+
+/* A string field of rec, raw when it has no escapes, else decoded into scratch. */
+static const char *field(llm_run *run, const llm_json_rec *rec, const char *key, size_t *len)
+{
+	const llm_json_val *v = rec ? llm_json_get(rec, key) : NULL;
+	*len = 0;
+	if (!v || v->type != LLM_JSON_STRING)
+		return NULL;
+	if (!memchr(v->p, '\\', v->len)) {
+		*len = v->len - 2;
+		return v->p + 1;
+	}
+	llm_buf_reset(&run->scratch);
+	llm_json_str(v, &run->scratch);
+	*len = run->scratch.len;
+	return run->scratch.p;
 }
 
 int llm_run_in_rec(llm_run *run, size_t bytes, const llm_json_rec *rec)
 {
-	const llm_json_val *v = rec ? llm_json_get(rec, "domain") : NULL;
-	if (v && v->type == LLM_JSON_STRING && !memchr(v->p, '\\', v->len))
-		return llm_run_in(run, bytes, v->p + 1, v->len - 2);
-	if (v && v->type == LLM_JSON_STRING) {
-		llm_buf_reset(&run->scratch);
-		llm_json_str(v, &run->scratch);
-		return llm_run_in(run, bytes, run->scratch.p, run->scratch.len);
-	}
-	return llm_run_in(run, bytes, NULL, 0);
+	size_t len;
+	const char *dom = field(run, rec, "domain", &len);
+	int h = llm_run_in(run, bytes, dom, len);
+	const char *lang = field(run, rec, "lang", &len);
+	return llm_run_lang(run, h, lang, len);
 }
 
-void llm_run_out(llm_run *run, int d, size_t bytes)
+/* The language group of handle h (und when none was given), or NULL. */
+static group *lang_of(llm_run *run, int h)
+{
+	int l = (h >> 16) - 1;
+	if (l < 0)
+		l = group_find(&run->lang, "und", 3);
+	return &run->lang.v[l];
+}
+
+void llm_run_out(llm_run *run, int h, size_t bytes)
 {
 	run->out++;
 	run->bytes_out += bytes;
-	if (d >= 0 && d < (int)run->ndom) {
-		run->dom[d].out++;
-		run->dom[d].bytes_out += bytes;
+	int d = h & 0xFFFF;
+	if (h >= 0 && d < (int)run->dom.n) {
+		run->dom.v[d].out++;
+		run->dom.v[d].bytes_out += bytes;
+		group *l = lang_of(run, h);
+		l->in++;
+		l->out++;
+		l->bytes_in += run->lang_bytes_in;
+		l->bytes_out += bytes;
 	}
 }
 
-int llm_run_reject(llm_run *run, int d, const char *reason, const char *line, size_t len,
+int llm_run_reject(llm_run *run, int h, const char *reason, const char *line, size_t len,
                    const llm_json_rec *rec, const char *extra, const char *file, uint64_t lineno)
 {
 	run->rejected++;
 	counters_add(&run->reasons, reason, 1);
-	if (d >= 0 && d < (int)run->ndom) {
-		run->dom[d].rejected++;
-		counters_add(&run->dom[d].reasons, reason, 1);
+	int d = h & 0xFFFF;
+	if (h >= 0 && d < (int)run->dom.n) {
+		run->dom.v[d].rejected++;
+		counters_add(&run->dom.v[d].reasons, reason, 1);
+		group *l = lang_of(run, h);
+		l->in++;
+		l->rejected++;
+		l->bytes_in += run->lang_bytes_in;
+		counters_add(&l->reasons, reason, 1);
 	}
 	if (!run->rejects || run->err)
 		return run->err;
@@ -221,10 +289,11 @@ void llm_run_count(llm_run *run, const char *name, uint64_t n)
 	counters_add(&run->extra, name, n);
 }
 
-void llm_run_count_domain(llm_run *run, int d, const char *name, uint64_t n)
+void llm_run_count_domain(llm_run *run, int h, const char *name, uint64_t n)
 {
-	if (d >= 0 && d < (int)run->ndom)
-		counters_add(&run->dom[d].extra, name, n);
+	int d = h & 0xFFFF;
+	if (h >= 0 && d < (int)run->dom.n)
+		counters_add(&run->dom.v[d].extra, name, n);
 }
 
 void llm_run_stats_extra(llm_run *run, const char *raw_member)
@@ -289,6 +358,29 @@ static void put_counters(llm_buf *b, const counters *c)
 	llm_buf_addc(b, '}');
 }
 
+/* ", \"KEY\": {NAME: {records_in, ..., rejected, counters}, ...}" */
+static void put_groups(llm_buf *b, const char *key, const groups *g)
+{
+	llm_buf_addf(b, ", \"%s\": {", key);
+	for (size_t i = 0; i < g->n; i++) {
+		const group *d = &g->v[i];
+		if (i)
+			llm_buf_adds(b, ", ");
+		llm_json_put_str(b, d->name, d->name_len);
+		llm_buf_addf(b,
+		             ": {\"records_in\": %llu, \"records_out\": %llu, \"records_rejected\": %llu, "
+		             "\"bytes_in\": %llu, \"bytes_out\": %llu, \"rejected\": ",
+		             (unsigned long long)d->in, (unsigned long long)d->out,
+		             (unsigned long long)d->rejected, (unsigned long long)d->bytes_in,
+		             (unsigned long long)d->bytes_out);
+		put_counters(b, &d->reasons);
+		llm_buf_adds(b, ", \"counters\": ");
+		put_counters(b, &d->extra);
+		llm_buf_addc(b, '}');
+	}
+	llm_buf_addc(b, '}');
+}
+
 static int write_stats(llm_run *run, double secs)
 {
 	llm_buf b = LLM_BUF_INIT;
@@ -309,24 +401,8 @@ static int write_stats(llm_run *run, double secs)
 	put_counters(&b, &run->reasons);
 	llm_buf_adds(&b, ", \"counters\": ");
 	put_counters(&b, &run->extra);
-	llm_buf_adds(&b, ", \"domains\": {");
-	for (size_t i = 0; i < run->ndom; i++) {
-		domain *d = &run->dom[i];
-		if (i)
-			llm_buf_adds(&b, ", ");
-		llm_json_put_str(&b, d->name, d->name_len);
-		llm_buf_addf(&b,
-		             ": {\"records_in\": %llu, \"records_out\": %llu, \"records_rejected\": %llu, "
-		             "\"bytes_in\": %llu, \"bytes_out\": %llu, \"rejected\": ",
-		             (unsigned long long)d->in, (unsigned long long)d->out,
-		             (unsigned long long)d->rejected, (unsigned long long)d->bytes_in,
-		             (unsigned long long)d->bytes_out);
-		put_counters(&b, &d->reasons);
-		llm_buf_adds(&b, ", \"counters\": ");
-		put_counters(&b, &d->extra);
-		llm_buf_addc(&b, '}');
-	}
-	llm_buf_addc(&b, '}');
+	put_groups(&b, "domains", &run->dom);
+	put_groups(&b, "languages", &run->lang);
 	if (run->stats_extra.len) {
 		llm_buf_adds(&b, ", ");
 		llm_buf_add(&b, run->stats_extra.p, run->stats_extra.len);
@@ -375,12 +451,8 @@ int llm_run_finish(llm_run *run)
 		              (unsigned long long)run->rejected);
 	counters_free(&run->reasons);
 	counters_free(&run->extra);
-	for (size_t i = 0; i < run->ndom; i++) {
-		free(run->dom[i].name);
-		counters_free(&run->dom[i].reasons);
-		counters_free(&run->dom[i].extra);
-	}
-	free(run->dom);
+	groups_free(&run->dom);
+	groups_free(&run->lang);
 	free(run->tool);
 	free(run->stats_path);
 	free(run->input);

@@ -4,8 +4,9 @@
  *
  * Invariant, checked by llm_run_finish: records in = records out + records rejected. Every
  * record a tool reads is counted in exactly once (llm_run_in) and then either out
- * (llm_run_out) or rejected (llm_run_reject) exactly once. Counts are kept overall and per
- * domain (the record's "domain" field, or "unknown").
+ * (llm_run_out) or rejected (llm_run_reject) exactly once. Counts are kept overall, per
+ * domain (the record's "domain" field, or "unknown") and per language (its "lang" field, or
+ * one the tool detected: llm_run_lang; "und" when none).
  *
  * Rejects: each rejected record is written to the rejects file unchanged plus
  * "reject_reason" (and any extra fields the tool gives: "dup_of", a measured value...). A record
@@ -40,10 +41,14 @@ void llm_run_set_stats(llm_run *run, const char *path);
 void llm_run_begin_input(llm_run *run, const char *name, int64_t size);
 
 /* One record read: bytes of its line, and its domain (NULL/empty = "unknown"). Returns a
- * handle (domain index) to pass to llm_run_out/llm_run_reject for this record. */
+ * handle (its domain, and language when one is set) to pass to llm_run_out/llm_run_reject
+ * and llm_run_count_domain for this record. */
 int llm_run_in(llm_run *run, size_t bytes, const char *domain, size_t domain_len);
-/* Domain index of a parsed record's "domain" field (convenience around llm_run_in). */
+/* The handle of a parsed record by its "domain" and "lang" fields (around llm_run_in). */
 int llm_run_in_rec(llm_run *run, size_t bytes, const llm_json_rec *rec);
+/* The record of handle h is in language lang[0..len) (a tool that detects languages says so
+ * after llm_run_in); returns the handle to pass on. NULL or empty leaves h as it was. */
+int llm_run_lang(llm_run *run, int h, const char *lang, size_t len);
 void llm_run_out(llm_run *run, int dom, size_t bytes);
 /*
  * Reject the record (line/len as read). rec is its parse when it is valid JSON, else NULL.

@@ -289,8 +289,8 @@ static int record_year(const llm_json_rec *rec, llm_buf *tmp)
 	return 0;
 }
 
-void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec *rec,
-                      llm_buf *out, llm_clean_result *r)
+static void clean(llm_cleaner *c, const char *line, size_t len, llm_json_rec *rec,
+                  llm_buf *out, llm_clean_result *r)
 {
 	const llm_clean_cfg *cfg = c->cfg;
 	memset(r, 0, sizeof *r);
@@ -331,6 +331,7 @@ void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec
 	/* HTML */
 	const llm_json_val *fv = llm_json_get(rec, "format");
 	bool html = cfg->html || (fv && llm_json_str_eq(fv, "html"));
+	r->html = html;
 	if (html) {
 		llm_buf_reset(&c->a);
 		llm_html_to_text(c->html, c->text.p, c->text.len, &cfg->html_opts, &c->a);
@@ -448,6 +449,17 @@ void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec
 	if (r->changed)
 		llm_json_edit_str(&c->ed, cfg->field, c->text.p, c->text.len);
 	llm_json_write(rec, &c->ed, out);
+}
+
+void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec *rec,
+                      llm_buf *out, llm_clean_result *r)
+{
+	clean(c, line, len, rec, out, r);
+	/* a dropped HTML record is audited by the text it was judged on */
+	if (r->status == LLM_CLEAN_DROP && r->html) {
+		llm_buf_reset(out);
+		llm_buf_add(out, c->text.p ? c->text.p : "", c->text.len);
+	}
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -79,6 +79,7 @@ typedef struct {
 	size_t pii[5], times;   /* masks made */
 	char lang[16];          /* detected or given language, "" if none */
 	char domain[32];        /* the record's domain, "" if none */
+	bool html;              /* the text was HTML (converted to text first) */
 } llm_clean_result;
 
 typedef struct llm_cleaner llm_cleaner;
@@ -87,7 +88,9 @@ void llm_cleaner_free(llm_cleaner *c);
 
 /*
  * Clean one record line[0..len). rec receives the parse (valid until the next call with the
- * same rec and while line lives); out receives the output record (KEEP only, no newline).
+ * same rec and while line lives); out receives the output record (KEEP, no newline), or,
+ * for a dropped HTML record, the text that was judged: extracted, normalised, as the filter
+ * that dropped it saw it.
  */
 void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec *rec,
                       llm_buf *out, llm_clean_result *r);

@@ -341,6 +341,8 @@ static void emit_doc(llm_docsrc *s, llm_doc *d, const char *text, size_t n, cons
 	d->out_len = b->len;
 	d->domain = s->o.domain;
 	d->domain_len = s->o.domain ? strlen(s->o.domain) : 0;
+	d->lang = s->o.lang;
+	d->lang_len = s->o.lang ? strlen(s->o.lang) : 0;
 }
 
 static int next_jsonl(llm_docsrc *s, llm_doc *d)
@@ -395,6 +397,11 @@ static int next_jsonl(llm_docsrc *s, llm_doc *d)
 	} else {
 		d->domain = s->o.domain;
 		d->domain_len = s->o.domain ? strlen(s->o.domain) : 0;
+	}
+	const llm_json_val *lang = llm_json_get(&s->rec, "lang");
+	if (lang && lang->type == LLM_JSON_STRING && !memchr(lang->p, '\\', lang->len)) {
+		d->lang = lang->p + 1;
+		d->lang_len = lang->len - 2;
 	}
 	llm_json_edit_reset(&s->ed);
 	if (!llm_json_get(&s->rec, "id")) {
@@ -662,6 +669,8 @@ int llm_docsrc_next(llm_docsrc *s, llm_doc *d)
 	d->msg[0] = 0;
 	d->repaired = 0;
 	d->encoding = d->encoding_source = NULL;
+	d->lang = s->o.lang;
+	d->lang_len = s->o.lang ? strlen(s->o.lang) : 0;
 	d->domain = s->o.domain;
 	d->domain_len = s->o.domain ? strlen(s->o.domain) : 0;
 	llm_buf_reset(&d->extra);

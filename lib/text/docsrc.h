@@ -56,6 +56,8 @@ typedef struct {
 	size_t out_len;
 	const char *domain; /* the document's domain for accounting (not NUL-terminated) */
 	size_t domain_len;
+	const char *lang;   /* its language for accounting (not NUL-terminated), or NULL */
+	size_t lang_len;
 	size_t repaired;    /* U+FFFD replacements made (ill-formed UTF-8, undecodable bytes) */
 	const char *encoding;        /* what the bytes were decoded as ("utf-8", "gb18030", ...),
 	                              * NULL for JSONL */
