@@ -197,8 +197,9 @@ def main():
                 texts, secs = run_llmkit(a.pages, a.bin, a.repeat)
             else:
                 texts, secs = run_python(tool, pages, a.repeat)
-        except ImportError:
-            print("%-12s not installed (pip install %s); skipped" % (tool, tool))
+        except ImportError as e:
+            print("%-12s not installed (pip install trafilatura lxml_html_clean resiliparse): %s; skipped"
+                  % (tool, e))
             continue
         s, _ = score(texts, labels)
         dev, misses = score(texts, labels, False)
