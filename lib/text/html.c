@@ -62,8 +62,8 @@ struct llm_html {
 	bool space;          /* a space is pending in the current block */
 	bool cell;           /* a table cell ended: the next text of the row follows " | " */
 	llm_buf title, tmp;
-	unsigned char *cls;  /* per block decision scratch */
-	size_t cls_cap;
+	unsigned char *cls, *nbr; /* per block decision scratch */
+	size_t cls_cap, nbr_cap;
 	unsigned char *ndec; /* per node decision scratch */
 	int *ndepth;
 	size_t ndec_cap, ndepth_cap;
@@ -84,6 +84,7 @@ void llm_html_free(llm_html *h)
 	free(h->blocks);
 	free(h->nodes);
 	free(h->cls);
+	free(h->nbr);
 	free(h->ndec);
 	free(h->ndepth);
 	free(h);
@@ -711,6 +712,8 @@ static void parse(llm_html *h, const char *s, size_t n)
 /* Decisions */
 
 enum { C_BAD, C_GOOD, C_SHORT, C_LINK, C_KEEP, C_DROP };
+/* The nearest good or bad block on one side of a block: none, or 1 + its class. */
+enum { NONE = 0, BAD = 1 + C_BAD, GOOD = 1 + C_GOOD };
 
 static void *grow_scratch(void *p, size_t *cap, size_t n, size_t size)
 {
@@ -748,6 +751,7 @@ static void decide(llm_html *h, const llm_html_opts *o)
 {
 	size_t nb = h->nblocks, nn = h->nnodes;
 	h->cls = grow_scratch(h->cls, &h->cls_cap, nb + 1, 1);
+	h->nbr = grow_scratch(h->nbr, &h->nbr_cap, nb + 1, 1);
 	h->ndec = grow_scratch(h->ndec, &h->ndec_cap, nn + 1, 1);
 	h->ndepth = grow_scratch(h->ndepth, &h->ndepth_cap, nn + 1, sizeof *h->ndepth);
 	unsigned char *cls = h->cls, *nd = h->ndec;
@@ -827,24 +831,34 @@ static void decide(llm_html *h, const llm_html_opts *o)
 		else
 			cls[b] = C_GOOD;
 	}
+	/* the nearest good or bad block before each one, in the whole page (low nibble) and
+	 * inside M (high nibble); then the same after it on the way back, where short and link
+	 * blocks are decided: linear in the blocks */
+	unsigned char *before = h->nbr, prev_any = 0, prev_main = 0, next_any = 0, next_main = 0;
 	for (size_t b = 0; b < nb; b++) {
+		before[b] = (unsigned char)(prev_any | prev_main << 4);
+		if (cls[b] == C_GOOD || cls[b] == C_BAD) {
+			prev_any = (unsigned char)(1 + cls[b]);
+			if (in_main(h, b))
+				prev_main = prev_any;
+		}
+	}
+	for (size_t b = nb; b-- > 0;) {
+		if (cls[b] == C_GOOD || cls[b] == C_BAD) {
+			next_any = (unsigned char)(1 + cls[b]);
+			if (in_main(h, b))
+				next_main = next_any;
+			continue;
+		}
 		if (cls[b] != C_SHORT && cls[b] != C_LINK)
 			continue;
 		/* link blocks look at their neighbours inside M only: its edge is no evidence */
-		bool link = cls[b] == C_LINK;
-		int prev = -1, next = -1;
-		for (size_t k = b; k-- > 0;)
-			if ((cls[k] == C_GOOD || cls[k] == C_BAD) && (!link || in_main(h, k))) {
-				prev = cls[k];
-				break;
-			}
-		for (size_t k = b + 1; k < nb; k++)
-			if ((cls[k] == C_GOOD || cls[k] == C_BAD) && (!link || in_main(h, k))) {
-				next = cls[k];
-				break;
-			}
-		bool keep = link ? (prev != C_BAD && next != C_BAD && (prev == C_GOOD || next == C_GOOD))
-		                 : (prev == C_GOOD || next == C_GOOD || (prev < 0 && next < 0));
+		bool link = cls[b] == C_LINK, keep;
+		int prev = link ? before[b] >> 4 : before[b] & 15, next = link ? next_main : next_any;
+		if (link)
+			keep = prev != BAD && next != BAD && (prev == GOOD || next == GOOD);
+		else
+			keep = prev == GOOD || next == GOOD || (prev == NONE && next == NONE);
 		cls[b] = keep ? C_KEEP : C_DROP;
 	}
 	/* 4. */
