@@ -38,9 +38,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 
 
-def warc_pages(path):
-    """(url, HTTP body bytes) of each response record; chunked bodies are de-chunked and
-    gzip/deflate bodies decoded, as a crawl's reader must."""
+def warc_records(path):
+    """(WARC headers with lower-case names, block bytes) of each record of a WARC file,
+    gzipped or not."""
     raw = open(path, "rb").read()
     data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
     i = 0
@@ -54,8 +54,14 @@ def warc_pages(path):
             k, _, v = line.partition(":")
             h[k.strip().lower()] = v.strip()
         n = int(h.get("content-length", 0))
-        block = data[he + 4:he + 4 + n]
+        yield h, data[he + 4:he + 4 + n]
         i = he + 4 + n
+
+
+def warc_pages(path):
+    """(url, HTTP body bytes) of each response record; chunked bodies are de-chunked and
+    gzip/deflate bodies decoded, as a crawl's reader must."""
+    for h, block in warc_records(path):
         if h.get("warc-type") != "response":
             continue
         hb = block.find(b"\r\n\r\n")

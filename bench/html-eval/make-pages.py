@@ -32,6 +32,9 @@ import sys
 
 import lxml.html
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from html_eval import warc_records  # noqa: E402  (bench/html_eval.py)
+
 READABILITY = {  # test page -> URL of the original, all under open licences (see NOTICE)
     "wikipedia": "https://en.wikipedia.org/wiki/Mozilla",
     "wikipedia-3": "https://en.wikipedia.org/wiki/Hermitian_matrix",
@@ -101,23 +104,6 @@ SAMPLES = ["maint-guide_first.en.html", "debian-handbook_zh-CN_sect.apt-get.html
 # by hand (labels-web.tsv); the other Debian ones by structure
 SAMPLES_BY_HAND = {"python3.11-doc_library_json.html", "python3.11-doc_howto_unicode.html",
                    "debian-handbook_zh-CN_sect.apt-get.html"}
-
-
-def warc_records(path):
-    data = gzip.open(path).read() if open(path, "rb").read(2) == b"\x1f\x8b" else open(path, "rb").read()
-    i = 0
-    while True:
-        j = data.find(b"WARC/1.", i)
-        if j < 0:
-            return
-        he = data.find(b"\r\n\r\n", j)
-        h = {}
-        for line in data[j:he].decode("utf-8", "replace").split("\r\n")[1:]:
-            k, _, v = line.partition(":")
-            h[k.strip().lower()] = v.strip()
-        n = int(h.get("content-length", 0))
-        yield h, data[he + 4:he + 4 + n]
-        i = he + 4 + n
 
 
 def http(body, charset=None):
