@@ -41,7 +41,7 @@ CFLAGS   ?= $(OPT) -g
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CPPFLAGS += -Ilib -D_GNU_SOURCE -DLLM_VERSION='"$(VERSION)"'
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -pthread -fno-strict-aliasing
-LDLIBS_DATA := -lzstd -lpcre2-8 -lutf8proc -lxxhash -larchive -lz -lbrotlidec -ldivsufsort -luchardet
+LDLIBS_DATA := -lzstd -lz -llzma -lbz2 -lpcre2-8 -lutf8proc -lxxhash -larchive -lbrotlidec -ldivsufsort -luchardet
 LDLIBS_BASE := -lm -lpthread -ldl
 
 # Quiet build lines ("CC lib/core/io.c"); V=1 shows the commands.
@@ -121,9 +121,10 @@ CU_OBJ    := $(CU_SRC:%.cu=$(B)/%.o)
 MAN_PAGES := $(sort $(wildcard man/man1/*.1 man/man5/*.5))
 
 # Only the programs that run models link the CUDA backend; the data tools never wait for nvcc.
-# The model programs read no archives: they link without libarchive (io.c refers to it weakly).
-# They run on GPU machines with the CUDA runtime and no -dev packages, so OpenBLAS, zstd and
-# PCRE2 are linked into them statically where the archives exist (mk/probe.sh), and Open MPI
+# The model programs read no archives (tar, zip): they link without libarchive. They run on GPU
+# machines with the CUDA runtime and no -dev packages, so OpenBLAS and the data libraries
+# (zstd, zlib, liblzma, libbz2, PCRE2) are linked into them statically where the archives
+# exist (mk/probe.sh), and Open MPI
 # is opened at run time (lib/model/mpirt.c): they need the C, C++ and CUDA libraries only.
 MODEL_PROGS := $(BINDIR)/llm-train $(BINDIR)/llm-eval
 $(MODEL_PROGS): LDLIBS_DATA = $(PROBE_MODEL_DATA_LDLIBS)

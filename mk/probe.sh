@@ -65,18 +65,23 @@ int main(void){void*h=dlopen("libmpi.so.40",RTLD_NOW|RTLD_GLOBAL);return !h||!dl
 	fi ;;
 esac
 
-# The data libraries llm-train and llm-eval use (zstd input, PCRE2 pre-tokenization, utf8proc
-# normalizers of tokenizer.json files) linked statically into them when the archives exist.
+# The data libraries llm-train and llm-eval use (compressed input through lib/core/codec,
+# PCRE2 pre-tokenization, utf8proc normalizers of tokenizer.json files) linked statically
+# into them when the archives exist.
+data_libs="-lzstd -lz -llzma -lbz2 -lpcre2-8 -lutf8proc"
 if try_cc '#include <zstd.h>
+#include <zlib.h>
+#include <lzma.h>
+#include <bzlib.h>
 #include <pcre2.h>
 #include <utf8proc.h>
-int main(void){return ZSTD_versionNumber()==0||!pcre2_compile_8||!utf8proc_version();}' \
-	-DPCRE2_CODE_UNIT_WIDTH=8 -Wl,-Bstatic -lzstd -lpcre2-8 -lutf8proc -Wl,-Bdynamic; then
-	say "zstd, PCRE2, utf8proc: linked statically into llm-train and llm-eval"
-	echo "PROBE_MODEL_DATA_LDLIBS := -Wl,-Bstatic -lzstd -lpcre2-8 -lutf8proc -Wl,-Bdynamic"
+int main(void){return ZSTD_versionNumber()==0||!zlibVersion()||!lzma_version_string()||!BZ2_bzlibVersion()||!pcre2_compile_8||!utf8proc_version();}' \
+	-DPCRE2_CODE_UNIT_WIDTH=8 -Wl,-Bstatic $data_libs -Wl,-Bdynamic -lpthread; then
+	say "zstd, zlib, liblzma, libbz2, PCRE2, utf8proc: linked statically into llm-train and llm-eval"
+	echo "PROBE_MODEL_DATA_LDLIBS := -Wl,-Bstatic $data_libs -Wl,-Bdynamic"
 else
-	say "zstd, PCRE2, utf8proc: no static archives: llm-train and llm-eval need libzstd, libpcre2-8 and libutf8proc at run time"
-	echo "PROBE_MODEL_DATA_LDLIBS := -lzstd -lpcre2-8 -lutf8proc"
+	say "zstd, zlib, liblzma, libbz2, PCRE2, utf8proc: no static archives: llm-train and llm-eval need them at run time"
+	echo "PROBE_MODEL_DATA_LDLIBS := $data_libs"
 fi
 
 # CUDA: nvcc compiles kernels/ whenever it exists, so CI catches CUDA breakage without a GPU.

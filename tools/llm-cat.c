@@ -28,7 +28,7 @@ static const char usage[] =
 	"      --source NAME   stamp \"source\" (default for non-JSONL input: the file name)\n"
 	"      --encoding ENC  auto (default: BOM, HTTP charset, <meta>, detection) or an\n"
 	"                      encoding to decode every non-JSONL input as (gbk, big5, ...)\n"
-	"  -o, --output FILE   write to FILE (NAME.zst compresses) instead of standard output\n"
+	"  -o, --output FILE   write to FILE (.zst, .gz, .xz, .bz2 compress)\n"
 	"      --rejects FILE  write every rejected record there, with \"reject_reason\"\n"
 	"      --stats FILE    write the run summary as JSON\n"
 	"      --strict        stop at the first malformed record (exit 1)\n"

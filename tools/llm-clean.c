@@ -67,7 +67,7 @@ static const char usage[] =
 	"      --segment[=FIELD]  add FIELD (default \"words\"): the kept text as words separated\n"
 	"                         by spaces (Chinese words by jieba's method and dictionary)\n"
 	"      --batch SIZE       input bytes per batch (default 8M)\n"
-	"  -o, --output FILE      write to FILE (NAME.zst compresses) instead of standard output\n"
+	"  -o, --output FILE      write to FILE (.zst, .gz, .xz, .bz2 compress)\n"
 	"      --rejects FILE     write every dropped record there, with \"reject_reason\"\n"
 	"      --stats FILE       write the run summary as JSON\n"
 	"      --strict           stop at the first malformed record (exit 1)\n"

@@ -77,7 +77,7 @@ static const char usage[] =
 	"      --tmpdir DIR      temporary files there (default: $TMPDIR, else /tmp)\n"
 	"      --outdir DIR      cluster: write NAME.rm for each NAME.sig into DIR\n"
 	"      --removals FILE   apply: the removal list of this shard\n"
-	"  -o, --output FILE     write to FILE (NAME.zst compresses) instead of standard output\n"
+	"  -o, --output FILE     write to FILE (.zst, .gz, .xz, .bz2 compress)\n"
 	"      --rejects FILE    write every rejected record there, with \"reject_reason\"\n"
 	"      --stats FILE      write the run summary as JSON\n"
 	"      --strict          stop at the first malformed record (exit 1)\n"

@@ -29,7 +29,7 @@ static const char usage[] =
 	"      --confusions FILE pairs \"FROM<TAB>TO\" of confusable strings (or token ids)\n"
 	"      --tokenizer FILE  tokenizer that encodes the confusion strings\n"
 	"      --seed N          random seed (default 0)\n"
-	"  -o, --output FILE     write to FILE (NAME.zst compresses) instead of standard output\n"
+	"  -o, --output FILE     write to FILE (.zst, .gz, .xz, .bz2 compress)\n"
 	"      --stats FILE      write the run summary as JSON\n"
 	"  -q, --quiet           no progress line or summary\n"
 	"  -v, --verbose         more messages\n"
@@ -220,6 +220,7 @@ int main(int argc, char **argv)
 	}
 	if (tokenizer && !confusions)
 		usage_error("--tokenizer is only used with --confusions");
+	tool_binary_output(co.output, "the token stream");
 	llm_confusions *conf = NULL;
 	if (confusions) {
 		llm_bpe *bpe = NULL;

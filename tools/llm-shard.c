@@ -550,7 +550,9 @@ static void put_stdout(llm_buf *b)
 /* Apply a mode to one shard file or manifest. */
 static int inspect(int mode, const char *path, struct dumper *dp)
 {
-	unsigned flags = mode == MODE_VERIFY ? LLM_SHARD_VERIFY : 0;
+	/* --dump reads every token anyway: it checks them as --verify does, and never writes
+	 * out damaged data. */
+	unsigned flags = mode == MODE_INFO ? 0 : LLM_SHARD_VERIFY;
 	llm_shard *s;
 	if (is_shard_file(path)) {
 		if (llm_shard_open(&s, path, flags) != LLM_OK) {
@@ -672,6 +674,8 @@ int main(int argc, char **argv)
 			jsonl = tool_choice("--format", format, "tokens\0jsonl\0");
 		else if (format)
 			usage_error("--format is for writing or --dump");
+		if (mode == MODE_DUMP && !jsonl)
+			tool_binary_output(co.output, "the token stream");
 		return run_inspect(mode, jsonl, co.output, argc, argv);
 	}
 	static const int fmts[] = { FMT_SHARDS, LLM_EXPORT_MEGATRON, LLM_EXPORT_LLMC, LLM_EXPORT_RAW };

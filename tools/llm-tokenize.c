@@ -62,7 +62,7 @@ static const char usage[] =
 	"                        most frequent pieces that fit (default: a quarter of memory)\n"
 	"      --tmpdir DIR      temporary files there (default: $TMPDIR, else /tmp)\n"
 	"\n"
-	"  -o, --output FILE     write to FILE (NAME.zst compresses) instead of standard output\n"
+	"  -o, --output FILE     write to FILE (.zst, .gz, .xz, .bz2 compress)\n"
 	"      --threads N       worker threads (0 = one per core; default 1)\n"
 	"      --rejects FILE    write every rejected record there, with \"reject_reason\"\n"
 	"      --stats FILE      run summary as JSON, with per-domain token length sketches\n"
@@ -399,6 +399,8 @@ static llm_bpe *load_tokenizer(const struct opts *o)
 
 static int cmd_encode(struct opts *o, int nfiles, char **files)
 {
+	if (!o->format || tool_choice("--format", o->format, "stream\0jsonl\0") == 0)
+		tool_binary_output(o->co.output, "the token stream");
 	llm_bpe *bpe = load_tokenizer(o);
 	if (o->eos && llm_bpe_eos(bpe) < 0)
 		die("%s: the tokenizer has no end-of-text token; use --no-eos", o->tokenizer);

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/io.h"
+#include "core/tmpfile.h"
 #include "model/gpu.h"
 #include "model/model.h"
 #include "model/mpirt.h"
@@ -343,7 +343,7 @@ static volatile sig_atomic_t stop_signal;
 static void on_stop(int sig)
 {
 	if (stop_signal) {
-		llm_tmpfiles_unlink();
+		llm_tmpfile_unlink_all();
 		signal(sig, SIG_DFL);
 		raise(sig);
 	}
@@ -396,6 +396,9 @@ static int train(options *o)
 int main(int argc, char **argv)
 {
 	tool_init("llm-train");
+	/* A run's files are published as they are written: checkpoints, logs and the run's own
+	 * records must survive a run that stops later. */
+	llm_tmpfile_defer(0);
 	tool_save_cmdline(argc, argv);
 	options o = { .log_every = 10 };
 	llm_train_options_init(&o.t);

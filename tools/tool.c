@@ -16,6 +16,7 @@
 #include "core/buf.h"
 #include "core/io.h"
 #include "core/json.h"
+#include "core/tmpfile.h"
 
 static llm_buf cmdline = LLM_BUF_INIT;
 
@@ -25,15 +26,39 @@ static void oom_exit(size_t bytes)
 	int n = snprintf(msg, sizeof msg, "%s: out of memory (allocating %zu bytes)\n", llm_prog(), bytes);
 	ssize_t w = write(2, msg, n);
 	(void)w;
-	llm_tmpfiles_unlink();
+	llm_tmpfile_unlink_all();
 	_exit(1);
 }
 
 static void on_fatal_signal(int sig)
 {
-	llm_tmpfiles_unlink();
+	llm_tmpfile_unlink_all();
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/*
+ * Every way out of a program passes here (a return from main, exit, die, usage_error), with
+ * its status: outputs are published only when it is 0, so a run that fails, for whatever
+ * reason and at whatever point, leaves the previous outputs as they were. A publish that
+ * fails turns the status into 1.
+ */
+static void on_exit_status(int status, void *unused)
+{
+	(void)unused;
+	if (status != 0) {
+		llm_buf ready = LLM_BUF_INIT;
+		llm_tmpfile_discard_all(&ready);
+		if (ready.len)
+			llm_error("the run failed: %s not written (any previous version is kept)", ready.p);
+		llm_buf_release(&ready);
+		return;
+	}
+	if (llm_tmpfile_commit() != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		fflush(NULL);
+		_exit(1);
+	}
 }
 
 void tool_init(const char *name)
@@ -44,6 +69,8 @@ void tool_init(const char *name)
 	signal(SIGINT, on_fatal_signal);
 	signal(SIGTERM, on_fatal_signal);
 	signal(SIGHUP, on_fatal_signal);
+	llm_tmpfile_defer(1);
+	on_exit(on_exit_status, NULL);
 }
 
 void die(const char *fmt, ...)
@@ -54,7 +81,6 @@ void die(const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	llm_error("%s", msg);
-	llm_tmpfiles_unlink();
 	exit(1);
 }
 
@@ -224,8 +250,58 @@ int tool_common_option(struct tool_common *co, int c, const char *arg)
 	return 0;
 }
 
+/*
+ * Whether two output options name one file, which would leave one output's bytes over the
+ * other's. NULL and "-" are standard output; a file is the same as standard output when fd 1
+ * is that file; two names are the same file when they are (device, inode), or, for a file not
+ * there yet, when their directories are and the last components are equal.
+ */
+static int same_output(const char *a, const char *b)
+{
+	int out_a = !a || strcmp(a, "-") == 0, out_b = !b || strcmp(b, "-") == 0;
+	struct stat sa, sb;
+	if (out_a && out_b)
+		return 1;
+	if (out_a || out_b) {
+		const char *f = out_a ? b : a;
+		return fstat(1, &sa) == 0 && S_ISREG(sa.st_mode) && stat(f, &sb) == 0 &&
+		       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	}
+	if (strcmp(a, b) == 0)
+		return 1;
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+	if (strcmp(ba ? ba + 1 : a, bb ? bb + 1 : b) != 0)
+		return 0;
+	char *da = ba ? llm_strndup(a, (size_t)(ba - a) + 1) : llm_strdup(".");
+	char *db = bb ? llm_strndup(b, (size_t)(bb - b) + 1) : llm_strdup(".");
+	int same = stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	           sa.st_ino == sb.st_ino;
+	free(da);
+	free(db);
+	return same;
+}
+
+void tool_check_outputs(const struct tool_common *co)
+{
+	if (co->rejects && same_output(co->output, co->rejects))
+		usage_error("-o and --rejects name the same file '%s'", co->rejects);
+	if (co->stats && same_output(co->output, co->stats))
+		usage_error("-o and --stats name the same file '%s'", co->stats);
+	if (co->stats && co->rejects && same_output(co->rejects, co->stats))
+		usage_error("--rejects and --stats name the same file '%s'", co->stats);
+}
+
+void tool_binary_output(const char *output, const char *what)
+{
+	if ((!output || strcmp(output, "-") == 0) && isatty(1))
+		usage_error("%s is binary and standard output is a terminal: use -o FILE or a pipe", what);
+}
+
 llm_run *tool_run_new(const struct tool_common *co)
 {
+	tool_check_outputs(co);
 	llm_run *run = llm_run_new(llm_prog());
 	if (co->rejects && llm_run_set_rejects(run, co->rejects) != LLM_OK)
 		die("%s", llm_last_error());

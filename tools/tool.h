@@ -6,7 +6,7 @@
  * This is the one place allowed to call exit(): lib/ reports, tools decide.
  *
  * Common options (TOOL_COMMON_OPTIONS in a getopt_long table, tool_common_option in the switch):
- *   -o, --output FILE   output (default stdout; NAME.zst compresses)
+ *   -o, --output FILE   output (default stdout; .zst, .gz, .xz, .bz2 compress)
  *   -q, --quiet         no progress or summary
  *   -v, --verbose
  *       --stats FILE    run summary as JSON
@@ -27,8 +27,10 @@
 #include "core/err.h"
 #include "core/run.h"
 
-/* Set program name, OOM handler (message + exit 1), SIGPIPE default, SIGINT/SIGTERM cleanup
- * of temporary output files. */
+/* Set program name, OOM handler (message + exit 1), SIGPIPE default, SIGINT/SIGTERM/SIGHUP
+ * cleanup of temporary output files, and deferred publishing of outputs: every file written
+ * through lib/core/tmpfile.h appears under its name only when the program exits with status 0
+ * (a program that must publish at once, llm-train's checkpoints, turns it off). */
 void tool_init(const char *name);
 
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -92,7 +94,14 @@ int tool_common_option(struct tool_common *co, int c, const char *arg);
 /* A getopt '?' or ':' result: usage error (getopt already printed why). */
 _Noreturn void tool_bad_option(void);
 
-/* A run wired to the common options (stats file, rejects file). Dies on open failure. */
+/* Usage error (exit 2) when -o, --rejects and --stats name one file twice: one of them would
+ * be lost. tool_run_new checks; a tool without a run calls it itself. */
+void tool_check_outputs(const struct tool_common *co);
+/* Usage error when a binary stream (what: "the token stream") would go to a terminal. */
+void tool_binary_output(const char *output, const char *what);
+
+/* A run wired to the common options (stats file, rejects file), after tool_check_outputs.
+ * Dies on open failure. */
 llm_run *tool_run_new(const struct tool_common *co);
 /* Finish the run; returns the exit status to use (0, or 1 when anything failed earlier or
  * the run's bookkeeping failed). failed: whether the tool saw a runtime error. */

@@ -5,14 +5,11 @@
  * returned in place. A partial line at the end of the buffer is moved to the front before the
  * next fill, and the buffer doubles only when one line does not fit, so memory follows the
  * longest line up to the cap. Plain input is read(2) straight into that buffer: no copy.
- *
- * zstd goes through libzstd's streaming decoder (it reads concatenated and skippable frames).
- * gzip, xz and bzip2 go through libarchive's raw format, fed from the same descriptor by a
- * callback that first hands back the bytes peeked for detection, so pipes work too.
+ * Compressed input is read into r->raw and decoded by codec.h, which checks every checksum
+ * the format has.
  */
 #include "io.h"
 
-#include <archive.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -22,48 +19,29 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "buf.h"
+#include "codec.h"
 #include "err.h"
-
-/*
- * libarchive is referenced weakly: programs that never read gzip/xz/bzip2 (llm-train and
- * llm-eval, which must start on GPU machines that have little more than the C library) link
- * without it, and such input then fails with a clear message instead of a missing library.
- */
-#pragma weak archive_read_new
-#pragma weak archive_read_support_filter_all
-#pragma weak archive_read_support_format_raw
-#pragma weak archive_read_open
-#pragma weak archive_read_next_header
-#pragma weak archive_read_data
-#pragma weak archive_read_free
-#pragma weak archive_error_string
-#pragma weak archive_set_error
+#include "tmpfile.h"
 
 #define DATA_INIT (1u << 20)
 #define RAW_SIZE (1u << 17)
 #define HEAD_MAX LLM_READER_HEAD
-
-enum comp { COMP_NONE, COMP_ZSTD, COMP_ARCHIVE };
 
 struct llm_reader {
 	int fd, own_fd;
 	const char *mem; /* memory source instead of fd */
 	size_t mem_len, mem_pos;
 	char *name;
-	enum comp comp;
-	const char *comp_name;
+	int comp;           /* LLM_CODEC_* */
+	llm_codec *codec;   /* decoder, when compressed */
 	int64_t size;
 	/* raw (compressed) input */
 	char *raw;
 	size_t raw_pos, raw_end;
 	uint64_t raw_bytes;
 	int raw_eof;
-	ZSTD_DCtx *zd;
-	size_t zret; /* last ZSTD_decompressStream result: 0 at a frame boundary */
-	struct archive *ar;
 	/* decompressed data */
 	char *data;
 	size_t cap, pos, end;
@@ -113,61 +91,14 @@ static ssize_t raw_fill(llm_reader *r)
 	return k;
 }
 
-static la_ssize_t archive_cb(struct archive *a, void *ctx, const void **out)
-{
-	llm_reader *r = ctx;
-	if (r->raw_pos == r->raw_end && raw_fill(r) < 0) {
-		archive_set_error(a, EIO, "%s", llm_last_error());
-		return -1;
-	}
-	*out = r->raw + r->raw_pos;
-	size_t n = r->raw_end - r->raw_pos;
-	r->raw_pos = r->raw_end;
-	return n;
-}
-
 static int detect(llm_reader *r)
 {
-	/* Peek enough bytes for the longest magic (xz: 6). */
-	while (r->raw_end < 6 && !r->raw_eof)
+	while (r->raw_end < LLM_CODEC_MAGIC_MAX && !r->raw_eof)
 		if (raw_fill(r) < 0)
 			return LLM_EIO;
-	const unsigned char *m = (const unsigned char *)r->raw;
-	size_t n = r->raw_end;
-	if (n >= 4 && m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) {
-		r->comp = COMP_ZSTD;
-		r->comp_name = "zstd";
-		r->zd = ZSTD_createDCtx();
-		if (!r->zd)
-			return llm_fail(LLM_ENOMEM, "%s: cannot create zstd decoder", r->name);
-		r->zret = 1;
-		return LLM_OK;
-	}
-	const char *name = NULL;
-	if (n >= 2 && m[0] == 0x1F && m[1] == 0x8B)
-		name = "gzip";
-	else if (n >= 6 && memcmp(m, "\xFD" "7zXZ\0", 6) == 0)
-		name = "xz";
-	else if (n >= 3 && memcmp(m, "BZh", 3) == 0)
-		name = "bzip2";
-	if (!name) {
-		r->comp = COMP_NONE;
-		r->comp_name = "none";
-		return LLM_OK;
-	}
-	if (!archive_read_new)
-		return llm_fail(LLM_EUNSUPPORTED, "%s: %s input, but this program is built without libarchive",
-		                r->name, name);
-	r->comp = COMP_ARCHIVE;
-	r->comp_name = name;
-	struct archive_entry *e;
-	r->ar = archive_read_new();
-	if (!r->ar || archive_read_support_filter_all(r->ar) != ARCHIVE_OK ||
-	    archive_read_support_format_raw(r->ar) != ARCHIVE_OK ||
-	    archive_read_open(r->ar, r, NULL, archive_cb, NULL) != ARCHIVE_OK ||
-	    archive_read_next_header(r->ar, &e) != ARCHIVE_OK)
-		return llm_fail(LLM_EFORMAT, "%s: cannot read %s stream: %s", r->name, name,
-		                r->ar ? archive_error_string(r->ar) : "out of memory");
+	r->comp = llm_codec_detect(r->raw, r->raw_end);
+	if (r->comp != LLM_CODEC_NONE && !(r->codec = llm_codec_decoder_new(r->comp, r->name)))
+		return LLM_ENOMEM;
 	return LLM_OK;
 }
 
@@ -176,8 +107,7 @@ static ssize_t fill(llm_reader *r)
 {
 	char *out = r->data + r->end;
 	size_t room = r->cap - r->end;
-	switch (r->comp) {
-	case COMP_NONE:
+	if (r->comp == LLM_CODEC_NONE) {
 		if (r->raw_pos < r->raw_end) { /* bytes peeked by detect */
 			size_t k = r->raw_end - r->raw_pos < room ? r->raw_end - r->raw_pos : room;
 			memcpy(out, r->raw + r->raw_pos, k);
@@ -186,47 +116,32 @@ static ssize_t fill(llm_reader *r)
 		}
 		if (r->raw_eof)
 			return 0;
-		{
-			ssize_t k = raw_read(r, out, room);
-			if (k < 0)
-				return llm_fail(LLM_EIO, "%s: %s", r->name, strerror(errno));
-			if (k == 0)
-				r->raw_eof = 1;
-			r->raw_bytes += k;
-			return k;
-		}
-	case COMP_ZSTD:
-		for (;;) {
-			if (r->raw_pos == r->raw_end) {
-				ssize_t k = raw_fill(r);
-				if (k < 0)
-					return k;
-				if (k == 0) {
-					if (r->zret != 0)
-						return llm_fail(LLM_EFORMAT, "%s: truncated zstd stream", r->name);
-					return 0;
-				}
-			}
-			ZSTD_inBuffer in = { r->raw, r->raw_end, r->raw_pos };
-			ZSTD_outBuffer ob = { out, room, 0 };
-			size_t ret = ZSTD_decompressStream(r->zd, &ob, &in);
-			r->raw_pos = in.pos;
-			if (ZSTD_isError(ret))
-				return llm_fail(LLM_EFORMAT, "%s: corrupt zstd stream: %s", r->name,
-				                ZSTD_getErrorName(ret));
-			r->zret = ret;
-			if (ob.pos)
-				return ob.pos;
-		}
-	case COMP_ARCHIVE: {
-		la_ssize_t k = archive_read_data(r->ar, out, room);
+		ssize_t k = raw_read(r, out, room);
 		if (k < 0)
-			return llm_fail(LLM_EFORMAT, "%s: corrupt %s stream: %s", r->name, r->comp_name,
-			                archive_error_string(r->ar));
+			return llm_fail(LLM_EIO, "%s: %s", r->name, strerror(errno));
+		if (k == 0)
+			r->raw_eof = 1;
+		r->raw_bytes += k;
 		return k;
 	}
+	for (;;) {
+		if (r->raw_pos == r->raw_end && !r->raw_eof) {
+			ssize_t k = raw_fill(r);
+			if (k < 0)
+				return k;
+		}
+		size_t got;
+		int rc = llm_codec_decode(r->codec, r->raw, r->raw_end, &r->raw_pos, out, room, &got,
+		                          r->raw_eof);
+		if (rc == LLM_EOF)
+			return 0;
+		if (rc < 0)
+			return rc;
+		if (got)
+			return got;
+		if (r->raw_eof)
+			return llm_fail(LLM_EINTERNAL, "%s: decoder made no progress", r->name);
 	}
-	return 0;
 }
 
 /* A reader over fd (or, when mem is not NULL, over mem[0..n)), compression detected. */
@@ -290,10 +205,7 @@ void llm_reader_free(llm_reader *r)
 {
 	if (!r)
 		return;
-	if (r->zd)
-		ZSTD_freeDCtx(r->zd);
-	if (r->ar)
-		archive_read_free(r->ar);
+	llm_codec_free(r->codec);
 	if (r->own_fd)
 		close(r->fd);
 	free(r->name);
@@ -468,7 +380,7 @@ uint64_t llm_reader_offset(const llm_reader *r) { return r->line_off; }
 uint64_t llm_reader_tell(const llm_reader *r) { return r->base + r->pos; }
 uint64_t llm_reader_raw_bytes(const llm_reader *r) { return r->raw_bytes; }
 int64_t llm_reader_size(const llm_reader *r) { return r->size; }
-const char *llm_reader_compression(const llm_reader *r) { return r->comp_name; }
+const char *llm_reader_compression(const llm_reader *r) { return llm_codec_name(r->comp); }
 
 int llm_read_file(const char *path, char **data, size_t *len)
 {
@@ -488,34 +400,6 @@ int llm_read_file(const char *path, char **data, size_t *len)
 	}
 	*data = llm_buf_detach(&b, len);
 	return LLM_OK;
-}
-
-/* ---- temporary-file registry (async-signal-safe unlink) ---- */
-
-#define MAX_TMP 256
-static char *volatile tmpfiles[MAX_TMP];
-
-static void tmp_register(char *path)
-{
-	for (int i = 0; i < MAX_TMP; i++)
-		if (!tmpfiles[i]) {
-			tmpfiles[i] = path;
-			return;
-		}
-}
-
-static void tmp_unregister(const char *path)
-{
-	for (int i = 0; i < MAX_TMP; i++)
-		if (tmpfiles[i] == path)
-			tmpfiles[i] = NULL;
-}
-
-void llm_tmpfiles_unlink(void)
-{
-	for (int i = 0; i < MAX_TMP; i++)
-		if (tmpfiles[i])
-			unlink(tmpfiles[i]);
 }
 
 /*
@@ -579,10 +463,15 @@ int llm_tmpfd(const char *dir)
 		dir = getenv("TMPDIR");
 	if (!dir || !*dir)
 		dir = "/tmp";
+#ifdef O_TMPFILE
+	int tfd = open(dir, O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);
+	if (tfd >= 0)
+		return tfd; /* never named: nothing to remove, whatever happens */
+#endif
 	size_t n = strlen(dir) + sizeof "/llmkit-XXXXXX";
 	char *path = llm_malloc(n);
 	snprintf(path, n, "%s/llmkit-XXXXXX", dir);
-	int fd = mkstemp(path);
+	int fd = mkostemp(path, O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
 		free(path);
@@ -599,13 +488,12 @@ int llm_tmpfd(const char *dir)
 
 struct llm_writer {
 	int fd;
-	char *name, *tmp; /* tmp NULL: writing in place (stdout, devices) */
+	char *name;
+	llm_tmpfile *tmp; /* NULL: writing in place (stdout, devices, FIFOs) */
 	char *buf;
 	size_t len;
 	uint64_t bytes;
-	ZSTD_CCtx *zc;
-	char *zbuf;
-	size_t zcap;
+	llm_codec *enc;    /* compressor chosen by the name's suffix, or NULL */
 	int err;
 	uint64_t written;  /* bytes given to the file */
 	llm_writeback wb;  /* files fsynced at close (tmp != NULL) */
@@ -630,36 +518,29 @@ static int write_all(llm_writer *w, const char *p, size_t n)
 	return LLM_OK;
 }
 
-static int zstd_push(llm_writer *w, const char *p, size_t n, ZSTD_EndDirective mode)
+static int emit(void *ctx, const void *p, size_t n)
 {
-	ZSTD_inBuffer in = { p, n, 0 };
-	for (;;) {
-		ZSTD_outBuffer out = { w->zbuf, w->zcap, 0 };
-		size_t rem = ZSTD_compressStream2(w->zc, &out, &in, mode);
-		if (ZSTD_isError(rem)) {
-			w->err = LLM_EIO;
-			return llm_fail(LLM_EIO, "%s: zstd: %s", w->name, ZSTD_getErrorName(rem));
-		}
-		if (out.pos && write_all(w, w->zbuf, out.pos) != LLM_OK)
-			return LLM_EIO;
-		if (mode == ZSTD_e_end ? rem == 0 : in.pos == in.size)
-			return LLM_OK;
-	}
+	return write_all(ctx, p, n);
+}
+
+/* Data through the compressor (finish: and end its stream), or straight to the file. */
+static int put(llm_writer *w, const char *p, size_t n, int finish)
+{
+	if (!w->enc)
+		return write_all(w, p, n);
+	int rc = llm_codec_push(w->enc, p, n, finish, emit, w);
+	if (rc != LLM_OK)
+		w->err = rc;
+	return rc;
 }
 
 static int flush_buf(llm_writer *w)
 {
 	if (!w->len)
 		return LLM_OK;
-	int rc = w->zc ? zstd_push(w, w->buf, w->len, ZSTD_e_continue) : write_all(w, w->buf, w->len);
+	int rc = put(w, w->buf, w->len, 0);
 	w->len = 0;
 	return rc;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
 int llm_writer_open(llm_writer **wp, const char *path)
@@ -672,33 +553,26 @@ int llm_writer_open(llm_writer **wp, const char *path)
 	} else {
 		struct stat st;
 		w->name = llm_strdup(path);
+		int rc = LLM_OK;
 		if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 			w->fd = open(path, O_WRONLY | O_CLOEXEC);
-		} else {
-			const char *slash = strrchr(path, '/');
-			size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-			llm_buf t = LLM_BUF_INIT;
-			llm_buf_addf(&t, "%.*s.%s.tmp.%ld", (int)dirlen, path, path + dirlen, (long)getpid());
-			w->tmp = llm_buf_detach(&t, NULL);
-			w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-			if (w->fd >= 0)
-				tmp_register(w->tmp);
+			if (w->fd < 0)
+				rc = llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
+		} else if ((rc = llm_tmpfile_open(&w->tmp, path)) == LLM_OK) {
+			w->fd = llm_tmpfile_fd(w->tmp);
 		}
-		if (w->fd < 0) {
-			int rc = llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
+		if (rc != LLM_OK) {
 			free(w->name);
-			free(w->tmp);
 			free(w);
 			return rc;
 		}
 	}
 	w->buf = llm_malloc(WBUF);
-	if (ends_with(w->name, ".zst")) {
-		w->zc = ZSTD_createCCtx();
-		ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, 3);
-		ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 1);
-		w->zcap = ZSTD_CStreamOutSize();
-		w->zbuf = llm_malloc(w->zcap);
+	int kind = llm_codec_from_suffix(w->name);
+	if (kind != LLM_CODEC_NONE && !(w->enc = llm_codec_encoder_new(kind, w->name))) {
+		int rc = LLM_ENOMEM;
+		llm_writer_abort(w);
+		return rc;
 	}
 	*wp = w;
 	return LLM_OK;
@@ -717,7 +591,7 @@ int llm_writer_write(llm_writer *w, const void *data, size_t n)
 	if (flush_buf(w) != LLM_OK)
 		return LLM_EIO;
 	if (n >= WBUF / 2)
-		return w->zc ? zstd_push(w, data, n, ZSTD_e_continue) : write_all(w, data, n);
+		return put(w, data, n, 0);
 	memcpy(w->buf, data, n);
 	w->len = n;
 	return LLM_OK;
@@ -725,14 +599,9 @@ int llm_writer_write(llm_writer *w, const void *data, size_t n)
 
 static void writer_release(llm_writer *w)
 {
-	if (w->zc)
-		ZSTD_freeCCtx(w->zc);
-	if (w->tmp)
-		tmp_unregister(w->tmp);
-	free(w->zbuf);
+	llm_codec_free(w->enc);
 	free(w->buf);
 	free(w->name);
-	free(w->tmp);
 	free(w);
 }
 
@@ -743,17 +612,13 @@ int llm_writer_close(llm_writer *w)
 	int rc = w->err;
 	if (!rc)
 		rc = flush_buf(w);
-	if (!rc && w->zc)
-		rc = zstd_push(w, NULL, 0, ZSTD_e_end);
+	if (!rc && w->enc)
+		rc = put(w, NULL, 0, 1);
 	if (w->tmp) {
-		if (!rc && fsync(w->fd) != 0)
-			rc = llm_fail(LLM_EIO, "%s: fsync: %s", w->name, strerror(errno));
-		if (close(w->fd) != 0 && !rc)
-			rc = llm_fail(LLM_EIO, "write error: %s: %s", w->name, strerror(errno));
-		if (!rc && rename(w->tmp, w->name) != 0)
-			rc = llm_fail(LLM_EIO, "%s: rename: %s", w->name, strerror(errno));
 		if (rc)
-			unlink(w->tmp);
+			llm_tmpfile_discard(w->tmp);
+		else
+			rc = llm_tmpfile_publish(w->tmp, 0);
 	} else if (w->fd != 1) {
 		if (close(w->fd) != 0 && !rc)
 			rc = llm_fail(LLM_EIO, "write error: %s: %s", w->name, strerror(errno));
@@ -766,12 +631,10 @@ void llm_writer_abort(llm_writer *w)
 {
 	if (!w)
 		return;
-	if (w->tmp) {
+	if (w->tmp)
+		llm_tmpfile_discard(w->tmp);
+	else if (w->fd != 1)
 		close(w->fd);
-		unlink(w->tmp);
-	} else if (w->fd != 1) {
-		close(w->fd);
-	}
 	writer_release(w);
 }
 

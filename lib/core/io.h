@@ -1,9 +1,9 @@
 /*
  * io.h — streaming input and output for every tool.
  *
- * Reader: a file or stdin ("-" or NULL), compression detected from the first bytes (zstd via
- * libzstd; gzip, xz, bzip2 via libarchive's raw filters; concatenated members/frames are read as
- * one stream). Lines are returned without their "\n" and without a "\r" before it, so CRLF and
+ * Reader: a file or stdin ("-" or NULL), compression (zstd, gzip, xz, bzip2) detected from the
+ * first bytes and decoded by codec.h with every checksum of the format checked; concatenated
+ * frames, members and streams read as one stream. Lines are returned without their "\n" and without a "\r" before it, so CRLF and
  * LF files read the same; a last line without a newline is still a line. Memory: one 1 MiB
  * input buffer plus the longest line seen, capped by llm_reader_set_max_line (default 64 MiB).
  * A longer line is not returned in full: llm_reader_line reads past it and gives LLM_ETOOLONG
@@ -11,10 +11,11 @@
  * continues with the following line.
  *
  * Writer: stdout ("-" or NULL) or a file. A path that exists and is not a regular file (a
- * device such as /dev/full, a FIFO) is written directly. A regular file is written to a temporary name beside it
- * (".NAME.tmp.PID") and renamed over NAME by llm_writer_close only when everything was written,
- * flushed and fsynced, so a killed tool never leaves a half-written file under the final name.
- * A name ending in ".zst" is zstd-compressed. Every write is checked; a write error (e.g.
+ * device such as /dev/full, a FIFO) is written directly. A regular file is written to a
+ * temporary file beside it (tmpfile.h) and published under NAME by llm_writer_close only when
+ * everything was written, flushed and fsynced, so a killed tool never leaves a half-written
+ * file under the final name; with deferred publishing (every tool but llm-train) not before
+ * the program ends with status 0, so a failed run keeps the previous file. A name ending in ".zst", ".gz", ".xz" or ".bz2" is compressed in that format. Every write is checked; a write error (e.g.
  * /dev/full) is reported by the write or close call that sees it. A closed pipe raises SIGPIPE
  * as with any write(2) (programs keep its default action and die silently, like cat).
  *
@@ -48,7 +49,7 @@ void llm_reader_set_max_line(llm_reader *r, size_t max);
  * Next line. LLM_OK: *line and *len hold it (valid until the next call; the byte after it is a
  * writable NUL). LLM_EOF: no more lines. LLM_ETOOLONG: *line holds the line's first
  * min(*len, LLM_READER_HEAD) bytes, NUL-terminated, and *len its full length.
- * LLM_EIO / LLM_EFORMAT: read error or corrupt compressed stream (detail set).
+ * LLM_EIO / LLM_EFORMAT: read error, or a corrupt or truncated compressed stream (detail set).
  */
 int llm_reader_line(llm_reader *r, char **line, size_t *len);
 
@@ -77,21 +78,15 @@ typedef struct llm_writer llm_writer;
 
 int llm_writer_open(llm_writer **w, const char *path);
 int llm_writer_write(llm_writer *w, const void *data, size_t n);
-/* Flush, finish compression, fsync and rename (files), or flush (stdout). Frees w. */
+/* Flush, finish compression, then publish (files, tmpfile.h) or flush (stdout). Frees w. */
 int llm_writer_close(llm_writer *w);
 /* Discard: remove the temporary file. Frees w. */
 void llm_writer_abort(llm_writer *w);
 const char *llm_writer_name(const llm_writer *w);
 uint64_t llm_writer_bytes(const llm_writer *w); /* bytes given to write (before compression) */
 
-/* Write data to path atomically (temporary name, fsync, rename). */
+/* Write data to path atomically (a writer: temporary file, fsync, publish). */
 int llm_write_file(const char *path, const void *data, size_t n);
-
-/*
- * Temporary files of open writers are registered here; llm_tmpfiles_unlink() removes them and
- * is async-signal-safe, so a program's SIGINT/SIGTERM handler can call it before dying.
- */
-void llm_tmpfiles_unlink(void);
 
 /*
  * Early writeback for a file that will be fsynced when complete: call after each write with the
@@ -112,8 +107,9 @@ void llm_writeback_step(llm_writeback *wb, int fd, uint64_t pos);
 int llm_pread_all(int fd, void *p, size_t n, uint64_t off, const char *what);
 int llm_pwrite_all(int fd, const void *p, size_t n, uint64_t off, const char *what);
 
-/* An anonymous temporary file in dir (NULL or "": $TMPDIR, else /tmp), unlinked at once so
- * that nothing is left behind; the descriptor, or LLM_EIO naming the directory. */
+/* An anonymous temporary file in dir (NULL or "": $TMPDIR, else /tmp): O_TMPFILE, or
+ * mkstemp's and unlinked at once, so that nothing is left behind; the descriptor, or LLM_EIO
+ * naming the directory. */
 int llm_tmpfd(const char *dir);
 
 #endif

@@ -25,6 +25,7 @@
 #include "core/hash.h"
 #include "core/io.h"
 #include "core/json.h"
+#include "core/tmpfile.h"
 #include "tok/tokstream.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -105,12 +106,12 @@ typedef struct {
 /* A file written under a temporary identity and given its name only when complete. */
 typedef struct {
 	char *path;
-	char *tmpname; /* the named temporary when O_TMPFILE is unavailable */
-	obuf out;
+	llm_tmpfile *tmp;
+	obuf out;      /* out.fd belongs to tmp */
 } afile;
 
 static int afile_open(afile *f, const char *path);
-static int afile_publish(afile *f);
+static int afile_publish(afile *f, unsigned flags);
 static void afile_release(afile *f);
 
 struct llm_shard_writer {
@@ -231,37 +232,6 @@ static char *dir_of(const char *path)
 	return llm_strndup(path, (size_t)(slash - path));
 }
 
-/*
- * A temporary file in dir. O_TMPFILE gives a file without a name, so a killed process leaves
- * nothing behind; elsewhere a hidden name (returned in *named, for spools unlinked at once).
- */
-static int tmp_open(const char *dir, const char *base, char **named, int keep_name)
-{
-	*named = NULL;
-#ifdef O_TMPFILE
-	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
-	if (fd >= 0)
-		return fd;
-#endif
-	static unsigned serial;
-	llm_buf b = LLM_BUF_INIT;
-	llm_buf_addf(&b, "%s/.%s.tmp.%ld.%u", dir, base, (long)getpid(), serial++);
-	int f = open(b.p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (f < 0) {
-		int e = errno;
-		llm_fail(LLM_EIO, "%s: %s", b.p, strerror(e));
-		llm_buf_release(&b);
-		return -1;
-	}
-	if (keep_name) {
-		*named = llm_buf_detach(&b, NULL);
-	} else {
-		unlink(b.p);
-		llm_buf_release(&b);
-	}
-	return f;
-}
-
 int llm_shard_writer_open(llm_shard_writer **out, const char *path, const llm_shard_params *p)
 {
 	*out = NULL;
@@ -275,17 +245,15 @@ int llm_shard_writer_open(llm_shard_writer **out, const char *path, const llm_sh
 	w->p = *p;
 	w->f.out.fd = w->inputs.fd = w->meta.fd = -1;
 	char *dir = dir_of(path);
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	char *spool;
 	int fd;
 	if (afile_open(&w->f, path) != LLM_OK)
 		goto fail;
-	if ((fd = tmp_open(dir, base, &spool, 0)) < 0)
+	if ((fd = llm_tmpfd(dir)) < 0)
 		goto fail;
 	obuf_init(&w->meta, fd, (size_t)1 << 16);
 	w->meta.h = llm_hasher_new(0);
 	if (p->noised) {
-		if ((fd = tmp_open(dir, base, &spool, 0)) < 0)
+		if ((fd = llm_tmpfd(dir)) < 0)
 			goto fail;
 		obuf_init(&w->inputs, fd, WBUF_SIZE);
 		w->inputs.h = llm_hasher_new(0);
@@ -306,7 +274,7 @@ int llm_shard_writer_open(llm_shard_writer **out, const char *path, const llm_sh
 	return LLM_OK;
 fail:
 	free(dir);
-	llm_shard_writer_abort(w); /* the detail of tmp_open's failure stays set */
+	llm_shard_writer_abort(w); /* the detail of the failure stays set */
 	return LLM_EIO;
 }
 
@@ -488,62 +456,28 @@ static int copy_spool(llm_shard_writer *w, obuf *sp)
 	return LLM_OK;
 }
 
-static int fsync_dir(const char *path)
-{
-	char *dir = dir_of(path);
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (fd < 0)
-		return LLM_OK; /* best effort: some file systems refuse directory opens */
-	fsync(fd);
-	close(fd);
-	return LLM_OK;
-}
-
 /* Give the finished temporary file its final name (after flushing and fsyncing it). */
-static int afile_publish(afile *f)
+static int afile_publish(afile *f, unsigned flags)
 {
 	int st = obuf_flush(&f->out, f->path);
-	if (st != LLM_OK)
-		return st;
-	if (fsync(f->out.fd) != 0)
-		return llm_fail(LLM_EIO, "%s: fsync: %s", f->path, strerror(errno));
-	if (!f->tmpname) {
-		/* linkat cannot replace an existing name: link under a hidden name, then rename. */
-		char proc[64];
-		snprintf(proc, sizeof proc, "/proc/self/fd/%d", f->out.fd);
-		char *dir = dir_of(f->path);
-		const char *base = strrchr(f->path, '/') ? strrchr(f->path, '/') + 1 : f->path;
-		llm_buf t = LLM_BUF_INIT;
-		llm_buf_addf(&t, "%s/.%s.tmp.%ld", dir, base, (long)getpid());
-		free(dir);
-		unlink(t.p);
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, t.p, AT_SYMLINK_FOLLOW) != 0) {
-			st = llm_fail(LLM_EIO, "%s: %s", t.p, strerror(errno));
-			llm_buf_release(&t);
-			return st;
-		}
-		f->tmpname = llm_buf_detach(&t, NULL);
-	}
-	if (rename(f->tmpname, f->path) != 0)
-		return llm_fail(LLM_EIO, "%s: %s", f->path, strerror(errno));
-	free(f->tmpname);
-	f->tmpname = NULL;
-	return fsync_dir(f->path);
+	f->out.fd = -1;
+	if (st == LLM_OK)
+		st = llm_tmpfile_publish(f->tmp, flags);
+	else
+		llm_tmpfile_discard(f->tmp);
+	f->tmp = NULL;
+	return st;
 }
 
 static int afile_open(afile *f, const char *path)
 {
 	memset(f, 0, sizeof *f);
 	f->out.fd = -1;
-	char *dir = dir_of(path);
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	int fd = tmp_open(dir, base, &f->tmpname, 1);
-	free(dir);
-	if (fd < 0)
-		return LLM_EIO;
+	int st = llm_tmpfile_open(&f->tmp, path);
+	if (st != LLM_OK)
+		return st;
 	f->path = llm_strdup(path);
-	obuf_init(&f->out, fd, WBUF_SIZE);
+	obuf_init(&f->out, llm_tmpfile_fd(f->tmp), WBUF_SIZE);
 	f->out.durable = 1;
 	return LLM_OK;
 }
@@ -551,10 +485,9 @@ static int afile_open(afile *f, const char *path)
 /* Release; the temporary file disappears unless published. */
 static void afile_release(afile *f)
 {
-	if (f->tmpname)
-		unlink(f->tmpname);
+	f->out.fd = -1;
 	obuf_release(&f->out);
-	free(f->tmpname);
+	llm_tmpfile_discard(f->tmp);
 	free(f->path);
 	memset(f, 0, sizeof *f);
 	f->out.fd = -1;
@@ -631,8 +564,9 @@ int llm_shard_writer_close(llm_shard_writer *w, llm_shard_info *info)
 		if (k != (ssize_t)sizeof h)
 			st = llm_fail(LLM_EIO, "%s: %s", w->path, k < 0 ? strerror(errno) : "short write");
 	}
+	/* At once: a shard is a part of a dataset that its manifest switches as a whole. */
 	if (st == LLM_OK)
-		st = afile_publish(&w->f);
+		st = afile_publish(&w->f, LLM_PUBLISH_NOW);
 	if (st != LLM_OK) {
 		llm_shard_writer_abort(w);
 		return st;
@@ -678,8 +612,8 @@ int llm_export_open(llm_export **out, int format, const char *path, uint32_t voc
 	if (st == LLM_OK && format == LLM_EXPORT_MEGATRON) {
 		llm_buf_addf(&name, "%s.idx", path);
 		e->idx_path = llm_buf_detach(&name, NULL);
-		char *dir = dir_of(path), *unused;
-		int fd = tmp_open(dir, "idx", &unused, 0);
+		char *dir = dir_of(path);
+		int fd = llm_tmpfd(dir);
 		free(dir);
 		if (fd < 0)
 			st = LLM_EIO;
@@ -817,7 +751,7 @@ static int write_idx(llm_export *e)
 		st = obuf_put(&idx.out, &d, 8, idx.path);
 	}
 	if (st == LLM_OK)
-		st = afile_publish(&idx);
+		st = afile_publish(&idx, 0);
 	afile_release(&idx);
 	return st;
 }
@@ -835,7 +769,7 @@ int llm_export_close(llm_export *e)
 	if (st == LLM_OK && e->format == LLM_EXPORT_MEGATRON)
 		st = write_idx(e);
 	if (st == LLM_OK)
-		st = afile_publish(&e->bin);
+		st = afile_publish(&e->bin, 0);
 	llm_export_abort(e);
 	return st;
 }

@@ -29,6 +29,7 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/hash.h"
+#include "core/io.h"
 
 #define FT_MAGIC 793712314
 #define FT_VERSION 12
@@ -1013,45 +1014,6 @@ static void save_matrix(llm_buf *b, const ft_matrix *a)
 	}
 }
 
-static int write_atomic(const char *path, const void *data, size_t n)
-{
-	llm_buf tmp = LLM_BUF_INIT;
-	const char *slash = strrchr(path, '/');
-	size_t dir = slash ? (size_t)(slash - path + 1) : 0;
-	llm_buf_add(&tmp, path, dir);
-	llm_buf_addf(&tmp, ".%s.tmp.%ld", path + dir, (long)getpid());
-	int fd = open(tmp.p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int rc = llm_fail(LLM_EIO, "%s: %s", path, strerror(errno));
-		llm_buf_release(&tmp);
-		return rc;
-	}
-	const char *p = data;
-	size_t left = n;
-	int e = 0;
-	while (left > 0) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			e = errno;
-			break;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
-	if (!e && fsync(fd) != 0 && errno != EINVAL)
-		e = errno;
-	if (close(fd) != 0 && !e)
-		e = errno;
-	if (!e && rename(tmp.p, path) != 0)
-		e = errno;
-	if (e)
-		unlink(tmp.p);
-	llm_buf_release(&tmp);
-	return e ? llm_fail(LLM_EIO, "%s: %s", path, strerror(e)) : LLM_OK;
-}
-
 int llm_fasttext_save(const llm_fasttext *m, const char *path)
 {
 	llm_buf b = LLM_BUF_INIT;
@@ -1091,7 +1053,7 @@ int llm_fasttext_save(const llm_fasttext *m, const char *path)
 	save_matrix(&b, &m->in);
 	PUT(&b, qout);
 	save_matrix(&b, &m->out);
-	int rc = write_atomic(path, b.p, b.len);
+	int rc = llm_write_file(path, b.p, b.len);
 	llm_buf_release(&b);
 	return rc;
 }

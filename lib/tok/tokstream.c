@@ -244,10 +244,15 @@ static int src_read(llm_tokreader *r, void *buf, size_t n)
 		r->mem_pos += n;
 		return LLM_OK;
 	}
-	int st = llm_reader_read_exact(r->rd, buf, n);
-	if (st == LLM_EFORMAT)
+	/* A damaged compressed stream keeps the reader's detail ("corrupt gzip stream: ..."). */
+	ssize_t k = llm_reader_read(r->rd, buf, n);
+	if (k < 0)
+		return (int)k;
+	if (k == 0)
+		return LLM_EOF;
+	if ((size_t)k < n)
 		return llm_fail(LLM_EFORMAT, "unexpected end of data");
-	return st;
+	return LLM_OK;
 }
 
 static llm_tokreader *reader_new(const char *name)
@@ -284,8 +289,12 @@ static int try_map(llm_tokreader **out, const char *path)
 {
 	if (!path || strcmp(path, "-") == 0)
 		return 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Only a regular file is opened here: opening and closing a FIFO would leave its writer
+	 * without a reader for a moment, and a write then kills it by SIGPIPE. */
 	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	char magic[8];
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < LLM_TOK_HEADER_SIZE ||
 	    pread(fd, magic, 8, 0) != 8 || memcmp(magic, LLM_TOK_MAGIC, 8) != 0) {
