@@ -274,11 +274,13 @@ static void check_tokenizer(const char *name, uint64_t id, const llm_bpe *bpe, c
 		         (unsigned long long)id, (unsigned long long)mt->info.tokenizer_id);
 }
 
-static void eval_shard(llm_evaluator *ev, const char *path, const llm_bpe *bpe,
-                       const model_t *mt)
+/* A shard file, or (man, ms) one listed by a manifest, which it must match. */
+static void eval_shard(llm_evaluator *ev, const char *path, const llm_manifest *man,
+                       const llm_manifest_shard *ms, const llm_bpe *bpe, const model_t *mt)
 {
 	llm_shard *s;
-	if (llm_shard_open(&s, path, LLM_SHARD_VERIFY) != LLM_OK)
+	if (llm_shard_open(&s, path, 0) != LLM_OK ||
+	    (man && llm_manifest_check_shard(man, ms, s) != LLM_OK) || llm_shard_verify(s) != LLM_OK)
 		die("%s", llm_last_error());
 	const llm_shard_info *si = llm_shard_get_info(s);
 	check_tokenizer(path, si->tokenizer_id, bpe, mt);
@@ -312,7 +314,7 @@ static void eval_manifest(llm_evaluator *ev, const char *path, int split, const 
 	for (size_t i = 0; i < man.nshards; i++)
 		if (split == SPLIT_ALL || man.shards[i].split == (split == SPLIT_VAL ? LLM_SPLIT_VAL
 		                                                                  : LLM_SPLIT_TRAIN)) {
-			eval_shard(ev, man.shards[i].path, bpe, mt);
+			eval_shard(ev, man.shards[i].path, &man, &man.shards[i], bpe, mt);
 			n++;
 		}
 	if (!n)
@@ -456,7 +458,7 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 				snprintf(p, sizeof p, "%s/manifest.json", f);
 				eval_manifest(ev, p, o->split, bpe, mt);
 			} else if (strcmp(f, "-") != 0 && has_magic(f, LLM_SHARD_MAGIC)) {
-				eval_shard(ev, f, bpe, mt);
+				eval_shard(ev, f, NULL, NULL, bpe, mt);
 			} else if (ends_with(f, ".json")) {
 				eval_manifest(ev, f, o->split, bpe, mt);
 			} else {

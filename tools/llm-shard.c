@@ -3,24 +3,30 @@
  * exports), with a train/val split by document id and per-domain length-quantile truncation;
  * and the tools around shards: --info, --verify, --dump.
  *
- * Input: token streams (llm-tokenize, llm-noise). Output: DIR/train-00000.bin ... and
- * DIR/manifest.json (lib/data/shard.h). Memory: the shard writer's buffer, 24 bytes per document
+ * Input: token streams (llm-tokenize, llm-noise). Output: DIR/manifest.json naming the shards
+ * of one generation, DIR/gen-N/train-00000.bin ... (lib/data/shard.h); a new dataset replaces
+ * the old one when its manifest is renamed over the old one's, then the old generation is
+ * removed. Memory: the shard writer's buffer, 24 bytes per document
  * of the shard being written, one document, and one small sketch per domain. Truncation
  * without --sketches reads the input twice (stdin is spooled to a temporary file first).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fault.h"
 #include "core/hash.h"
 #include "core/io.h"
 #include "core/json.h"
 #include "core/sketch.h"
+#include "core/tmpfile.h"
 #include "data/shard.h"
 #include "tok/bpe.h"
 #include "tok/tokstream.h"
@@ -96,6 +102,7 @@ typedef struct {
 
 struct shard_run {
 	const char *dir, *prefix;
+	const char *gen;         /* "gen-N" the shards go to; NULL for exports (into dir) */
 	int format;
 	uint64_t shard_size, seed;
 	double val_fraction, quantile;
@@ -242,12 +249,9 @@ static void load_sketches(struct shard_run *r, const char *path)
 /* Copy standard input to an unlinked temporary file, read back through /proc/self/fd. */
 static char *spool_stdin(const char *dir)
 {
-	llm_buf p = LLM_BUF_INIT;
-	llm_buf_addf(&p, "%s/.llm-shard-stdin.XXXXXX", dir);
-	int fd = mkstemp(p.p);
+	int fd = llm_tmpfd(dir);
 	if (fd < 0)
-		die("%s: %s", p.p, strerror(errno));
-	unlink(p.p);
+		die("%s", llm_last_error());
 	char buf[1 << 16];
 	ssize_t n;
 	while ((n = read(0, buf, sizeof buf)) != 0) {
@@ -258,13 +262,210 @@ static char *spool_stdin(const char *dir)
 		for (ssize_t off = 0; off < n;) {
 			ssize_t k = write(fd, buf + off, (size_t)(n - off));
 			if (k < 0 && errno != EINTR)
-				die("%s: %s", p.p, strerror(errno));
+				die("%s: spooling standard input: %s", dir, strerror(errno));
 			off += k > 0 ? k : 0;
 		}
 	}
-	llm_buf_reset(&p);
+	llm_buf p = LLM_BUF_INIT;
 	llm_buf_addf(&p, "/proc/self/fd/%d", fd);
 	return llm_buf_detach(&p, NULL);
+}
+
+/* ---- the dataset directory: generations switched by the manifest ---- */
+
+/*
+ * DIR/manifest.json is the dataset: it names its shards, all in one generation directory
+ * DIR/gen-N. A new dataset is written into a new generation, which no manifest names until
+ * its own manifest is renamed over the old one: that one rename switches every shard at
+ * once, so a reader sees the old dataset or the new one, whole, at any moment of a run that
+ * is killed, fails or runs out of disk. Then the generations the new manifest does not name
+ * go, and with them the shards of the flat layout of earlier versions. The directory is
+ * locked (flock) while a run writes in it. Removal never follows a link and never leaves
+ * DIR: entries are removed by unlinkat relative to the directory they are in.
+ */
+typedef struct {
+	const char *dir;
+	int fd;           /* DIR, locked */
+	unsigned gen;     /* the generation this run writes */
+	char name[32];    /* "gen-N" */
+	llm_manifest old; /* the dataset before this run (no shards when none) */
+	int old_known;    /* the old manifest was read, or there was none */
+} dataset;
+
+/* "gen-N" with N a positive decimal number. */
+static unsigned generation_of(const char *name)
+{
+	if (strncmp(name, "gen-", 4) != 0 || !name[4] || strspn(name + 4, "0123456789") != strlen(name + 4) ||
+	    strlen(name + 4) > 9)
+		return 0;
+	return (unsigned)strtoul(name + 4, NULL, 10);
+}
+
+/* The generation the manifest's shards are in (0: none, or not one of ours). */
+static unsigned manifest_generation(const llm_manifest *m)
+{
+	unsigned g = 0;
+	for (size_t i = 0; i < m->nshards; i++) {
+		const char *slash = strchr(m->shards[i].file, '/');
+		char head[32];
+		if (!slash || (size_t)(slash - m->shards[i].file) >= sizeof head)
+			return 0;
+		memcpy(head, m->shards[i].file, (size_t)(slash - m->shards[i].file));
+		head[slash - m->shards[i].file] = 0;
+		unsigned x = generation_of(head);
+		if (!x || (g && x != g))
+			return 0;
+		g = x;
+	}
+	return g;
+}
+
+static int is_shard_file_at(int dirfd, const char *name)
+{
+	char magic[8];
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && read(fd, magic, 8) == 8 &&
+	         memcmp(magic, LLM_SHARD_MAGIC, 8) == 0;
+	close(fd);
+	return ok;
+}
+
+/* Remove generation directory `name` of DIR: its files, then itself. A subdirectory in it
+ * (not ours) keeps it, with a warning. */
+static void remove_generation(dataset *ds, const char *name)
+{
+	int fd = openat(ds->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		struct stat st;
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode)) {
+			llm_fault_point("shard-cleanup");
+			unlinkat(fd, e->d_name, 0);
+		}
+	}
+	closedir(d);
+	if (unlinkat(ds->fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+		llm_warn("%s/%s: not removed: %s", ds->dir, name, strerror(errno));
+}
+
+/* "[PREFIX-](train|val)-NNNNN.bin": a shard name of the flat layout. */
+static int flat_shard_name(const char *name)
+{
+	size_t n = strlen(name);
+	for (int sp = 0; sp < LLM_NSPLITS; sp++) {
+		size_t k = strlen(llm_split_name(sp)) + sizeof "-00000.bin" - 1;
+		const char *t = name + n - k;
+		if (n >= k && (t == name || t[-1] == '-') &&
+		    strncmp(t, llm_split_name(sp), strlen(llm_split_name(sp))) == 0 &&
+		    t[k - 10] == '-' && strspn(t + k - 9, "0123456789") == 5 && strcmp(t + k - 4, ".bin") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Remove what no manifest names any more: every generation but keep (0: all), and, when
+ * flat, the shards of the flat layout (those the old manifest listed, or named like them). */
+static void remove_unnamed(dataset *ds, unsigned keep, int flat)
+{
+	int fd = openat(ds->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* names first: removing while reading a directory may skip entries */
+	llm_buf names = LLM_BUF_INIT;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		llm_buf_add(&names, e->d_name, strlen(e->d_name) + 1);
+	closedir(d);
+	for (size_t at = 0; at < names.len; at += strlen(names.p + at) + 1) {
+		const char *name = names.p + at;
+		unsigned g = generation_of(name);
+		int listed = 0;
+		for (size_t i = 0; flat && i < ds->old.nshards && !listed; i++)
+			listed = strcmp(ds->old.shards[i].file, name) == 0;
+		if (g && g != keep)
+			remove_generation(ds, name);
+		else if (flat && (listed || flat_shard_name(name)) && is_shard_file_at(ds->fd, name)) {
+			llm_fault_point("shard-cleanup");
+			unlinkat(ds->fd, name, 0);
+		}
+	}
+	llm_buf_release(&names);
+}
+
+/* Lock DIR, read the dataset there, clear what interrupted runs left, start a generation. */
+static void dataset_open(dataset *ds, const char *dir)
+{
+	memset(ds, 0, sizeof *ds);
+	ds->dir = dir;
+	llm_manifest_init(&ds->old);
+	ds->fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (ds->fd < 0)
+		die("%s: %s", dir, strerror(errno));
+	if (flock(ds->fd, LOCK_EX | LOCK_NB) != 0)
+		die("%s: %s", dir, errno == EWOULDBLOCK ? "another llm-shard is writing this dataset"
+		                                        : strerror(errno));
+	llm_buf p = LLM_BUF_INIT;
+	llm_buf_addf(&p, "%s/manifest.json", dir);
+	struct stat st;
+	unsigned current = 0;
+	if (fstatat(ds->fd, "manifest.json", &st, 0) != 0) {
+		ds->old_known = 1;
+	} else if (llm_manifest_load(&ds->old, p.p) == LLM_OK) {
+		ds->old_known = 1;
+		current = manifest_generation(&ds->old);
+	} else {
+		llm_warn("%s: not read (%s): old generations are kept", p.p, llm_last_error());
+	}
+	llm_buf_release(&p);
+	/* Generations nobody names are those of runs that did not finish. */
+	if (ds->old_known)
+		remove_unnamed(ds, current ? current : UINT32_MAX, 0);
+	unsigned top = current;
+	int fd = openat(ds->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (generation_of(e->d_name) > top)
+			top = generation_of(e->d_name);
+	if (d)
+		closedir(d);
+	ds->gen = top + 1;
+	snprintf(ds->name, sizeof ds->name, "gen-%u", ds->gen);
+	if (mkdirat(ds->fd, ds->name, 0777) != 0)
+		die("%s/%s: %s", dir, ds->name, strerror(errno));
+}
+
+/* A run that failed: its generation goes, the old dataset stays as it was. */
+static void dataset_abandon(dataset *ds)
+{
+	remove_generation(ds, ds->name);
+}
+
+/* After the new manifest is in place: the old dataset's files go. */
+static void dataset_retire_old(dataset *ds)
+{
+	remove_unnamed(ds, ds->gen, 1);
+}
+
+static void dataset_close(dataset *ds)
+{
+	llm_manifest_release(&ds->old);
+	close(ds->fd); /* and the lock */
 }
 
 static char *sink_name(const struct shard_run *r, int split, unsigned index)
@@ -289,10 +490,13 @@ static int sink_close(struct shard_run *r, sink *s)
 		st = llm_shard_writer_close(s->w, &info);
 		if (st == LLM_OK) {
 			char *file = sink_name(r, s->split, s->index);
+			llm_buf rel = LLM_BUF_INIT;
+			llm_buf_addf(&rel, "%s/%s", r->gen, file);
 			struct stat sb;
-			llm_manifest_add_shard(&r->m, file, s->split, &info,
+			llm_manifest_add_shard(&r->m, rel.p, s->split, &info,
 			                       stat(s->path, &sb) == 0 ? (uint64_t)sb.st_size : 0);
 			llm_run_count(r->run, "shards", 1);
+			llm_buf_release(&rel);
 			free(file);
 		}
 	} else if (s->e) {
@@ -325,7 +529,7 @@ static int sink_ready(struct shard_run *r, sink *s, size_t ntok, size_t meta_len
 		return 0;
 	char *file = sink_name(r, s->split, s->index);
 	llm_buf p = LLM_BUF_INIT;
-	llm_buf_addf(&p, "%s/%s", r->dir, file);
+	llm_buf_addf(&p, "%s/%s%s%s", r->dir, r->gen ? r->gen : "", r->gen ? "/" : "", file);
 	free(file);
 	s->path = llm_buf_detach(&p, NULL);
 	int st;
@@ -442,23 +646,6 @@ static int is_shard_file(const char *path)
 	ssize_t n = read(fd, magic, 8);
 	close(fd);
 	return n == 8 && memcmp(magic, LLM_SHARD_MAGIC, 8) == 0;
-}
-
-/* A shard listed in a manifest must be the very file the manifest describes. */
-static int matches_manifest(const llm_shard *s, const llm_manifest_shard *ms)
-{
-	const llm_shard_info *in = llm_shard_get_info(s);
-	const char *what = NULL;
-	if (in->header_checksum != ms->info.header_checksum)
-		what = "header checksum";
-	else if (in->docs != ms->docs || in->tokens != ms->tokens)
-		what = "document or token count";
-	for (int k = 1; !what && k <= LLM_SHARD_NSECTIONS; k++)
-		if (in->sec[k].checksum != ms->info.sec[k].checksum)
-			what = llm_shard_section_name(k);
-	if (what)
-		llm_error("%s: differs from its manifest: %s", ms->path, what);
-	return what != NULL;
 }
 
 struct dumper {
@@ -588,8 +775,10 @@ static int inspect(int mode, const char *path, struct dumper *dp)
 			failed = 1;
 			continue;
 		}
-		if (matches_manifest(s, &m.shards[i]))
+		if (llm_manifest_check_shard(&m, &m.shards[i], s) != LLM_OK) {
+			llm_error("%s", llm_last_error());
 			failed = 1;
+		}
 		else if (mode == MODE_VERIFY)
 			printf("%s: ok\n", m.shards[i].path);
 		else
@@ -688,6 +877,12 @@ int main(int argc, char **argv)
 	r.dir = co.output;
 	if (mkdir(r.dir, 0777) != 0 && errno != EEXIST)
 		die("%s: %s", r.dir, strerror(errno));
+	int shards = r.format == FMT_SHARDS;
+	dataset ds;
+	if (shards) {
+		dataset_open(&ds, r.dir);
+		r.gen = ds.name;
+	}
 	if (tokenizer) {
 		llm_bpe *bpe;
 		if (llm_bpe_load(&bpe, tokenizer, NULL, NULL, NULL) != LLM_OK)
@@ -731,7 +926,12 @@ int main(int argc, char **argv)
 		failed |= shard_one(&r, inputs[i], inputs[i] == spooled ? "<stdin>" : inputs[i]);
 	for (int sp = 0; sp < LLM_NSPLITS; sp++)
 		failed |= sink_close(&r, &r.sinks[sp]);
-	if (r.format == FMT_SHARDS && r.have_header) {
+	/* An empty input is a stage upstream that died: a dataset of nothing would hide it. */
+	if (!failed && llm_run_records_in(r.run) == 0) {
+		llm_error("no documents in the input: no %s written", shards ? "dataset" : "export");
+		failed = 1;
+	}
+	if (shards && !failed) {
 		r.m.tokenizer_id = r.h.tokenizer_id;
 		r.m.vocab_size = r.h.vocab_size;
 		r.m.width = r.h.width;
@@ -778,5 +978,21 @@ int main(int argc, char **argv)
 	llm_json_rec_release(&r.rec);
 	llm_buf_release(&r.id);
 	llm_buf_release(&r.dom);
-	return tool_run_finish(r.run, failed);
+	if (!shards)
+		return tool_run_finish(r.run, failed);
+	if (!failed)
+		llm_fault_point("shard-generation");
+	int rc = tool_run_finish(r.run, failed);
+	if (rc != 0) {
+		dataset_abandon(&ds); /* the manifest is never published: the old dataset stays */
+	} else if (llm_tmpfile_commit() != LLM_OK) {
+		/* whether the switch happened or not, the next run clears what no manifest names */
+		llm_error("%s", llm_last_error());
+		rc = 1;
+	} else {
+		llm_fault_point("shard-switched");
+		dataset_retire_old(&ds);
+	}
+	dataset_close(&ds);
+	return rc;
 }

@@ -145,17 +145,17 @@ static int open_shards(llm_loader *L, const char *path, int split)
 	for (size_t i = 0; i < man.nshards; i++) {
 		if (man.shards[i].split != split)
 			continue;
+		/* The header against the manifest first (cheap: a shard of another dataset, or one
+		 * rewritten since, is refused before its data is read), then every checksum. */
 		llm_shard *s;
-		if ((rc = llm_shard_open(&s, man.shards[i].path, LLM_SHARD_VERIFY)))
+		if ((rc = llm_shard_open(&s, man.shards[i].path, 0)))
 			goto out;
-		const llm_shard_info *in = llm_shard_get_info(s);
-		if (in->vocab_size != L->vocab || in->tokenizer_id != L->tokenizer_id ||
-		    !!(in->flags & LLM_SHARD_NOISED) != !!L->noised) {
-			rc = llm_fail(LLM_EFORMAT, "%s: vocabulary, tokenizer or noise flag differs from "
-			              "the manifest", man.shards[i].path);
+		if ((rc = llm_manifest_check_shard(&man, &man.shards[i], s)) ||
+		    (rc = llm_shard_verify(s))) {
 			llm_shard_free(s);
 			goto out;
 		}
+		const llm_shard_info *in = llm_shard_get_info(s);
 		L->shards = llm_realloc(L->shards, (L->nshards + 1) * sizeof *L->shards);
 		L->shards[L->nshards++] = s;
 		L->docs = llm_realloc(L->docs, (L->ndocs + in->docs) * sizeof *L->docs);

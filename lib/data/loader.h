@@ -18,8 +18,10 @@
  * of the global sequence and keep their own (x = y = NULL skips the copy), so rank r's data is
  * disjoint from the others' and the union equals what one process would see.
  *
- * Shards are mapped (shard.h) and verified at open (checksums and token ranges), so every
- * token handed out is below the vocabulary size. Memory: the mappings plus 32 bytes per
+ * Shards are mapped (shard.h) and checked at open: each header against the manifest (the
+ * very file it lists: counts, sizes, checksums, vocabulary, tokenizer), then every section's
+ * checksum and token range, so every token handed out is below the vocabulary size and is the
+ * one the manifest recorded. Memory: the mappings plus 32 bytes per
  * document. Not thread safe.
  */
 #ifndef LLM_DATALOADER_H

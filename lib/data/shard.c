@@ -1258,6 +1258,27 @@ static int m_hex(const char *path, const llm_json_val *obj, const char *key, uin
 	return st == LLM_OK ? st : llm_fail(LLM_EFORMAT, "%s: '%s' is missing or not 16 hex digits", path, key);
 }
 
+/*
+ * A shard's file name must stay inside the manifest's directory: relative, components neither
+ * empty, "." nor "..", no NUL. A manifest is data, not a list of files to open anywhere
+ * ("/etc/shadow", "../../home/x").
+ */
+static int inside_name(const char *p, size_t n)
+{
+	if (!p || n == 0 || memchr(p, 0, n) || p[0] == '/')
+		return 0;
+	for (size_t i = 0; i <= n;) {
+		size_t j = i;
+		while (j < n && p[j] != '/')
+			j++;
+		size_t k = j - i;
+		if (k == 0 || (k == 1 && p[i] == '.') || (k == 2 && p[i] == '.' && p[i + 1] == '.'))
+			return 0;
+		i = j + 1;
+	}
+	return 1;
+}
+
 static int load_shard(llm_manifest *m, const char *path, const char *dir, const llm_json_val *o)
 {
 	llm_json_val f = llm_json_member(o, "file"), sp = llm_json_member(o, "split");
@@ -1289,17 +1310,23 @@ static int load_shard(llm_manifest *m, const char *path, const char *dir, const 
 	info.flags = m->noised ? LLM_SHARD_NOISED : 0;
 	llm_buf name = LLM_BUF_INIT;
 	llm_json_str(&f, &name);
-	if (name.len == 0 || memchr(name.p, 0, name.len)) {
+	if (!inside_name(name.p, name.len)) {
+		st = llm_fail(LLM_EFORMAT, "%s: shard %zu: file '%s' is not a name inside the "
+		              "manifest's directory", path, m->nshards, name.p ? name.p : "");
 		llm_buf_release(&name);
-		return llm_fail(LLM_EFORMAT, "%s: shard %zu: bad file name", path, m->nshards);
+		return st;
 	}
+	for (size_t i = 0; i < m->nshards; i++)
+		if (strcmp(m->shards[i].file, name.p) == 0) {
+			st = llm_fail(LLM_EFORMAT, "%s: shard '%s' is listed twice", path, name.p);
+			llm_buf_release(&name);
+			return st;
+		}
 	llm_manifest_add_shard(m, name.p, split, &info, bytes);
-	if (name.p[0] != '/') {
-		free(m->shards[m->nshards - 1].path);
-		llm_buf full = LLM_BUF_INIT;
-		llm_buf_addf(&full, "%s/%s", dir, name.p);
-		m->shards[m->nshards - 1].path = llm_buf_detach(&full, NULL);
-	}
+	free(m->shards[m->nshards - 1].path);
+	llm_buf full = LLM_BUF_INIT;
+	llm_buf_addf(&full, "%s/%s", dir, name.p);
+	m->shards[m->nshards - 1].path = llm_buf_detach(&full, NULL);
 	llm_buf_release(&name);
 	return LLM_OK;
 }
@@ -1330,6 +1357,62 @@ static int load_domains(llm_manifest *m, const char *path, const llm_json_val *o
 	return st;
 }
 
+/* The split totals are the sums over the shards, and over the domains when the manifest has
+ * a breakdown by domain (llm-shard's always do; "domains": {} gives none). */
+static int check_totals(const llm_manifest *m, const char *path)
+{
+	int have_domains = m->ndomains > 0;
+	for (int sp = 0; sp < LLM_NSPLITS; sp++) {
+		uint64_t d = 0, t = 0, dd = 0, dt = 0;
+		for (size_t i = 0; i < m->nshards; i++)
+			if (m->shards[i].split == sp) {
+				d += m->shards[i].docs;
+				t += m->shards[i].tokens;
+			}
+		for (size_t i = 0; i < m->ndomains; i++) {
+			dd += m->domains[i].docs[sp];
+			dt += m->domains[i].tokens[sp];
+		}
+		const char *what = d != m->split_docs[sp] || t != m->split_tokens[sp] ? "its shards"
+		                   : have_domains && (dd != d || dt != t) ? "its domains" : NULL;
+		if (what)
+			return llm_fail(LLM_EFORMAT, "%s: the %s split's documents or tokens are not the "
+			                "sum over %s", path, llm_split_name(sp), what);
+	}
+	return LLM_OK;
+}
+
+int llm_manifest_check_shard(const llm_manifest *m, const llm_manifest_shard *ms,
+                             const llm_shard *s)
+{
+	const llm_shard_info *in = llm_shard_get_info(s);
+	struct stat st;
+	const char *what = NULL;
+	if (in->version != LLM_SHARD_VERSION)
+		what = "version";
+	else if (in->width != m->width)
+		what = "token_width";
+	else if (in->vocab_size != m->vocab_size)
+		what = "vocab_size";
+	else if (in->tokenizer_id != m->tokenizer_id)
+		what = "tokenizer_id";
+	else if (in->eos_id != m->eos_id)
+		what = "eos_id";
+	else if (!!(in->flags & LLM_SHARD_NOISED) != !!m->noised)
+		what = "noised";
+	else if (in->docs != ms->docs || in->tokens != ms->tokens)
+		what = "document or token count";
+	else if (stat(llm_shard_path(s), &st) != 0 || (uint64_t)st.st_size != ms->bytes)
+		what = "size in bytes";
+	else if (in->header_checksum != ms->info.header_checksum)
+		what = "header checksum";
+	for (int k = 1; !what && k <= LLM_SHARD_NSECTIONS; k++)
+		if (in->sec[k].checksum != ms->info.sec[k].checksum)
+			what = llm_shard_section_name(k);
+	return what ? llm_fail(LLM_EFORMAT, "%s: differs from its manifest: %s", ms->path, what)
+	            : LLM_OK;
+}
+
 int llm_manifest_load(llm_manifest *m, const char *path)
 {
 	llm_manifest_init(m);
@@ -1350,6 +1433,13 @@ int llm_manifest_load(llm_manifest *m, const char *path)
 	v = llm_json_member(&top, "format");
 	if (v.type != LLM_JSON_STRING || !llm_json_str_eq(&v, "llmkit-shards")) {
 		st = llm_fail(LLM_EFORMAT, "%s: not an llmkit shard manifest", path);
+		goto out;
+	}
+	if ((st = m_u64(path, &top, "version", &x)))
+		goto out;
+	if (x != 1) {
+		st = llm_fail(LLM_EFORMAT, "%s: manifest version %llu (this llmkit reads version 1)",
+		              path, (unsigned long long)x);
 		goto out;
 	}
 	if ((st = m_hex(path, &top, "tokenizer_id", &m->tokenizer_id)) ||
@@ -1394,9 +1484,21 @@ int llm_manifest_load(llm_manifest *m, const char *path)
 		if ((st = load_shard(m, path, dir, &o)) != LLM_OK)
 			goto out;
 	}
+	v = llm_json_member(&top, "splits");
+	for (int sp = 0; sp < LLM_NSPLITS; sp++) {
+		llm_json_val o2 = llm_json_member(&v, llm_split_name(sp));
+		if (v.type != LLM_JSON_OBJECT || o2.type != LLM_JSON_OBJECT) {
+			st = llm_fail(LLM_EFORMAT, "%s: 'splits' lacks \"%s\"", path, llm_split_name(sp));
+			goto out;
+		}
+		if ((st = m_u64(path, &o2, "documents", &m->split_docs[sp])) ||
+		    (st = m_u64(path, &o2, "tokens", &m->split_tokens[sp])))
+			goto out;
+	}
 	v = llm_json_member(&top, "domains");
-	if (v.type == LLM_JSON_OBJECT)
-		st = load_domains(m, path, &v);
+	if (v.type == LLM_JSON_OBJECT && (st = load_domains(m, path, &v)) != LLM_OK)
+		goto out;
+	st = check_totals(m, path);
 out:
 	free(dir);
 	free(text);

@@ -212,7 +212,9 @@ void llm_export_abort(llm_export *e);
  *               "val_tokens": 0, "truncate_at": 0, "truncated_documents": 0,
  *               "truncated_tokens": 0}, ...},
  *   "commands": ["llm-shard ..."], ... }
- * File names are relative to the manifest's directory.
+ * File names are relative to the manifest's directory and stay inside it: no absolute path,
+ * no "..", no empty component. llm-shard puts them in one generation directory, "gen-N/"
+ * (llm-shard(1)).
  */
 enum { LLM_SPLIT_TRAIN = 0, LLM_SPLIT_VAL = 1, LLM_NSPLITS = 2 };
 const char *llm_split_name(int split); /* "train", "val" */
@@ -237,6 +239,7 @@ typedef struct {
 	uint64_t tokenizer_id;
 	uint32_t vocab_size, width, eos_id;
 	int noised;
+	uint64_t split_docs[LLM_NSPLITS], split_tokens[LLM_NSPLITS]; /* loaded: as recorded */
 	llm_manifest_shard *shards;
 	size_t nshards;
 	llm_manifest_domain *domains;
@@ -253,8 +256,19 @@ void llm_manifest_add_shard(llm_manifest *m, const char *file, int split,
 llm_manifest_domain *llm_manifest_domain_get(llm_manifest *m, const char *name);
 /* Write atomically. */
 int llm_manifest_write(const llm_manifest *m, const char *path);
-/* Read a manifest (path to manifest.json); LLM_EFORMAT naming the file on anything missing. */
+/*
+ * Read a manifest (path to manifest.json) and check that it is one: format and version, every
+ * member present and typed, each file name inside the manifest's directory and listed once,
+ * the split totals the sums of the shards' counts, and the domains' counts (when there are
+ * domains) those totals.
+ * LLM_EFORMAT naming the file and what is wrong.
+ */
 int llm_manifest_load(llm_manifest *m, const char *path);
+/* Whether an open shard is the very file the manifest describes: format version, token width,
+ * vocab size, tokenizer, end-of-text id, noise flag, counts, size and every checksum of its
+ * header. Cheap (the header only); LLM_EFORMAT "PATH: differs from its manifest: what". */
+int llm_manifest_check_shard(const llm_manifest *m, const llm_manifest_shard *ms,
+                             const llm_shard *s);
 /* Append a human-readable summary (llm-shard --info): splits, domains, truncation, shards. */
 void llm_manifest_describe(const llm_manifest *m, const char *path, llm_buf *out);
 

@@ -14,10 +14,10 @@ test_expect_success PYTHON 'setup: token streams (half the documents end with EO
 
 test_expect_success PYTHON 'round trip: --dump gives back the stream byte for byte' '
 	llm-shard -o rt --val-fraction 0 --eos 50256 corpus.tok &&
-	test -f rt/train-00000.bin && test -f rt/manifest.json && ! test -e rt/val-00000.bin &&
+	test -f rt/gen-1/train-00000.bin && test -f rt/manifest.json && ! test -e rt/gen-1/val-00000.bin &&
 	llm-shard --dump rt/manifest.json >back.tok &&
 	cmp corpus.tok back.tok &&
-	llm-shard --dump rt/train-00000.bin >back2.tok &&
+	llm-shard --dump rt/gen-1/train-00000.bin >back2.tok &&
 	cmp corpus.tok back2.tok
 '
 
@@ -39,15 +39,15 @@ test_expect_success PYTHON 'round trip of noised inputs, and to JSONL' '
 
 test_expect_success PYTHON 'shards hold each document once, ending in EOS; rotation by size' '
 	llm-shard -o small --val-fraction 0 --eos 50256 --shard-size 64K corpus.tok &&
-	ls small/train-*.bin >list && test_line_count -gt 5 list &&
-	for f in small/train-*.bin; do test $(wc -c <$f) -le 65536 || exit 1; done &&
+	ls small/gen-1/train-*.bin >list && test_line_count -gt 5 list &&
+	for f in small/gen-1/train-*.bin; do test $(wc -c <$f) -le 65536 || exit 1; done &&
 	llm-shard --dump small/manifest.json >back.tok &&
 	cmp corpus.tok back.tok &&
 	llm-shard --verify small/manifest.json >ok.txt &&
 	test_line_count = $(wc -l <list) ok.txt &&
 	python3 - <<-\EOF
 	import glob, struct
-	for f in glob.glob("small/train-*.bin"):
+	for f in glob.glob("small/gen-1/train-*.bin"):
 	    d = open(f, "rb").read()
 	    docs, ntok = struct.unpack_from("<QQ", d, 32)
 	    toff = struct.unpack_from("<Q", d, 64 + 8)[0]
@@ -61,12 +61,12 @@ test_expect_success PYTHON 'shards hold each document once, ending in EOS; rotat
 test_expect_success PYTHON 'split by document id: deterministic, disjoint, order independent' '
 	llm-shard -o s1 --val-fraction 0.3 --eos 50256 corpus.tok &&
 	llm-shard -o s2 --val-fraction 0.3 --eos 50256 corpus.tok &&
-	cmp s1/train-00000.bin s2/train-00000.bin && cmp s1/val-00000.bin s2/val-00000.bin &&
+	cmp s1/gen-1/train-00000.bin s2/gen-1/train-00000.bin && cmp s1/gen-1/val-00000.bin s2/gen-1/val-00000.bin &&
 	$TS reverse corpus.tok >rev.tok &&
 	llm-shard -o s3 --val-fraction 0.3 --eos 50256 --shard-size 32K rev.tok &&
 	for d in s1 s3; do
 		for sp in train val; do
-			llm-shard --dump --format jsonl $d/$sp-*.bin | sed "s/.*\"id\": \"\([^\"]*\)\".*/\1/" |
+			llm-shard --dump --format jsonl $d/gen-1/$sp-*.bin | sed "s/.*\"id\": \"\([^\"]*\)\".*/\1/" |
 				sort >$d.$sp || exit 1
 		done
 	done &&
@@ -75,45 +75,72 @@ test_expect_success PYTHON 'split by document id: deterministic, disjoint, order
 	test $(cat s1.train s1.val | wc -l) = 2000 &&
 	n=$(wc -l <s1.val) && test $n -gt 520 && test $n -lt 680 &&
 	llm-shard -o s4 --val-fraction 0.3 --seed 1 --eos 50256 corpus.tok &&
-	! cmp -s s1/val-00000.bin s4/val-00000.bin
+	! cmp -s s1/gen-1/val-00000.bin s4/gen-1/val-00000.bin
 '
 
 test_expect_success PYTHON 'a flipped byte is reported with its section and shard (exit 1)' '
 	cp -r rt bad &&
-	off=$(llm-shard --info bad/train-00000.bin | awk "/section meta /{print \$4}") &&
-	printf "X" | dd of=bad/train-00000.bin bs=1 seek=$((off + 10)) conv=notrunc 2>/dev/null &&
-	test_must_fail llm-shard --verify bad/train-00000.bin >out 2>err &&
-	grep "bad/train-00000.bin: section .meta.: checksum mismatch" err &&
+	off=$(llm-shard --info bad/gen-1/train-00000.bin | awk "/section meta /{print \$4}") &&
+	printf "X" | dd of=bad/gen-1/train-00000.bin bs=1 seek=$((off + 10)) conv=notrunc 2>/dev/null &&
+	test_must_fail llm-shard --verify bad/gen-1/train-00000.bin >out 2>err &&
+	grep "bad/gen-1/train-00000.bin: section .meta.: checksum mismatch" err &&
 	test_must_fail llm-shard --verify bad/manifest.json >out 2>err &&
-	grep "bad/train-00000.bin: section .meta.: checksum mismatch" err &&
-	cp rt/train-00000.bin bad/ &&
-	printf "\377" | dd of=bad/train-00000.bin bs=1 seek=5000 conv=notrunc 2>/dev/null &&
+	grep "bad/gen-1/train-00000.bin: section .meta.: checksum mismatch" err &&
+	cp rt/gen-1/train-00000.bin bad/gen-1/ &&
+	printf "\377" | dd of=bad/gen-1/train-00000.bin bs=1 seek=5000 conv=notrunc 2>/dev/null &&
 	test_must_fail llm-shard --verify bad/manifest.json >out 2>err &&
 	grep "section .tokens.: checksum mismatch" err &&
-	cp rt/train-00000.bin bad/ &&
-	printf "\377" | dd of=bad/train-00000.bin bs=1 seek=17 conv=notrunc 2>/dev/null &&
-	test_must_fail llm-shard --info bad/train-00000.bin >out 2>err &&
-	grep "bad/train-00000.bin: header: checksum mismatch" err
+	cp rt/gen-1/train-00000.bin bad/gen-1/ &&
+	printf "\377" | dd of=bad/gen-1/train-00000.bin bs=1 seek=17 conv=notrunc 2>/dev/null &&
+	test_must_fail llm-shard --info bad/gen-1/train-00000.bin >out 2>err &&
+	grep "bad/gen-1/train-00000.bin: header: checksum mismatch" err
 '
 
 test_expect_success PYTHON 'a valid shard that is not the one in the manifest is caught' '
-	cp -r s1 swap && cp swap/val-00000.bin swap/train-00000.bin &&
-	llm-shard --verify swap/train-00000.bin &&
+	cp -r s1 swap && cp swap/gen-1/val-00000.bin swap/gen-1/train-00000.bin &&
+	llm-shard --verify swap/gen-1/train-00000.bin &&
 	test_must_fail llm-shard --verify swap/manifest.json >out 2>err &&
-	grep "swap/train-00000.bin: differs from its manifest" err
+	grep "swap/gen-1/train-00000.bin: differs from its manifest" err
+'
+
+test_expect_success PYTHON '--verify checks every field of the manifest against the shards' '
+	llm-shard -q -o vf --val-fraction 0.2 --eos 50256 corpus.tok &&
+	llm-shard --verify vf/manifest.json >/dev/null &&
+	bad() { # bad NAME PYTHON-EXPR-ON-m MESSAGE
+		python3 -c "import json; m = json.load(open(\"vf/manifest.json\")); $2; json.dump(m, open(\"vf/$1.json\", \"w\"))" &&
+		test_must_fail llm-shard --verify vf/$1.json >out 2>err &&
+		test_grep "$3" err || { echo "case $1" >&2; return 1; }
+	} &&
+	bad vocab "m[\"vocab_size\"] = 50258" "differs from its manifest: vocab_size" &&
+	bad width "m[\"token_width\"] = 4" "differs from its manifest: token_width" &&
+	bad version "m[\"version\"] = 2" "manifest version 2" &&
+	bad tokenizer "m[\"tokenizer_id\"] = \"0000000000001235\"" "differs from its manifest: tokenizer_id" &&
+	bad eos "m[\"eos_id\"] = 7" "differs from its manifest: eos_id" &&
+	bad noised "m[\"noised\"] = True" "differs from its manifest: noised" &&
+	bad bytes "m[\"shards\"][0][\"bytes\"] += 1" "differs from its manifest: size in bytes" &&
+	bad twice "m[\"shards\"].append(dict(m[\"shards\"][0]))" "listed twice" &&
+	bad split "m[\"splits\"][\"val\"][\"documents\"] += 1" "val split.s documents or tokens are not the sum over its shards" &&
+	bad domain "d = next(iter(m[\"domains\"].values())); d[\"train_tokens\"] += 1" "sum over its domains" &&
+	bad abs "m[\"shards\"][0][\"file\"] = \"/etc/passwd\"" "is not a name inside the manifest.s directory" &&
+	bad up "m[\"shards\"][0][\"file\"] = \"../../etc/passwd\"" "is not a name inside" &&
+	bad mid "m[\"shards\"][0][\"file\"] = \"gen-1/../../x.bin\"" "is not a name inside" &&
+	bad empty "m[\"shards\"][0][\"file\"] = \"gen-1//train-00000.bin\"" "is not a name inside"
 '
 
 test_expect_success PYTHON 'killed llm-shard leaves no shard or manifest under its final name' '
+	# A byte-count handshake, not a delay: once cat has pushed the stream through the FIFO,
+	# llm-shard has read it, and it cannot finish while the FIFO stays open for writing.
 	$TS head corpus.tok 1500 >part.tok &&
-	for sig in KILL TERM INT; do
+	for sig in KILL TERM INT HUP; do
 		rm -rf k fifo && mkdir k && mkfifo fifo &&
-		{ (cat part.tok; sleep 1) >fifo & } &&
-		{ llm-shard -o k --val-fraction 0 --eos 50256 fifo 2>/dev/null & } &&
-		pid=$! && sleep 0.5 && kill -$sig $pid && { wait $pid; test $? -gt 128; } &&
-		wait &&
-		! ls k/train-00000.bin k/manifest.json 2>/dev/null &&
-		test -z "$(ls k)" || exit 1
-	done
+		{ llm-shard -o k --val-fraction 0 --eos 50256 fifo 2>/dev/null & } && pid=$! &&
+		exec 3>fifo && cat part.tok >&3 &&
+		kill -$sig $pid && { wait $pid; test $? -gt 128; } && exec 3>&- &&
+		! test -e k/manifest.json && test -z "$(ls -A k | grep -v "^gen-1$")" &&
+		test -z "$(find k -name "*.bin" -o -name "*llmtmp*")" || exit 1
+	done &&
+	llm-shard -q -o k --val-fraction 0 --eos 50256 part.tok &&
+	printf "gen-1\nmanifest.json\n" >want.ls && ls -A k >got.ls && test_cmp want.ls got.ls
 '
 
 test_expect_success PYTHON 'truncation from a first pass, a spooled pipe and saved sketches agree' '
@@ -122,10 +149,10 @@ test_expect_success PYTHON 'truncation from a first pass, a spooled pipe and sav
 	$TS sketch mixed.tok 0.005 >sk.json &&
 	llm-shard -o t3 --val-fraction 0 --eos 50256 --truncate-quantile 0.9 --sketches sk.json \
 		<mixed.tok &&
-	test -z "$(ls -A t2 | grep -v "^train-\|^manifest.json")" &&
+	printf "gen-1\nmanifest.json\n" >want.ls && ls -A t2 >got.ls && test_cmp want.ls got.ls &&
 	for d in t1 t2 t3; do llm-shard --info $d/manifest.json | grep "cut at" >$d.cut || exit 1; done &&
 	test_line_count = 3 t1.cut && test_cmp t1.cut t2.cut && test_cmp t1.cut t3.cut &&
-	cmp t1/train-00000.bin t3/train-00000.bin &&
+	cmp t1/gen-1/train-00000.bin t3/gen-1/train-00000.bin &&
 	llm-shard --dump --format jsonl t1/manifest.json >cut.jsonl &&
 	$TS json mixed.tok >full.json &&
 	python3 - <<-\EOF
@@ -161,14 +188,14 @@ test_expect_success TOKENIZE 'after llm-tokenize: its saved sketches cut where a
 	llm-shard -q -o k2 --tokenizer "$GPT2" --truncate-quantile 0.9 docs.tok &&
 	llm-shard --info k1/manifest.json | grep "cut at" >k1.cut && test_line_count = 2 k1.cut &&
 	llm-shard --info k2/manifest.json | grep "cut at" >k2.cut && test_cmp k1.cut k2.cut &&
-	cmp k1/train-00000.bin k2/train-00000.bin &&
+	cmp k1/gen-1/train-00000.bin k2/gen-1/train-00000.bin &&
 	grep "\"eos_id\": 50256" k1/manifest.json
 '
 
 test_expect_success PYTHON 'exports match Megatron, llm.c and nanoGPT layouts' '
 	llm-shard -o ref --val-fraction 0.2 --eos 50256 corpus.tok &&
-	llm-shard --dump --format jsonl ref/train-00000.bin >ref.train &&
-	llm-shard --dump --format jsonl ref/val-00000.bin >ref.val &&
+	llm-shard --dump --format jsonl ref/gen-1/train-00000.bin >ref.train &&
+	llm-shard --dump --format jsonl ref/gen-1/val-00000.bin >ref.val &&
 	python3 - <<-\EOF &&
 	import json
 	for sp in ("train", "val"):
@@ -209,17 +236,51 @@ test_expect_success PYTHON,NO_SAN 'memory does not grow with the input (ASan qua
 	EOF
 '
 
-test_expect_success PYTHON 'a stream without records gives a manifest without shards' '
+test_expect_success PYTHON 'a stream without records is an error: no dataset of nothing' '
 	$TS gen --docs 0 >empty.tok &&
-	llm-shard -o e empty.tok &&
-	grep "\"shards\": \[\]" e/manifest.json && ! ls e/*.bin 2>/dev/null
+	test_must_fail llm-shard -o e empty.tok 2>err &&
+	test_grep "no documents in the input" err &&
+	! test -e e/manifest.json && test -z "$(ls -A e)" &&
+	test_must_fail llm-shard -o e --format raw empty.tok 2>err && test -z "$(ls -A e)" &&
+	llm-shard -q -o e --val-fraction 0 --eos 50256 corpus.tok &&
+	test_must_fail llm-shard -o e empty.tok 2>err && llm-shard --verify e/manifest.json >/dev/null
 '
 
-test_expect_success PYTHON 'a truncated stream: earlier documents kept, exit 1 naming the record' '
+test_expect_success PYTHON 'a truncated stream exits 1 naming the record and writes no manifest' '
 	head -c 100000 corpus.tok >cut.tok &&
 	test_must_fail llm-shard -o tr --val-fraction 0 cut.tok 2>err &&
 	grep "cut.tok: record [0-9]* at byte [0-9]*" err &&
-	llm-shard --verify tr/manifest.json
+	! test -e tr/manifest.json && test -z "$(ls -A tr)"
+'
+
+test_expect_success PYTHON 'a rerun replaces the dataset whole: no stale shard, the old one kept on failure' '
+	llm-shard -q -o re --val-fraction 0 --eos 50256 --shard-size 32K corpus.tok &&
+	llm-shard --dump re/manifest.json | cmp - corpus.tok &&
+	$TS head corpus.tok 100 >few.tok &&
+	test_must_fail llm-shard -q -o re --val-fraction 0 --eos 50256 cut.tok &&
+	llm-shard --verify re/manifest.json >/dev/null && llm-shard --dump re/manifest.json | cmp - corpus.tok &&
+	printf "gen-1\nmanifest.json\n" >want.ls && ls -A re >got.ls && test_cmp want.ls got.ls &&
+	llm-shard -q -o re --val-fraction 0 --eos 50256 --shard-size 32K few.tok &&
+	llm-shard --dump re/manifest.json | cmp - few.tok &&
+	printf "gen-2\nmanifest.json\n" >want.ls && ls -A re >got.ls && test_cmp want.ls got.ls &&
+	llm-shard --info re/manifest.json | grep "^  train gen-2/train-00000.bin:"
+'
+
+test_expect_success PYTHON 'a dataset of the flat layout is replaced, its shards removed, others kept' '
+	mkdir flatds && cp rt/gen-1/train-00000.bin flatds/ && cp rt/gen-1/train-00000.bin flatds/train-00007.bin &&
+	sed "s#gen-1/train-00000.bin#train-00000.bin#" rt/manifest.json >flatds/manifest.json &&
+	llm-shard --verify flatds/manifest.json >/dev/null &&
+	echo mine >flatds/notes.txt && echo "not a shard" >flatds/val-00001.bin &&
+	llm-shard -q -o flatds --val-fraction 0 --eos 50256 few.tok &&
+	printf "gen-1\nmanifest.json\nnotes.txt\nval-00001.bin\n" >want.ls && ls -A flatds >got.ls &&
+	test_cmp want.ls got.ls && llm-shard --dump flatds/manifest.json | cmp - few.tok
+'
+
+test_expect_success PYTHON 'a dataset being written is locked: a second writer exits 1' '
+	llm-shard -q -o lk --val-fraction 0 --eos 50256 few.tok &&
+	test_must_fail flock lk llm-shard -q -o lk --val-fraction 0 --eos 50256 corpus.tok 2>err &&
+	test_grep "lk: another llm-shard is writing this dataset" err &&
+	llm-shard --dump lk/manifest.json | cmp - few.tok
 '
 
 test_expect_success PYTHON 'records in = out, per-domain counts in --stats and the manifest' '

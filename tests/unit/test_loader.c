@@ -200,6 +200,21 @@ static void test_noised(void)
 	llm_loader_free(L);
 }
 
+/* A valid shard that is not the one the manifest lists (another run's, or the other split's)
+ * is refused at open, naming it: the loader never trains on what the manifest does not
+ * describe. */
+static void test_shards_against_manifest(void)
+{
+	write_shards("swap", 0);
+	char cmd[1000];
+	snprintf(cmd, sizeof cmd, "cd '%s' && cp val-00000.bin train-00000.bin", at("swap"));
+	CHECK_EQ_INT(system(cmd), 0);
+	llm_loader *L;
+	CHECK_EQ_INT(llm_loader_open(&L, at("swap"), LLM_SPLIT_TRAIN, NULL, 0, 1), LLM_EFORMAT);
+	CHECK(strstr(llm_last_error(), "swap/train-00000.bin: differs from its manifest") != NULL);
+	CHECK(L == NULL);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof dir, "/tmp/test_loader.%ld", (long)getpid());
@@ -211,6 +226,7 @@ int main(void)
 	RUN(test_determinism_and_state);
 	RUN(test_mix_and_weights);
 	RUN(test_noised);
+	RUN(test_shards_against_manifest);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

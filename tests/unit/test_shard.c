@@ -254,9 +254,12 @@ static void test_manifest(void)
 	m.width = 2;
 	m.eos_id = EOS;
 	llm_manifest_add_shard(&m, "s-00000.bin", LLM_SPLIT_TRAIN, &info, 12345);
-	llm_manifest_add_shard(&m, "s-00000.bin", LLM_SPLIT_VAL, &info, 12345);
+	llm_manifest_add_shard(&m, "v/s-00000.bin", LLM_SPLIT_VAL, &info, 12345);
 	llm_manifest_domain *d = llm_manifest_domain_get(&m, "we\"b");
-	d->docs[0] = 3;
+	for (int sp = 0; sp < LLM_NSPLITS; sp++) { /* the totals a loaded manifest must have */
+		d->docs[sp] = info.docs;
+		d->tokens[sp] = info.tokens;
+	}
 	d->truncate_at = 77;
 	CHECK(llm_manifest_domain_get(&m, "we\"b") == d);
 	m.extra = llm_strdup("\"commands\": [\"llm-shard -o x\"]");
@@ -269,7 +272,7 @@ static void test_manifest(void)
 	CHECK_EQ_INT(r.width, 2);
 	if (r.nshards == 2) {
 		CHECK_STR(r.shards[0].path, p);
-		CHECK_STR(r.shards[1].file, "s-00000.bin");
+		CHECK_STR(r.shards[1].file, "v/s-00000.bin");
 		CHECK_EQ_INT(r.shards[1].split, LLM_SPLIT_VAL);
 		CHECK_EQ_U64(r.shards[0].tokens, info.tokens);
 		CHECK_EQ_U64(r.shards[0].bytes, 12345);
@@ -286,11 +289,11 @@ static void test_manifest(void)
 	if (r.ndomains == 1) {
 		CHECK_STR(r.domains[0].name, "we\"b");
 		CHECK_EQ_U64(r.domains[0].truncate_at, 77);
-		CHECK_EQ_U64(r.domains[0].docs[0], 3);
+		CHECK_EQ_U64(r.domains[0].docs[0], info.docs);
 	}
 	llm_manifest_release(&r);
 	llm_manifest_release(&m);
-	const char *broken = "{\"format\": \"llmkit-shards\", \"tokenizer_id\": \"00\"}";
+	const char *broken = "{\"format\": \"llmkit-shards\", \"version\": 1, \"tokenizer_id\": \"00\"}";
 	CHECK_EQ_INT(llm_write_file(mp, broken, strlen(broken)), LLM_OK);
 	CHECK_EQ_INT(llm_manifest_load(&r, mp), LLM_EFORMAT);
 	CHECK(strstr(llm_last_error(), "tokenizer_id") != NULL);
