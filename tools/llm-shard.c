@@ -498,6 +498,7 @@ static int sink_close(struct shard_run *r, sink *s)
 			llm_run_count(r->run, "shards", 1);
 			llm_buf_release(&rel);
 			free(file);
+			llm_fault_point("shard-closed");
 		}
 	} else if (s->e) {
 		st = llm_export_close(s->e);
