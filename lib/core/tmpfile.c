@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +50,7 @@ static llm_tmpfile *tail;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int defer;
 static unsigned long long ready_seq;
+static size_t nready, ready_max; /* files waiting for the commit, and how many may (fds) */
 /* Directories cleaned by this process (device, inode). */
 static struct { dev_t dev; ino_t ino; } *cleaned;
 static size_t ncleaned;
@@ -236,7 +238,12 @@ int llm_tmpfile_open(llm_tmpfile **out, const char *path)
 	clean_once(t->dir);
 	int fd = -1;
 #ifdef O_TMPFILE
-	if (!llm_fault_knob("no-o-tmpfile"))
+	/* An anonymous file is named later through /proc/self/fd (linkat): without /proc, a
+	 * named temporary from the start. */
+	static int have_proc = -1;
+	if (have_proc < 0)
+		have_proc = access("/proc/self/fd", X_OK) == 0;
+	if (have_proc && !llm_fault_knob("no-o-tmpfile"))
 		fd = open(t->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
 #endif
 	if (fd < 0)
@@ -323,10 +330,15 @@ int llm_tmpfile_publish(llm_tmpfile *t, unsigned flags)
 		rc = llm_fail(LLM_EIO, "%s: fsync: %s", t->final, strerror(errno));
 	if (rc == LLM_OK && defer && !(flags & LLM_PUBLISH_NOW)) {
 		pthread_mutex_lock(&lock);
-		t->ready = 1;
-		t->seq = ++ready_seq;
+		int wait = nready < ready_max;
+		if (wait) {
+			t->ready = 1;
+			t->seq = ++ready_seq;
+			nready++;
+		}
 		pthread_mutex_unlock(&lock);
-		return LLM_OK;
+		if (wait)
+			return LLM_OK;
 	}
 	if (rc == LLM_OK && (rc = rename_into_place(t)) == LLM_OK)
 		dir_sync(t->dir);
@@ -340,7 +352,27 @@ void llm_tmpfile_discard(llm_tmpfile *t)
 		release(t);
 }
 
-void llm_tmpfile_defer(int on) { defer = on; }
+/* A ready file keeps its descriptor (an anonymous file is nothing else; a named one keeps its
+ * lock): the descriptors left free, less a margin for the program's own, bound how many wait.
+ * The soft limit is raised to the hard one first. */
+void llm_tmpfile_defer(int on)
+{
+	defer = on;
+	struct rlimit rl;
+	ready_max = 64;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rlim_t cur = rl.rlim_cur;
+			rl.rlim_cur = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+				rl.rlim_cur = cur;
+		}
+		if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 256 + 64)
+			ready_max = (size_t)(rl.rlim_cur - 256);
+		else if (rl.rlim_cur == RLIM_INFINITY)
+			ready_max = (size_t)1 << 20;
+	}
+}
 
 static int by_seq(const void *a, const void *b)
 {
@@ -377,6 +409,9 @@ int llm_tmpfile_commit(void)
 	}
 	for (size_t i = 0; i < n; i++)
 		release(v[i]);
+	pthread_mutex_lock(&lock);
+	nready = 0;
+	pthread_mutex_unlock(&lock);
 	free(v);
 	return rc;
 }
@@ -389,6 +424,7 @@ void llm_tmpfile_discard_all(llm_buf *ready)
 				llm_buf_addf(ready, "%s%s", ready->len ? ", " : "", t->final);
 			release(t);
 		}
+	nready = 0;
 }
 
 void llm_tmpfile_unlink_all(void)

@@ -24,7 +24,9 @@
  * (shards in a dataset generation).
  *
  * A deferred file keeps its descriptor (and lock) until the commit: one descriptor per ready
- * output. Thread safety: any thread may create and publish its own temporaries;
+ * output. llm_tmpfile_defer raises the soft limit of descriptors to the hard one; a program
+ * with more ready files than that leaves room for (the limit less 256) publishes the further
+ * ones at once. Thread safety: any thread may create and publish its own temporaries;
  * llm_tmpfile_unlink_all is async-signal-safe.
  */
 #ifndef LLM_TMPFILE_H

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -166,6 +167,28 @@ static void test_errors(void)
 	rmdir(at("adir"));
 }
 
+/* More ready files than descriptors allow: those beyond the bound are renamed at once, and the
+ * run goes on (runs last: it lowers the process's limit for good). */
+static void test_descriptor_bound(void)
+{
+	struct rlimit rl = { 400, 400 };
+	CHECK_EQ_INT(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	llm_tmpfile_defer(1); /* bound: 400 - 256 = 144 */
+	for (int i = 0; i < 150; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "many-%03d", i);
+		llm_tmpfile *t;
+		CHECK_EQ_INT(llm_tmpfile_open(&t, at(name)), LLM_OK);
+		CHECK_EQ_INT(llm_tmpfile_publish(t, 0), LLM_OK);
+	}
+	CHECK_EQ_INT(count("many-"), 150); /* 144 temporaries and 6 files */
+	CHECK_EQ_INT(count(".llmtmp."), 144);
+	CHECK_EQ_INT(llm_tmpfile_commit(), LLM_OK);
+	CHECK_EQ_INT(count(".llmtmp."), 0);
+	CHECK_EQ_INT(count("many-"), 150);
+	llm_tmpfile_defer(0);
+}
+
 int main(void)
 {
 	/* Named temporaries, as where O_TMPFILE is missing: the case with names to get right. */
@@ -179,6 +202,7 @@ int main(void)
 	RUN(test_publish_now_and_deferred);
 	RUN(test_cleaner);
 	RUN(test_errors);
+	RUN(test_descriptor_bound);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
