@@ -8,13 +8,14 @@
 #   - feed_and_kill: the program reads a FIFO; once a byte count of input has gone through,
 #     it is inside its loop and cannot finish while the FIFO stays open, so a signal sent
 #     then always lands mid-run;
+#   - tests/killat.c, a preload library: the program dies by SIGKILL once a byte count has
+#     gone to files of a given name (a file cut mid-write), or at a given rename;
 #   - FULLDISK: a small tmpfs (root only; the prerequisite is missing otherwise).
 #
-# Where the cases are: t0010-faults.sh (the data tools: llm-shard, llm-tokenize, every -o,
-# temporaries, hostile inputs). llm-train's cases (kill -9 at each checkpoint step, resume
-# equal to the uninterrupted run, full disk under checkpoint saving) go in
-# t0011-faults-train.sh, llm-dedup --index's (kill -9 while saving the index, a rerun with the
-# saved index) in t0012-faults-dedup.sh, each sourcing this file.
+# Where the cases are: t0020-faults.sh (the data tools: llm-shard, llm-tokenize, every -o,
+# temporaries, hostile inputs), t0021-faults-dedup.sh (llm-dedup --index killed while it
+# saves the index, alone and in the pipeline, then rerun), and t6003-train-faults.sh
+# (llm-train: kill -9 at each checkpoint step, resume equal to the uninterrupted run).
 
 # kill_at POINT[:N] CMD...: run CMD asking it to die by SIGKILL the Nth time (default 1) it
 # reaches POINT; fails unless it did.

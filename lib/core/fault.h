@@ -1,5 +1,5 @@
 /*
- * fault.h — hooks for the fault-injection tests (tests/t/t0010-faults.sh), inert unless the
+ * fault.h — hooks for the fault-injection tests (tests/t/t0020-faults.sh), inert unless the
  * environment variable LLMKIT_FAULT asks for something. It is a comma-separated list of
  *   kill:POINT[:N]   die by SIGKILL the Nth time (default 1) the program reaches POINT
  *   no-o-tmpfile     create named temporaries even where O_TMPFILE works (tmpfile.h)

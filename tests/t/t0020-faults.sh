@@ -3,7 +3,7 @@ test_description='faults: kill -9 at every step, signals, a full disk and hostil
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/lib-faults.sh"
 
-# The cases of llm-train and llm-dedup --index live beside this file (see tests/lib-faults.sh).
+# llm-dedup --index: t0021-faults-dedup.sh; llm-train: t6003-train-faults.sh.
 
 C=$SAMPLES/corpus
 TOK=$TESTDATA/tokenize/r50k_base.tiktoken.zst
