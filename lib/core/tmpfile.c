@@ -55,7 +55,7 @@ static size_t nready, ready_max; /* files waiting for the commit, and how many m
 static struct { dev_t dev; ino_t ino; } *cleaned;
 static size_t ncleaned;
 
-static char *dir_of(const char *path)
+char *llm_tmpfile_dir(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	if (!slash)
@@ -234,7 +234,7 @@ int llm_tmpfile_open(llm_tmpfile **out, const char *path)
 	llm_tmpfile *t = entry_get();
 	pthread_mutex_unlock(&lock);
 	t->final = llm_strdup(path);
-	t->dir = dir_of(path);
+	t->dir = llm_tmpfile_dir(path);
 	clean_once(t->dir);
 	int fd = -1;
 #ifdef O_TMPFILE

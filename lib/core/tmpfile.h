@@ -49,6 +49,9 @@ int llm_tmpfile_publish(llm_tmpfile *t, unsigned flags);
 /* Remove the temporary and free t; t NULL does nothing. */
 void llm_tmpfile_discard(llm_tmpfile *t);
 
+/* The directory path's temporaries go to: the part before the last slash, "/" or "."; free(). */
+char *llm_tmpfile_dir(const char *path);
+
 /* Remove the temporaries of dead processes in dir (see above); what creating does once. */
 void llm_tmpfile_clean(const char *dir);
 

@@ -222,16 +222,6 @@ static void obuf_release(obuf *o)
 	o->h = NULL;
 }
 
-static char *dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		return llm_strdup(".");
-	if (slash == path)
-		return llm_strdup("/");
-	return llm_strndup(path, (size_t)(slash - path));
-}
-
 int llm_shard_writer_open(llm_shard_writer **out, const char *path, const llm_shard_params *p)
 {
 	*out = NULL;
@@ -244,7 +234,7 @@ int llm_shard_writer_open(llm_shard_writer **out, const char *path, const llm_sh
 	w->path = llm_strdup(path);
 	w->p = *p;
 	w->f.out.fd = w->inputs.fd = w->meta.fd = -1;
-	char *dir = dir_of(path);
+	char *dir = llm_tmpfile_dir(path);
 	int fd;
 	if (afile_open(&w->f, path) != LLM_OK)
 		goto fail;
@@ -612,7 +602,7 @@ int llm_export_open(llm_export **out, int format, const char *path, uint32_t voc
 	if (st == LLM_OK && format == LLM_EXPORT_MEGATRON) {
 		llm_buf_addf(&name, "%s.idx", path);
 		e->idx_path = llm_buf_detach(&name, NULL);
-		char *dir = dir_of(path);
+		char *dir = llm_tmpfile_dir(path);
 		int fd = llm_tmpfd(dir);
 		free(dir);
 		if (fd < 0)
@@ -1424,7 +1414,7 @@ int llm_manifest_load(llm_manifest *m, const char *path)
 	llm_json_val top, v, key;
 	size_t pos;
 	const char *msg;
-	char *dir = dir_of(path);
+	char *dir = llm_tmpfile_dir(path);
 	uint64_t x;
 	if (llm_json_parse_value(text, len, &top, &pos, &msg) != LLM_OK || top.type != LLM_JSON_OBJECT) {
 		st = llm_fail(LLM_EFORMAT, "%s: not a JSON object", path);
