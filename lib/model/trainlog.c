@@ -359,43 +359,210 @@ static uint64_t get_le(const unsigned char *p, int bytes)
 	return v;
 }
 
+/* ---- reading event files: the framing and the few protocol buffer fields we need -------- */
+
+/* The next record of f into rec, framing included: rec->p + 12 holds its *len bytes of Event.
+ * 1 for a record, 0 at the end or at a torn or corrupt record. */
+static int read_record(FILE *f, llm_buf *rec, size_t *len)
+{
+	unsigned char head[12];
+	if (fread(head, 1, 12, f) != 12)
+		return 0;
+	uint64_t n = get_le(head, 8);
+	if (get_le(head + 8, 4) != llm_crc32c_mask(llm_crc32c(0, head, 8)) || n > (1u << 30))
+		return 0;
+	llm_buf_reset(rec);
+	llm_buf_grow(rec, 12 + (size_t)n + 4);
+	memcpy(rec->p, head, 12);
+	unsigned char *data = (unsigned char *)rec->p + 12;
+	if (fread(data, 1, (size_t)n, f) != n || fread(data + n, 1, 4, f) != 4 ||
+	    get_le(data + n, 4) != llm_crc32c_mask(llm_crc32c(0, data, (size_t)n)))
+		return 0;
+	rec->len = 12 + (size_t)n + 4;
+	*len = (size_t)n;
+	return 1;
+}
+
+typedef struct {
+	const unsigned char *p, *end;
+} pb_reader;
+
+static int pb_varint(pb_reader *r, uint64_t *v)
+{
+	*v = 0;
+	for (int sh = 0; r->p < r->end && sh < 64; sh += 7) {
+		unsigned char b = *r->p++;
+		*v |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80))
+			return 1;
+	}
+	return 0;
+}
+
+/* The next field of a message: its number and wire type, and its value: *v for a varint or
+ * a fixed-size field (its bits), [*s, *s + *n) for a length-delimited one.
+ * 1 for a field, 0 at the end of the message, -1 when malformed. */
+static int pb_next(pb_reader *r, uint64_t *field, int *wire, uint64_t *v,
+                   const unsigned char **s, size_t *n)
+{
+	uint64_t tag;
+	if (r->p == r->end)
+		return 0;
+	if (!pb_varint(r, &tag))
+		return -1;
+	*field = tag >> 3;
+	*wire = (int)(tag & 7);
+	switch (*wire) {
+	case 0:
+		return pb_varint(r, v) ? 1 : -1;
+	case 1:
+	case 5: {
+		size_t k = *wire == 1 ? 8 : 4;
+		if ((size_t)(r->end - r->p) < k)
+			return -1;
+		*v = get_le(r->p, (int)k);
+		r->p += k;
+		return 1;
+	}
+	case 2:
+		if (!pb_varint(r, v) || *v > (uint64_t)(r->end - r->p))
+			return -1;
+		*s = r->p;
+		*n = (size_t)*v;
+		r->p += *n;
+		return 1;
+	default:
+		return -1;
+	}
+}
+
 /* The step (field 2) of an Event message; 0 when absent, -1 when malformed. */
 static int64_t event_step(const unsigned char *p, size_t n)
 {
-	size_t i = 0;
-	while (i < n) {
-		uint64_t tag = 0, v = 0;
-		for (int sh = 0; i < n && sh < 64; sh += 7) {
-			tag |= (uint64_t)(p[i] & 0x7f) << sh;
-			if (!(p[i++] & 0x80))
-				break;
+	pb_reader r = { p, p + n };
+	uint64_t field, v = 0;
+	const unsigned char *s;
+	size_t len;
+	int wire, k;
+	int64_t step = 0;
+	while ((k = pb_next(&r, &field, &wire, &v, &s, &len)) > 0)
+		if (field == 2 && wire == 0)
+			step = (int64_t)v;
+	return k < 0 ? -1 : step;
+}
+
+/* The value of a TensorProto holding one float (dtype 1) or double (dtype 2), in
+ * tensor_content (4) or float_val (5) / double_val (6), packed or not. 0 when it is anything
+ * else: a string, several values, another type. */
+static int tensor_scalar(const unsigned char *p, size_t n, double *out)
+{
+	pb_reader r = { p, p + n };
+	uint64_t field, v = 0, dtype = 0;
+	const unsigned char *s = NULL;
+	size_t len = 0;
+	int wire, k, count = 0;
+	double x = 0;
+	while ((k = pb_next(&r, &field, &wire, &v, &s, &len)) > 0) {
+		if (field == 1 && wire == 0) {
+			dtype = v;
+			continue;
 		}
-		switch (tag & 7) {
-		case 0:
-			for (int sh = 0; i < n && sh < 64; sh += 7) {
-				v |= (uint64_t)(p[i] & 0x7f) << sh;
-				if (!(p[i++] & 0x80))
-					break;
-			}
-			if (tag >> 3 == 2)
-				return (int64_t)v;
-			break;
-		case 1: i += 8; break;
-		case 5: i += 4; break;
-		case 2:
-			for (int sh = 0; i < n && sh < 64; sh += 7) {
-				v |= (uint64_t)(p[i] & 0x7f) << sh;
-				if (!(p[i++] & 0x80))
-					break;
-			}
-			if (v > n - (i < n ? i : n))
-				return -1;
-			i += v;
-			break;
-		default: return -1;
+		size_t width = field == 6 ? 8 : 4;
+		if (field == 4 && wire == 2) {
+			width = len;
+			if (len != 4 && len != 8)
+				return 0;
+			v = get_le(s, (int)len);
+		} else if ((field == 5 && wire == 2) || (field == 6 && wire == 2)) {
+			if (len != width)
+				return 0; /* packed: exactly one element */
+			v = get_le(s, (int)width);
+		} else if (!((field == 5 && wire == 5) || (field == 6 && wire == 1))) {
+			continue; /* shape, version, other types' values */
+		}
+		if (width == 4) {
+			uint32_t b = (uint32_t)v;
+			float f;
+			memcpy(&f, &b, 4);
+			x = f;
+		} else {
+			memcpy(&x, &v, 8);
+		}
+		count++;
+		if ((dtype == 1 && width != 4) || (dtype == 2 && width != 8))
+			return 0;
+	}
+	if (k < 0 || count != 1 || (dtype != 1 && dtype != 2))
+		return 0;
+	*out = x;
+	return 1;
+}
+
+/* The scalars of one Event: wall_time (1), step (2), summary (5) of values (1) with a tag (1,
+ * or node_name 7 in old files) and simple_value (2) or tensor (8). */
+static long long scan_event(const unsigned char *p, size_t n, llm_trainlog_scalar_fn *fn,
+                            void *ctx)
+{
+	pb_reader r = { p, p + n };
+	uint64_t field, v = 0;
+	const unsigned char *s = NULL, *sum = NULL;
+	size_t len = 0, sum_len = 0;
+	int wire, k;
+	int64_t step = 0;
+	double wall = 0;
+	while ((k = pb_next(&r, &field, &wire, &v, &s, &len)) > 0) {
+		if (field == 1 && wire == 1)
+			memcpy(&wall, &v, 8);
+		else if (field == 2 && wire == 0)
+			step = (int64_t)v;
+		else if (field == 5 && wire == 2)
+			sum = s, sum_len = len;
+	}
+	if (k < 0 || !sum)
+		return 0;
+	long long found = 0;
+	pb_reader rs = { sum, sum + sum_len };
+	while (pb_next(&rs, &field, &wire, &v, &s, &len) > 0) {
+		if (field != 1 || wire != 2)
+			continue;
+		pb_reader rv = { s, s + len };
+		const unsigned char *tag = NULL, *node = NULL, *vs;
+		size_t tag_len = 0, node_len = 0, vl;
+		double x = 0;
+		int have = 0;
+		while ((k = pb_next(&rv, &field, &wire, &v, &vs, &vl)) > 0) {
+			if (field == 1 && wire == 2)
+				tag = vs, tag_len = vl;
+			else if (field == 7 && wire == 2)
+				node = vs, node_len = vl;
+			else if (field == 2 && wire == 5) {
+				uint32_t b = (uint32_t)v;
+				float f;
+				memcpy(&f, &b, 4);
+				x = f;
+				have = 1;
+			} else if (field == 8 && wire == 2)
+				have = tensor_scalar(vs, vl, &x);
+		}
+		if (!tag_len)
+			tag = node, tag_len = node_len;
+		if (k == 0 && have && tag_len) {
+			fn(ctx, step, wall, (const char *)tag, tag_len, x);
+			found++;
 		}
 	}
-	return i == n ? 0 : -1;
+	return found;
+}
+
+long long llm_trainlog_scan(FILE *f, llm_trainlog_scalar_fn *fn, void *ctx)
+{
+	llm_buf rec = LLM_BUF_INIT;
+	size_t len;
+	long long n = 0;
+	while (read_record(f, &rec, &len))
+		n += scan_event((const unsigned char *)rec.p + 12, len, fn, ctx);
+	llm_buf_release(&rec);
+	return ferror(f) ? llm_fail(LLM_EIO, "event file: %s", strerror(errno)) : n;
 }
 
 /* One event file: its records of steps <= step, up to the first torn or corrupt one. */
@@ -407,21 +574,11 @@ static int cut_events(const char *path, int64_t step)
 	llm_writer *w = NULL;
 	int rc = llm_writer_open(&w, path);
 	llm_buf rec = LLM_BUF_INIT;
-	unsigned char head[12], tail[4];
-	while (!rc && fread(head, 1, 12, f) == 12) {
-		uint64_t len = get_le(head, 8);
-		if (get_le(head + 8, 4) != llm_crc32c_mask(llm_crc32c(0, head, 8)) || len > (1u << 30))
-			break;
-		llm_buf_reset(&rec);
-		llm_buf_grow(&rec, (size_t)len);
-		if (fread(rec.p, 1, (size_t)len, f) != len || fread(tail, 1, 4, f) != 4 ||
-		    get_le(tail, 4) != llm_crc32c_mask(llm_crc32c(0, rec.p, (size_t)len)))
-			break;
-		int64_t s = event_step((const unsigned char *)rec.p, (size_t)len);
-		if (s >= 0 && s <= step &&
-		    ((rc = llm_writer_write(w, head, 12)) || (rc = llm_writer_write(w, rec.p, len)) ||
-		     (rc = llm_writer_write(w, tail, 4))))
-			break;
+	size_t len;
+	while (!rc && read_record(f, &rec, &len)) {
+		int64_t s = event_step((const unsigned char *)rec.p + 12, len);
+		if (s >= 0 && s <= step)
+			rc = llm_writer_write(w, rec.p, rec.len);
 	}
 	llm_buf_release(&rec);
 	fclose(f);

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* CRC-32C (Castagnoli) of data, continuing from crc (0 to start); and TensorFlow's mask. */
 uint32_t llm_crc32c(uint32_t crc, const void *data, size_t n);
@@ -44,6 +45,20 @@ int llm_trainlog_close(llm_trainlog *lg);
  * step is in the logs once, and TensorBoard shows each once.
  */
 int llm_trainlog_cut(const char *dir, int64_t step);
+
+/* A scalar of an event file: its step and wall time, its tag (tag_len bytes, not
+ * NUL-terminated) and its value. */
+typedef void llm_trainlog_scalar_fn(void *ctx, int64_t step, double wall_time, const char *tag,
+                                    size_t tag_len, double value);
+/*
+ * Read a TensorBoard event file back (what this module writes, and what TensorFlow, PyTorch's
+ * SummaryWriter and tensorboardX write): fn for each scalar, a Summary.Value's simple_value or
+ * a tensor of one float or double (TensorFlow 2's scalars), in file order. Other events
+ * (file_version, graphs, histograms, images) are passed over. A torn or corrupt record (a
+ * killed writer's last one) ends the file, as it ends it for TensorBoard. Returns the scalars
+ * read, or LLM_EIO when f cannot be read.
+ */
+long long llm_trainlog_scan(FILE *f, llm_trainlog_scalar_fn *fn, void *ctx);
 
 /* The event file's name (for messages and tests). */
 const char *llm_trainlog_tfevents_path(const llm_trainlog *lg);
