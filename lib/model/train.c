@@ -263,6 +263,7 @@ static int longest_doc(const int32_t *y, int B, int T, uint32_t eos)
 /* What one step measured, for its log line. */
 typedef struct {
 	uint64_t *ids;           /* the global micro-batches, A x W */
+	double *rank_loss;       /* each rank's mean loss, W */
 	double loss, gnorm, scale, clipf, lr, moved, seconds;
 	int longest, applied;
 } step_facts;
@@ -285,7 +286,16 @@ static int accumulate(llm_trainer *t, step_facts *f)
 			return rc;
 		loss_sum += loss;
 	}
-	int rc = llm_mpirt_sum_f64(&loss_sum, 1);
+	/* Each rank's sum in its own slot, summed over the ranks: all of them know every rank's
+	 * loss, which the log keeps (a rank whose weights drifted shows there). */
+	memset(f->rank_loss, 0, (size_t)W * sizeof *f->rank_loss);
+	f->rank_loss[o->backend.rank] = loss_sum;
+	int rc = llm_mpirt_sum_f64(f->rank_loss, (size_t)W);
+	loss_sum = 0;
+	for (int w = 0; w < W; w++) {
+		loss_sum += f->rank_loss[w];
+		f->rank_loss[w] /= A;
+	}
 	f->loss = loss_sum / (A * W);
 	return rc;
 }
@@ -400,6 +410,11 @@ static int measure(llm_trainer *t, const step_facts *f)
 	llm_trainlog_set(lg, "nonfinite_steps", (double)st->nonfinite_steps);
 	llm_trainlog_set(lg, "spikes", (double)st->spikes);
 	llm_trainlog_set(lg, "rollbacks", (double)st->rollbacks);
+	for (int w = 0; W > 1 && w < W; w++) {
+		char key[32];
+		snprintf(key, sizeof key, "loss_rank_%d", w);
+		llm_trainlog_set(lg, key, f->rank_loss[w]);
+	}
 	if (tss) {
 		const llm_model_config *c = llm_model_get_config(t->m);
 		for (int l = 0; l < c->num_hidden_layers; l++) {
@@ -444,13 +459,15 @@ static int optimizer_step(llm_trainer *t, int *rolled)
 	const llm_train_options *o = &t->o;
 	llm_trainstate *st = &t->st;
 	int A = o->accum, W = world(t);
-	step_facts f = { .ids = llm_malloc((size_t)A * W * sizeof *f.ids) };
+	step_facts f = { .ids = llm_malloc((size_t)A * W * sizeof *f.ids),
+	                 .rank_loss = llm_malloc((size_t)W * sizeof *f.rank_loss) };
 	double t_start = now();
 	int rc = accumulate(t, &f);
 	if (!rc)
 		rc = llm_backend_grad_norm(t->be, &f.gnorm, &f.scale);
 	if (rc) {
 		free(f.ids);
+		free(f.rank_loss);
 		return rc;
 	}
 	int64_t step1 = st->step + 1;
@@ -465,6 +482,7 @@ static int optimizer_step(llm_trainer *t, int *rolled)
 	f.applied = judge(t, &f, &spike, rolled, &rc);
 	if (*rolled || rc) {
 		free(f.ids);
+		free(f.rank_loss);
 		return rc;
 	}
 	f.lr = llm_lr_at(&o->opt, st->step) * st->lr_factor;
@@ -474,6 +492,7 @@ static int optimizer_step(llm_trainer *t, int *rolled)
 		st->adam_t++;
 		if ((rc = llm_backend_apply(t->be, &o->opt, f.lr, st->adam_t, f.clipf, &f.moved))) {
 			free(f.ids);
+			free(f.rank_loss);
 			return rc;
 		}
 		/* Spikes stay out of the average they are measured against. */
@@ -489,6 +508,7 @@ static int optimizer_step(llm_trainer *t, int *rolled)
 	t->last_loss = f.loss;
 	rc = measure(t, &f);
 	free(f.ids);
+	free(f.rank_loss);
 	return rc;
 }
 
