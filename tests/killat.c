@@ -6,6 +6,10 @@
  *                                  new name contains NAME: what was written is not published
  *   LLM_KILL_AT=write:NAME:BYTES   once BYTES bytes in all went to files whose path contains
  *                                  NAME: a file cut mid-write
+ *   LLM_KILL_AT=pause:NAME[@K]     not a kill: just before that rename(2), wait on the FIFO
+ *                                  $LLM_PAUSE_FIFO until its writer closes it. The test's
+ *                                  open of the FIFO for writing returns when the process is
+ *                                  there; closing it lets the process go on.
  *
  * Built by the tests that use it:
  *   cc -shared -fPIC -o killat.so "$TOP/tests/killat.c" -ldl
@@ -14,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +50,17 @@ static void die_now(void)
 	raise(SIGKILL);
 }
 
+static void pause_here(void)
+{
+	const char *fifo = getenv("LLM_PAUSE_FIFO");
+	int fd = fifo ? open(fifo, O_RDONLY) : -1;
+	char c;
+	while (fd >= 0 && read(fd, &c, 1) > 0)
+		;
+	if (fd >= 0)
+		close(fd);
+}
+
 int rename(const char *from, const char *to)
 {
 	static int (*real)(const char *, const char *);
@@ -54,6 +70,8 @@ int rename(const char *from, const char *to)
 		parse();
 	if (strcmp(kind, "rename") == 0 && strstr(to, name) && ++seen == limit)
 		die_now();
+	if (strcmp(kind, "pause") == 0 && strstr(to, name) && ++seen == limit)
+		pause_here();
 	return real(from, to);
 }
 

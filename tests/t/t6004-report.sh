@@ -1,0 +1,169 @@
+#!/bin/sh
+test_description='llm-report: the page and the diagnosis of a run directory, --watch of a live run'
+. "$(dirname "$0")/../lib.sh"
+
+# Tiny model on the smoke shards: a few steps in a second.
+train() {
+	llm-train -q --data data --config cfg.json --batch 2 --seq-len 32 --warmup 2 \
+		--lr 1e-2 --eval-every 0 "$@"
+}
+
+# The points of the polylines of curve KEY in page FILE, all its pieces together.
+points() {
+	grep -o "<polyline class=\"curve\" data-key=\"$1\" [^>]*points=\"[^\"]*\"" "$2" |
+		sed 's/.*points="//; s/"$//' | tr ' ' '\n' | grep -c ,
+}
+
+# Logged steps of a run (rows of metrics.jsonl; events are not steps).
+steps() {
+	grep -v '"event"' "$1/metrics.jsonl" | sed 's/^{"step": \([0-9]*\),.*/\1/' | sort -un | wc -l
+}
+
+test_expect_success 'setup: the smoke shards' '
+	llm-train --smoke --run-dir smoke >out 2>err &&
+	cp -r smoke/smoke-data data && cp smoke/smoke-config.json cfg.json
+'
+
+test_expect_success 'bad usage exits 2' '
+	test_must_fail --code=2 llm-report 2>err && test_grep "run directory is required" err &&
+	test_must_fail --code=2 llm-report smoke smoke 2>err &&
+	test_must_fail --code=2 llm-report --watch 1 smoke 2>err && test_grep "give it with -o" err &&
+	test_must_fail --code=2 llm-report --watch 1 -o x --diagnose smoke 2>err &&
+	test_must_fail --code=2 llm-report --watch 0 -o x smoke 2>err &&
+	test_must_fail --code=2 llm-report --max-points 1 smoke 2>err
+'
+
+test_expect_success 'a directory that holds no run: exit 1 (2 for --diagnose), naming it' '
+	mkdir empty &&
+	test_must_fail --code=1 llm-report empty >out 2>err && test_grep "empty" err &&
+	test_must_fail --code=2 llm-report --diagnose empty 2>err &&
+	test_must_fail --code=1 llm-report nowhere 2>err && test_grep "nowhere" err
+'
+
+test_expect_success 'the page: self-contained, one point per logged step' '
+	train --steps 30 --run-dir r1 --eval-every 10 --eval-batches 2 --ckpt-every 15 &&
+	llm-report -q -o r1.html r1 &&
+	head -n 1 r1.html | grep -i "^<!doctype html>" &&
+	! grep -i -e "<script" -e "<link" -e " src=" -e "url(" r1.html &&
+	test "$(points loss r1.html)" = 30 && test "$(points smoothed_loss r1.html)" = 30 &&
+	test "$(points lr r1.html)" = 30 && test "$(points val_loss r1.html)" = 3 &&
+	for k in grad_norm update_ratio tokens_per_s mfu mem_mb; do
+		test "$(points $k r1.html)" = 30 || { echo "$k"; exit 1; }
+	done &&
+	grep "step-0000015" r1.html && grep "step-0000030" r1.html &&
+	grep "$(sed -n "s/.*\"manifest_hash\": \"\([0-9a-f]*\)\".*/\1/p" r1/train.json)" r1.html &&
+	grep "no trainer running" r1.html && ! grep "http-equiv" r1.html
+'
+
+test_expect_success 'the page is the same bytes for the same run, on stdout or in a file' '
+	llm-report -q r1 >again.html && cmp r1.html again.html
+'
+
+test_expect_success 'healthy runs: --diagnose finds nothing, exit 0' '
+	llm-report -q --diagnose r1 >out && test ! -s out &&
+	llm-report -q --diagnose smoke >out && test ! -s out
+'
+
+test_expect_success 'a non-finite step: divergence, with its batch, exit 1' '
+	train --steps 30 --run-dir bad --inject-fault nan@20 2>train.err &&
+	test_must_fail --code=1 llm-report -q --diagnose bad >out &&
+	test_line_count = 1 out &&
+	grep "^step 20: divergence: 1 step with a loss or gradient that is not finite" out &&
+	grep "check: .*--skip-batches 19$" out &&
+	llm-report -q -o bad.html bad && grep "divergence" bad.html &&
+	grep "nonfinite_skipped" bad.html
+'
+
+test_expect_success '--diagnose -o also writes the page' '
+	test_must_fail --code=1 llm-report -q --diagnose -o both.html bad >out &&
+	test_line_count = 1 out && grep "divergence" both.html
+'
+
+test_expect_success 'a malformed line of metrics.jsonl: warned with FILE:LINE, the rest shown' '
+	cp -r r1 torn && { head -n 3 r1/metrics.jsonl; echo "{\"step\": oops"; tail -n +4 r1/metrics.jsonl; } \
+		>torn/metrics.jsonl &&
+	llm-report -o torn.html torn 2>err &&
+	test_grep "torn/metrics.jsonl:4: " err &&
+	test "$(points loss torn.html)" = 30
+'
+
+test_expect_success 'a run of TensorBoard event files only' '
+	mkdir tb && cp r1/events.out.tfevents.* tb/ &&
+	llm-report -q -o tb.html tb && test "$(points loss tb.html)" = 30 &&
+	llm-report -q --diagnose tb
+'
+
+test_expect_success 'write errors: exit 1 with a message' '
+	test_must_fail --code=1 llm-report -o /dev/full r1 2>err && test_grep "/dev/full" err &&
+	test_must_fail --code=2 llm-report --diagnose -o /dev/full bad 2>err
+'
+
+test_expect_success 'the man page examples run' '
+	sed -n "/^\.Sh EXAMPLES/,/^\.Sh/p" "$TOP/man/man1/llm-report.1" |
+		grep -e "^llm-train " -e "^llm-report " >examples &&
+	test_line_count -ge 3 examples &&
+	{ sh -e examples >out 2>err; test $? = 1; } &&
+	grep "^step 20: divergence: " out && test -s run.html
+'
+
+test_expect_success MPI 'two data-parallel ranks: the loss of every rank logged and shown' '
+	ASAN_OPTIONS=detect_leaks=0 mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS -np 2 sh -c \
+		"llm-train -q --data data --config cfg.json --batch 2 --seq-len 32 --warmup 2 \
+		 --lr 1e-2 --eval-every 0 --steps 6 --run-dir ranks" &&
+	test "$(grep -c "\"loss_rank_1\": [0-9]" ranks/metrics.jsonl)" = 6 &&
+	llm-report -q -o ranks.html ranks && test "$(points loss_rank_0 ranks.html)" = 6 &&
+	llm-report -q --diagnose ranks
+'
+
+# --watch against a live llm-train, with no timing: the trainer is held just before it
+# publishes its checkpoint of step 4 (tests/killat.c's pause, on the FIFO go), its lock held
+# and steps 1-4 logged; the watcher's -v lines come through the FIFO watch.err.
+if cc -shared -fPIC -o killat.so "$TOP/tests/killat.c" -ldl 2>/dev/null; then
+	test_set_prereq KILLAT
+fi
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+export ASAN_OPTIONS
+
+# While the trainer is held: the page says so, and the watcher's first page has steps 1-4.
+# The watcher must not hold the FIFO go open (fd 4): the trainer goes on at its close.
+while_paused() {
+	test ! -f train.rc && test "$(steps live)" = 4 &&
+	llm-report -q -o paused.html live && grep "<td>training (pid [0-9]" paused.html &&
+	test "$(points loss paused.html)" = 4 &&
+	{ ( llm-report -v --watch 1 -o watch.html live 2>watch.err; echo $? >watch.rc ) 4>&- & } &&
+	exec 3<watch.err &&
+	read -r first <&3 && echo "$first" | grep "watch.html: step 4$" &&
+	grep "<td>training (pid [0-9]" watch.html &&
+	grep "http-equiv=\"refresh\" content=\"1\"" watch.html &&
+	test "$(points loss watch.html)" = 4
+}
+
+test_expect_success KILLAT '--watch: live pages while the trainer runs, the last after it ends' '
+	mkfifo go watch.err &&
+	{ ( LD_PRELOAD=$TRASH/killat.so LLM_KILL_AT=pause:latest LLM_PAUSE_FIFO=go \
+		llm-train -q --data data --config cfg.json --batch 2 --seq-len 32 --warmup 2 \
+		--eval-every 0 --steps 8 --ckpt-every 4 --run-dir live; echo $? >train.rc; : <>go ) & } &&
+	exec 4>go &&
+	{ while_paused; ok=$?; exec 4>&-; cat <&3 >rest; exec 3<&-; wait; test $ok = 0; } &&
+	test "$(cat train.rc)" = 0 && test "$(cat watch.rc)" = 0 &&
+	tail -n 2 rest | grep "watch.html: step 8, no trainer: the last page" &&
+	test "$(points loss watch.html)" = 8 && grep "no trainer running" watch.html &&
+	! grep "http-equiv" watch.html && ! ls .watch.html* 2>/dev/null
+'
+
+# A real browser (Debian's chromium; skipped without it) renders the page, and its SVG has
+# one point per logged step.
+command -v chromium >/dev/null 2>&1 && test_set_prereq CHROMIUM
+chrome() {
+	HOME=$TRASH chromium --headless --no-sandbox --disable-gpu --no-first-run \
+		--user-data-dir="$TRASH/chrome" "$@" 2>/dev/null
+}
+
+test_expect_success CHROMIUM 'a headless browser renders the page from file://' '
+	chrome --window-size=1200,3000 --screenshot="$TRASH/r1.png" "file://$TRASH/r1.html" &&
+	test "$(od -A n -t x1 -N 8 r1.png | tr -d " ")" = 89504e470d0a1a0a &&
+	chrome --dump-dom "file://$TRASH/r1.html" >dom.html &&
+	grep "<svg" dom.html && test "$(points loss dom.html)" = "$(steps r1)"
+'
+
+test_done

@@ -1,0 +1,197 @@
+/*
+ * llm-report — the page and the diagnosis of a training run, from its run directory.
+ *
+ * Input: a run directory as llm-train writes it (metrics.jsonl, or TensorBoard event files,
+ * train.json, config.json, data-manifest.json, ckpt/, metrics.prom, eval/ *.json) and
+ * llm-eval --json files. Output: one self-contained HTML page (lib/model/report.h); with
+ * --diagnose the patterns of lib/model/diagnose.h found in the curves, one line each; with
+ * --watch the page rewritten every N seconds while a trainer holds the directory.
+ * Memory: the curves (8 bytes per logged step and key) and the page.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/io.h"
+#include "model/diagnose.h"
+#include "model/report.h"
+#include "model/runlog.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: llm-report [options] RUN_DIR\n"
+	"       llm-report --diagnose [options] RUN_DIR\n"
+	"       llm-report --watch N -o FILE [options] RUN_DIR\n"
+	"\n"
+	"Write the page of a training run, one self-contained HTML file, from its run directory.\n"
+	"\n"
+	"  -o, --output FILE  write the page to FILE (replaced atomically), not standard output\n"
+	"      --diagnose     print the patterns found in the curves, one per line; exit 1 when\n"
+	"                     there is one, 0 when none (the page only with -o)\n"
+	"      --watch N      rewrite FILE every N seconds while a trainer holds RUN_DIR, and\n"
+	"                     once more after it has gone\n"
+	"      --eval FILE    also show these llm-eval --json results (repeatable;\n"
+	"                     RUN_DIR/eval/*.json are always shown)\n"
+	"      --title TEXT   the page's title (default: RUN_DIR)\n"
+	"      --max-points N points per curve; longer curves are drawn by the low and high\n"
+	"                     of each bucket of steps (default 4000)\n"
+	"  -q, --quiet        no summary line\n"
+	"  -v, --verbose      a line for every page written\n"
+	"      --version      print the version and exit\n"
+	"  -h, --help         print this help and exit\n";
+
+enum { OPT_DIAGNOSE = TOOL_OPT_FIRST_PRIVATE, OPT_WATCH, OPT_EVAL, OPT_TITLE, OPT_MAX_POINTS };
+
+static const struct option longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, TOOL_OPT_VERSION },
+	{ "diagnose", no_argument, NULL, OPT_DIAGNOSE },
+	{ "watch", required_argument, NULL, OPT_WATCH },
+	{ "eval", required_argument, NULL, OPT_EVAL },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "max-points", required_argument, NULL, OPT_MAX_POINTS },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* Write the page of rl (and its findings) to path; stdout when path is NULL. */
+static int write_page(const llm_runlog *rl, const llm_findings *f, const llm_report_options *o,
+                      const char *path)
+{
+	llm_buf page = LLM_BUF_INIT;
+	llm_report_html(rl, f, o, &page);
+	int rc = llm_write_file(path ? path : "-", page.p, page.len);
+	llm_buf_release(&page);
+	return rc;
+}
+
+static int64_t last_step(const llm_runlog *rl)
+{
+	size_t n = llm_runlog_rows(rl);
+	return n ? llm_runlog_steps(rl)[n - 1] : 0;
+}
+
+/*
+ * --watch: the lock is looked at before the files are read, so that the page written after
+ * the trainer was seen gone holds everything it logged, and is the last one.
+ */
+static int watch(llm_runlog *rl, llm_report_options *o, const char *path, int seconds)
+{
+	for (int first = 1;; first = 0) {
+		char holder[256];
+		int live = llm_runlog_live(llm_runlog_dir(rl), holder, sizeof holder);
+		if (!first && llm_runlog_refresh(rl) != LLM_OK)
+			llm_warn("%s", llm_last_error()); /* shown as it was; tried again next time */
+		llm_findings f;
+		llm_findings_init(&f);
+		llm_diagnose(rl, &f);
+		o->live = live ? holder : NULL;
+		o->refresh = live ? seconds : 0;
+		int rc = write_page(rl, &f, o, path);
+		llm_findings_release(&f);
+		if (rc != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			return 1;
+		}
+		llm_debug("%s: step %lld%s", path, (long long)last_step(rl),
+		          live ? "" : ", no trainer: the last page");
+		if (!live)
+			return 0;
+		struct timespec ts = { seconds, 0 };
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	tool_init("llm-report");
+	struct tool_common co;
+	tool_common_init(&co, usage);
+	llm_report_options o;
+	llm_report_options_init(&o);
+	int diagnose = 0, seconds = 0, c;
+	const char **evals = NULL;
+	size_t nevals = 0;
+	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
+		if (tool_common_option(&co, c, optarg))
+			continue;
+		switch (c) {
+		case OPT_DIAGNOSE: diagnose = 1; break;
+		case OPT_WATCH: seconds = (int)tool_int("--watch", optarg, 1, 86400); break;
+		case OPT_EVAL:
+			evals = llm_realloc(evals, (nevals + 1) * sizeof *evals);
+			evals[nevals++] = optarg;
+			break;
+		case OPT_TITLE: o.title = optarg; break;
+		case OPT_MAX_POINTS:
+			o.max_points = (size_t)tool_int("--max-points", optarg, 2, 100000000);
+			break;
+		default: tool_bad_option();
+		}
+	}
+	if (optind + 1 != argc)
+		usage_error(optind == argc ? "a run directory is required" : "one run directory only");
+	if (seconds && (!co.output || strcmp(co.output, "-") == 0))
+		usage_error("--watch rewrites a file: give it with -o");
+	if (seconds && diagnose)
+		usage_error("--watch and --diagnose do not go together");
+	/* The diagnosis answers yes or no, as grep does: its errors are 2. */
+	int err = diagnose ? 2 : 1;
+	const char *dir = argv[optind];
+	llm_runlog *rl;
+	if (llm_runlog_open(&rl, dir) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		return err;
+	}
+	for (size_t i = 0; i < nevals; i++)
+		if (llm_runlog_add_eval(rl, evals[i]) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			llm_runlog_free(rl);
+			return err;
+		}
+	free(evals);
+	int status = 0;
+	size_t nfound = 0;
+	if (seconds) {
+		status = watch(rl, &o, co.output, seconds);
+	} else {
+		llm_findings f;
+		llm_findings_init(&f);
+		nfound = llm_diagnose(rl, &f);
+		char holder[256];
+		if (llm_runlog_live(dir, holder, sizeof holder))
+			o.live = holder;
+		if ((!diagnose || co.output) && write_page(rl, &f, &o, co.output) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			status = err;
+		}
+		if (diagnose && !status) {
+			llm_buf line = LLM_BUF_INIT;
+			for (size_t i = 0; i < f.n; i++) {
+				llm_buf_reset(&line);
+				llm_finding_format(&f.v[i], &line);
+				llm_buf_addc(&line, '\n');
+				fwrite(line.p, 1, line.len, stdout);
+			}
+			llm_buf_release(&line);
+			if (fflush(stdout) != 0 || ferror(stdout)) {
+				llm_error("standard output: %s", strerror(errno));
+				status = err;
+			} else {
+				status = nfound ? 1 : 0;
+			}
+		}
+		llm_findings_release(&f);
+	}
+	if (!status || (diagnose && status == 1))
+		llm_info("%s: %zu steps logged, %zu checkpoint%s, %zu finding%s", dir,
+		         llm_runlog_rows(rl), llm_runlog_nckpts(rl), llm_runlog_nckpts(rl) == 1 ? "" : "s",
+		         nfound, nfound == 1 ? "" : "s");
+	llm_runlog_free(rl);
+	return status;
+}
