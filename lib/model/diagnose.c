@@ -117,15 +117,46 @@ static double robust_sigma(const double *x, size_t n)
 	return s;
 }
 
-/* out[i]: the median of x over [i - h, i + h], clipped to [0, n). */
+/* The place of v in the sorted w[0..n): the first element not below it. */
+static size_t lower_place(const double *w, size_t n, double v)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * out[i]: the median of x over [i - h, i + h], clipped to [0, n); x finite. The window is
+ * kept sorted as it slides (a binary search and a move per value in and out), so that a run of
+ * 100,000 steps with a window of 4,000 costs a fraction of a second, not the minutes of
+ * sorting every window.
+ */
 static void rolling_median(const double *x, size_t n, size_t h, double *out)
 {
-	double *tmp = llm_malloc((2 * h + 1) * sizeof *tmp);
+	double *w = llm_malloc((2 * h + 2) * sizeof *w);
+	size_t m = 0, in = 0, gone = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t lo = i > h ? i - h : 0, hi = i + h + 1 < n ? i + h + 1 : n;
-		out[i] = median_of(x, lo, hi, tmp);
+		for (; in < hi; in++) {
+			size_t k = lower_place(w, m, x[in]);
+			memmove(w + k + 1, w + k, (m - k) * sizeof *w);
+			w[k] = x[in];
+			m++;
+		}
+		for (; gone < lo; gone++) {
+			size_t k = lower_place(w, m, x[gone]);
+			memmove(w + k, w + k + 1, (m - k - 1) * sizeof *w);
+			m--;
+		}
+		out[i] = m % 2 ? w[m / 2] : 0.5 * (w[m / 2 - 1] + w[m / 2]);
 	}
-	free(tmp);
+	free(w);
 }
 
 /* The finite values of a curve, with their steps and rows. */
