@@ -311,8 +311,10 @@ static void polyline(page *p, const curve *c, const axis *a)
 		}
 		for (size_t k = 0; k < np; k++) {
 			if (!open) {
-				llm_buf_addf(b, "<polyline class=\"curve\" data-key=\"%s\" stroke=\"%s\" "
-				             "stroke-width=\"%.1f\" points=\"", c->key, c->color, c->width);
+				llm_buf_adds(b, "<polyline class=\"curve\" data-key=\"");
+				escs(b, c->key); /* another trainer's tag may hold anything */
+				llm_buf_addf(b, "\" stroke=\"%s\" stroke-width=\"%.1f\" points=\"",
+				             c->color, c->width);
 				open = 1;
 			} else {
 				llm_buf_addc(b, ' ');
@@ -357,9 +359,11 @@ static int chart(page *p, const char *id, const char *title, const curve *cs, in
 		return 0;
 	}
 	llm_buf *b = p->b;
-	llm_buf_addf(b, "<figure><svg class=\"chart\" id=\"chart-%s\" viewBox=\"0 0 %d %d\" "
-	             "width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" "
-	             "aria-label=\"", id, CW, CH, CW, CH);
+	llm_buf_adds(b, "<figure><svg class=\"chart\" id=\"chart-");
+	escs(b, id);
+	llm_buf_addf(b, "\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+	             "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"",
+	             CW, CH, CW, CH);
 	escs(b, title);
 	llm_buf_addf(b, "\">\n<text class=\"title\" x=\"%d\" y=\"16\">", ML);
 	escs(b, title);

@@ -519,7 +519,8 @@ static void read_config(llm_runlog *rl)
 			llm_runlog_set_train_num(rl, s.p ? s.p : "", v);
 		}
 		llm_buf_reset(&s);
-		if (llm_json_get_str(&rl->rec, "manifest_hash", &s) == LLM_OK && s.len == 16)
+		if (llm_json_get_str(&rl->rec, "manifest_hash", &s) == LLM_OK && s.len == 16 &&
+		    strspn(s.p, "0123456789abcdef") == 16)
 			memcpy(rl->manifest_hash, s.p, 17);
 	}
 	uint64_t h;

@@ -93,6 +93,15 @@ test_expect_success 'a run of TensorBoard event files only' '
 	llm-report -q --diagnose tb
 '
 
+test_expect_success 'what the run names is escaped: keys, tags, configuration' '
+	mkdir esc &&
+	printf "{\"step\": 1, \"loss\": 2, \"a\\\\\"<b>\": 1}\n{\"step\": 2, \"loss\": 1, \"a\\\\\"<b>\": 2}\n" \
+		>esc/metrics.jsonl &&
+	printf "{\"manifest_hash\": \"<script>alert(1)\", \"data\": \"</td><script>\"}\n" >esc/train.json &&
+	llm-report -q -o esc.html esc &&
+	! grep -e "<b>" -e "<script" esc.html && grep "a&quot;&lt;b&gt;" esc.html
+'
+
 test_expect_success 'write errors: exit 1 with a message' '
 	test_must_fail --code=1 llm-report -o /dev/full r1 2>err && test_grep "/dev/full" err &&
 	test_must_fail --code=2 llm-report --diagnose -o /dev/full bad 2>err
