@@ -3,7 +3,8 @@
 
 Reads what the stages left in OUT: each stage's --stats JSON (documents in/out per reason;
 for the clean stage also per domain and language, with a bar per pair),
-the shard manifest (tokens per domain), the trainer's metrics.jsonl (loss curve), llm-eval's
+the shard manifest (tokens per domain), the trainer's metrics.jsonl (OUT/loss.svg), the run's
+page that llm-report wrote (OUT/run.html: its curves, diagnosis and checkpoints), llm-eval's
 JSON (validation loss, perplexity, bits per byte, accuracy), sample generations and the
 per-stage times recorded by the Makefile. Standard library only; deterministic apart from
 the timings it reports.
@@ -13,6 +14,7 @@ import glob
 import html
 import json
 import os
+import re
 
 STAGES = ["cat", "clean", "dedup", "decon", "tox", "tokens", "noise", "shards"]
 
@@ -172,6 +174,19 @@ def svg_curve(steps, loss, smooth, val, width=640, height=320):
     return "\n".join(parts)
 
 
+def run_part(out):
+    """The run's part of the page: the style and the body of llm-report's page of OUT/run
+    (OUT/run.html, which pipelines/Makefile writes); empty strings when there is none."""
+    path = os.path.join(out, "run.html")
+    if not os.path.exists(path):
+        return "", ""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    style = re.search(r"<style>(.*?)</style>", text, re.S)
+    body = re.search(r"<body>(.*)</body>", text, re.S)
+    return (style.group(1) if style else ""), (body.group(1) if body else "")
+
+
 def table(rows, header):
     h = "".join("<th>%s</th>" % html.escape(str(c)) for c in header)
     body = "".join("<tr>%s</tr>" % "".join("<td>%s</td>" % html.escape(str(c)) for c in r) for r in rows)
@@ -213,6 +228,10 @@ def main():
     if svg:
         with open(os.path.join(out, "loss.svg"), "w", encoding="utf-8") as f:
             f.write(svg + "\n")
+    run_style, run_body = run_part(out)
+    if run_body:
+        sections.append(run_body)
+    elif svg:
         sections.append("<h2>Loss</h2>" + svg)
 
     ev = load_json(os.path.join(out, "eval", "loss.json"))
@@ -256,8 +275,8 @@ def main():
     page = ("<!doctype html><html><head><meta charset='utf-8'><title>llmkit demo report</title>"
             "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
-            "td:first-child,th:first-child{text-align:left}</style></head><body>"
-            "<h1>llmkit demo report</h1>%s</body></html>\n" % "\n".join(sections))
+            "td:first-child,th:first-child{text-align:left}%s</style></head><body>"
+            "<h1>llmkit demo report</h1>%s</body></html>\n" % (run_style, "\n".join(sections)))
     with open(os.path.join(out, "report.html"), "w", encoding="utf-8") as f:
         f.write(page)
     print(os.path.join(out, "report.html"))

@@ -38,6 +38,8 @@ test_expect_success 'the report shows each stage, the loss curve and the validat
 	grep -q "<td>books</td><td>en</td><td>40</td>" out/report.html &&
 	grep -q "<td>zh</td>" out/report.html &&
 	grep -q "<svg" out/report.html &&
+	grep -q "<h1>Training run: out/run</h1>" out/report.html && test -s out/run.html &&
+	grep -q "<h2>Diagnosis</h2>" out/report.html &&
 	grep -q "Validation" out/report.html &&
 	grep -q "Time per stage" out/report.html
 '
