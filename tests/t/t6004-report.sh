@@ -102,7 +102,7 @@ test_expect_success 'what the run names is escaped: keys, tags, configuration' '
 	! grep -e "<b>" -e "<script" esc.html && grep "a&quot;&lt;b&gt;" esc.html
 '
 
-test_expect_success 'write errors: exit 1 with a message' '
+test_expect_success DEVFULL 'write errors: exit 1 with a message' '
 	test_must_fail --code=1 llm-report -o /dev/full r1 2>err && test_grep "/dev/full" err &&
 	test_must_fail --code=2 llm-report --diagnose -o /dev/full bad 2>err
 '
