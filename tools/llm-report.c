@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "core/io.h"
+#include "core/tmpfile.h"
 #include "model/diagnose.h"
 #include "model/report.h"
 #include "model/runlog.h"
@@ -110,6 +111,9 @@ static int watch(llm_runlog *rl, llm_report_options *o, const char *path, int se
 int main(int argc, char **argv)
 {
 	tool_init("llm-report");
+	/* A page is published as it is written: --watch rewrites it while running, and
+	 * --diagnose -o writes it and exits 1 when it finds something. */
+	llm_tmpfile_defer(0);
 	struct tool_common co;
 	tool_common_init(&co, usage);
 	llm_report_options o;
