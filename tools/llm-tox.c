@@ -455,8 +455,8 @@ static void score_one(void *ctx, size_t i, int wid)
 	const char *l;
 	size_t ll;
 	lang_of(&w->r, &l, &ll, &w->lang);
-	llm_tox_score(f->tox, w->s, w->r.text.p, w->r.text.len, l, ll, &it->res);
 	policy_for(f->c, l, ll, domain_of(&w->r, &w->domain), &it->pol);
+	llm_tox_score(f->tox, w->s, w->r.text.p, w->r.text.len, l, ll, &it->pol, &it->res);
 }
 
 /* Write or reject one scored record, in input order. */
@@ -492,13 +492,13 @@ static void emit(struct filter *f, const batch *b, const item *it)
 	llm_json_edit_reset(&f->ed);
 	if (res->score >= 0)
 		llm_json_edit_f64(&f->ed, "tox_score", round4(res->score));
-	if (llm_tox_has_words(f->tox))
+	if (res->words)
 		llm_json_edit_i64(&f->ed, "tox_hits", (int64_t)res->hits);
 	if (verdict != LLM_TOX_KEEP && !f->c->annotate) {
 		llm_buf_reset(&f->extra);
 		if (res->score >= 0)
 			llm_buf_addf(&f->extra, "\"tox_score\": %.4f", round4(res->score));
-		if (llm_tox_has_words(f->tox))
+		if (res->words)
 			llm_buf_addf(&f->extra, "%s\"tox_hits\": %zu", f->extra.len ? ", " : "", res->hits);
 		if (llm_run_reject(f->run, dom, verdict == LLM_TOX_WORDS ? "tox_words" : "tox_model",
 		                   r->line, r->len, &r->rec, f->extra.len ? f->extra.p : NULL, r->file,
@@ -723,10 +723,10 @@ static int eval_one(void *ctx, record *r)
 	const char *lang;
 	size_t lang_len;
 	lang_of(r, &lang, &lang_len, &e->lang);
-	llm_tox_result res;
-	llm_tox_score(e->tox, e->s, r->text.p, r->text.len, lang, lang_len, &res);
 	llm_tox_policy pol;
 	policy_for(e->c, lang, lang_len, domain_of(r, &e->domain), &pol);
+	llm_tox_result res;
+	llm_tox_score(e->tox, e->s, r->text.p, r->text.len, lang, lang_len, &pol, &res);
 	llm_toxeval_add(e->table, lang, lang_len, &res, &pol, label);
 	return 0;
 }

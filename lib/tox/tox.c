@@ -394,17 +394,19 @@ static long pick_list(const llm_tox *t, const char *lang, size_t lang_len)
 }
 
 void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_t len,
-                   const char *lang, size_t lang_len, llm_tox_result *r)
+                   const char *lang, size_t lang_len, const llm_tox_policy *p, llm_tox_result *r)
 {
+	const llm_fasttext *model = !p || p->model ? t->model : NULL;
+	r->words = t->nlists > 0 && (!p || p->words);
 	r->hits = 0;
 	r->chars = llm_utf8_count(text, len);
 	r->score = -1;
-	long li = t->nlists ? pick_list(t, lang, lang_len) : -1;
+	long li = r->words ? pick_list(t, lang, lang_len) : -1;
 	char key[LLM_TOXLANG_TAG];
 	int zh = !lang || lang_len == 0 || strcmp(llm_toxlang_key(lang, lang_len, key), "zh") == 0;
 	int bounds = li >= 0 && s->seg && t->zh_bounds && zh && llm_wordlist_has_cjk(t->lists[li].w);
-	int words = t->model && t->model_words && has_han(text, len);
-	if (t->model) {
+	int words = model && t->model_words && has_han(text, len);
+	if (model) {
 		llm_buf_reset(&s->norm);
 		normalize_chars(text, len, &s->norm);
 	}
@@ -416,8 +418,8 @@ void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_
 		r->hits = llm_wordlist_scan(t->lists[li].w, s->ws[li], text, len,
 		                            bounds ? (const uint8_t *)s->bounds.p : NULL, NULL, 0);
 	r->per_1k = r->chars ? (double)r->hits * 1000.0 / (double)r->chars : 0.0;
-	if (t->model) {
-		int n = llm_fasttext_predict(t->model, s->fs, s->norm.p, s->norm.len, 0, 0.0f, s->pred);
+	if (model) {
+		int n = llm_fasttext_predict(model, s->fs, s->norm.p, s->norm.len, 0, 0.0f, s->pred);
 		r->score = 0.0;
 		for (int i = 0; i < n; i++)
 			if (s->pred[i].label == t->label)

@@ -80,14 +80,8 @@ typedef struct {
 	size_t chars;    /* code points of the text */
 	double per_1k;   /* hits per 1,000 characters */
 	double score;    /* model probability of the toxic label, or -1 without a model */
+	int words;       /* the word lists were applied: hits counts their matches */
 } llm_tox_result;
-
-/* Score text[0..len) of a document whose lang field is lang[0..lang_len) (lang NULL when
- * it has none). */
-void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_t len,
-                   const char *lang, size_t lang_len, llm_tox_result *r);
-
-enum { LLM_TOX_KEEP = 0, LLM_TOX_WORDS = 1, LLM_TOX_MODEL = 2 };
 
 /*
  * What applies to one document: which stages judge it and at what level. A tool builds it
@@ -98,6 +92,14 @@ typedef struct {
 	double words_per_1k; /* the word rule fires at one hit or more and this density or more */
 	int words, model;    /* 0: that stage does not apply (legal text and the word lists) */
 } llm_tox_policy;
+
+/* Score text[0..len) of a document whose lang field is lang[0..lang_len) (lang NULL when
+ * it has none) with the stages p applies (p NULL: every stage there is). A stage left out
+ * costs nothing and reads as absent: words 0, score -1. */
+void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_t len,
+                   const char *lang, size_t lang_len, const llm_tox_policy *p, llm_tox_result *r);
+
+enum { LLM_TOX_KEEP = 0, LLM_TOX_WORDS = 1, LLM_TOX_MODEL = 2 };
 
 /* The combination rule above, under policy p. */
 static inline int llm_tox_words_fire(const llm_tox_result *r, const llm_tox_policy *p)

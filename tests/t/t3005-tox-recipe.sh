@@ -21,6 +21,18 @@ test_expect_success 'with recipes/default every statute stays, and toxic comment
 	test $(($(wc -l <out) + $(wc -l <rej))) = 8
 '
 
+test_expect_success 'an exempt document is not scored: written as it came, in annotate mode too' '
+	llm-tox -q --recipe $TOP/recipes/default $S >out &&
+	grep "\"domain\": \"legal\"" $S >want && test_cmp want out &&
+	llm-tox -q --mode annotate --recipe $TOP/recipes/default $S >ann &&
+	grep "\"domain\": \"legal\"" ann >got && test_cmp want got &&
+	jq -s -e "map(select(.domain == \"web\")) | length == 2 and all(.tox_score >= 0 and .tox_hits > 0)" ann &&
+	printf "[domain legal]\ntox_words = no\n" >nowords &&
+	llm-tox -q --mode annotate --recipe nowords $S >ann2 &&
+	jq -s -e "map(select(.domain == \"legal\")) | length == 6 and
+		all((.tox_score | type) == \"number\" and has(\"tox_hits\") == false)" ann2
+'
+
 test_expect_success 'tox_words = no: the model alone judges; tox_threshold sets its bar' '
 	printf "[domain legal]\ntox_words = no\n" >nowords &&
 	llm-tox -q --recipe nowords $S | jq -r "select(.domain == \"legal\") | .id" >got &&
