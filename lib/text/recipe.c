@@ -256,6 +256,9 @@ int llm_recipe_parse(llm_recipe *r, const char *name, const char *text, size_t l
 		if (text[a] == '[') {
 			if (text[b - 1] != ']')
 				return llm_fail(LLM_EFORMAT, "%s:%zu: a section header ends with ']'", name, lineno);
+			if (r->ns == LLM_RECIPE_MAX_SECTIONS)
+				return llm_fail(LLM_EFORMAT, "%s:%zu: more than %d sections", name, lineno,
+				                LLM_RECIPE_MAX_SECTIONS);
 			r->s = llm_realloc(r->s, (r->ns + 1) * sizeof *r->s);
 			cur = &r->s[r->ns];
 			memset(cur, 0, sizeof *cur);
@@ -397,9 +400,9 @@ static void resolve(const llm_recipe *r, const char *domain, const char *lang, l
 	out->segment = true;
 	out->tox_words = true;
 	/* matching sections by rank, stable (insertion sort: a recipe has a handful) */
-	size_t idx[64], n = 0;
-	long rank[64];
-	for (size_t i = 0; i < r->ns && n < 64; i++) {
+	size_t idx[LLM_RECIPE_MAX_SECTIONS], n = 0;
+	long rank[LLM_RECIPE_MAX_SECTIONS];
+	for (size_t i = 0; i < r->ns; i++) {
 		long k = match_rank(&r->s[i], domain, lang);
 		if (k < 0)
 			continue;
@@ -438,8 +441,8 @@ static void explain_one(const llm_recipe *r, const char *domain, const char *lan
 	llm_recipe_settings st;
 	resolve(r, domain, lang, &st, origin);
 	llm_buf_addf(out, "domain %s, lang %s:", *domain ? domain : "*", *lang ? lang : "*");
-	size_t idx[64], n = 0;
-	for (size_t i = 0; i < r->ns && n < 64; i++)
+	size_t idx[LLM_RECIPE_MAX_SECTIONS], n = 0;
+	for (size_t i = 0; i < r->ns; i++)
 		if (match_rank(&r->s[i], domain, lang) >= 0)
 			idx[n++] = i;
 	if (!n)

@@ -56,12 +56,16 @@ typedef struct {
 
 typedef struct llm_recipe llm_recipe;
 
+/* The most sections one recipe holds (all files loaded into it together). */
+#define LLM_RECIPE_MAX_SECTIONS 64
+
 /* An empty recipe: every document gets the built-in defaults. */
 llm_recipe *llm_recipe_new(void);
 void llm_recipe_free(llm_recipe *r);
 
 /* Add the sections of a recipe file. LLM_EIO, or LLM_EFORMAT with "FILE:LINE: what went
- * wrong" (an unknown key or filter names the closest valid one). */
+ * wrong" (an unknown key or filter names the closest valid one; more than
+ * LLM_RECIPE_MAX_SECTIONS sections). */
 int llm_recipe_load(llm_recipe *r, const char *path);
 /* The same from text in memory; name is used in messages. */
 int llm_recipe_parse(llm_recipe *r, const char *name, const char *text, size_t len);

@@ -88,7 +88,9 @@ test_expect_success 'recipe errors name the file and line, and the closest key o
 	test_must_fail llm-clean --recipe bad5 </dev/null 2>err && test_grep "bad5:2: .min_chars. takes" err &&
 	printf "[lang en]\ntox_threshold = 2\n" >bad6 &&
 	test_must_fail llm-clean --recipe bad6 </dev/null 2>err && test_grep "bad6:2: tox_threshold" err &&
-	test_must_fail llm-clean --recipe no-such-recipe </dev/null 2>err && test_grep "no-such-recipe" err
+	test_must_fail llm-clean --recipe no-such-recipe </dev/null 2>err && test_grep "no-such-recipe" err &&
+	i=0 && : >bad7 && while [ $i -lt 65 ]; do printf "[domain d%d]\nmin_chars = 1\n" $i >>bad7; i=$((i + 1)); done &&
+	test_must_fail llm-clean --recipe bad7 </dev/null 2>err && test_grep "bad7:129: more than 64 sections" err
 '
 
 test_expect_success 'an unknown --set name gives the closest name, or the valid names' '
