@@ -87,14 +87,9 @@ static int watch(llm_runlog *rl, llm_report_options *o, const char *path, int se
 		int live = llm_runlog_live(llm_runlog_dir(rl), holder, sizeof holder);
 		if (!first && llm_runlog_refresh(rl) != LLM_OK)
 			llm_warn("%s", llm_last_error()); /* shown as it was; tried again next time */
-		llm_findings f;
-		llm_findings_init(&f);
-		llm_diagnose(rl, &f);
 		o->live = live ? holder : NULL;
 		o->refresh = live ? seconds : 0;
-		int rc = write_page(rl, &f, o, path);
-		llm_findings_release(&f);
-		if (rc != LLM_OK) {
+		if (llm_report_write(rl, o, path, NULL) != LLM_OK) {
 			llm_error("%s", llm_last_error());
 			return 1;
 		}

@@ -23,6 +23,8 @@
 #include "model/model.h"
 #include "model/mpirt.h"
 #include "model/ops.h"
+#include "model/report.h"
+#include "model/runlog.h"
 #include "model/train.h"
 #include "tool.h"
 
@@ -67,6 +69,8 @@ static const char usage[] =
 	"                           (default 20)\n"
 	"      --layer-norms        log each layer's gradient norm\n"
 	"      --log-every N        progress line every N steps when not a terminal (default 10)\n"
+	"      --report-every N     rewrite RUN_DIR/report.html, llm-report's page of the run, every\n"
+	"                           N steps and at the end (default 0 = never)\n"
 	"      --inject-fault F@S   testing: F = nan (non-finite gradients) or spike at step S\n"
 	"Checkpoints:\n"
 	"      --ckpt-every N       full checkpoint (with optimizer state) every N steps, 0 = off\n"
@@ -98,7 +102,7 @@ enum {
 	OPT_SEED, OPT_STEPS, OPT_BATCH, OPT_SEQ, OPT_ACCUM, OPT_LR, OPT_MIN_LR, OPT_WARMUP,
 	OPT_DECAY, OPT_WD, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_CLIP, OPT_RUN_DIR, OPT_EVAL_EVERY,
 	OPT_EVAL_BATCHES, OPT_PLATEAU, OPT_ON_SPIKE, OPT_SPIKE_K, OPT_SPIKE_WARMUP, OPT_LAYER_NORMS,
-	OPT_LOG_EVERY, OPT_FAULT, OPT_CKPT_EVERY, OPT_LIGHT_EVERY, OPT_KEEP, OPT_RESUME, OPT_SMOKE,
+	OPT_LOG_EVERY, OPT_REPORT_EVERY, OPT_FAULT, OPT_CKPT_EVERY, OPT_LIGHT_EVERY, OPT_KEEP, OPT_RESUME, OPT_SMOKE,
 	OPT_LIST, OPT_VOCAB, OPT_DEVICE, OPT_PRECISION, OPT_RECOMPUTE, OPT_ZERO1, OPT_FORCE,
 	OPT_MAX_SKIPS, OPT_TOKENIZER
 };
@@ -136,6 +140,7 @@ static const struct option longopts[] = {
 	{ "max-skips", required_argument, NULL, OPT_MAX_SKIPS },
 	{ "layer-norms", no_argument, NULL, OPT_LAYER_NORMS },
 	{ "log-every", required_argument, NULL, OPT_LOG_EVERY },
+	{ "report-every", required_argument, NULL, OPT_REPORT_EVERY },
 	{ "inject-fault", required_argument, NULL, OPT_FAULT },
 	{ "ckpt-every", required_argument, NULL, OPT_CKPT_EVERY },
 	{ "light-every", required_argument, NULL, OPT_LIGHT_EVERY },
@@ -154,7 +159,7 @@ static const struct option longopts[] = {
 
 typedef struct {
 	llm_train_options t;
-	int log_every, have_min_lr, have_decay, precision_given;
+	int log_every, report_every, have_min_lr, have_decay, precision_given;
 	uint64_t *skip;
 	size_t nskip;
 } options;
@@ -166,6 +171,7 @@ typedef struct {
 	double t_begin;
 	int64_t first, tok0;
 	int started;
+	llm_runlog *rl;      /* --report-every: the run read back, as it grows */
 } progress;
 
 static double now(void)
@@ -173,6 +179,31 @@ static double now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/*
+ * --report-every: llm-report's page of the run (with its diagnosis) into RUN_DIR/report.html,
+ * replaced atomically. While training, the page names this trainer and asks the browser to
+ * reload it at about the pace it is rewritten. A failure is warned about; training goes on.
+ */
+static void report_page(progress *p, int64_t steps_done, int live)
+{
+	const char *dir = p->o->t.run_dir;
+	int rc = p->rl ? llm_runlog_refresh(p->rl) : llm_runlog_open(&p->rl, dir);
+	llm_report_options ro;
+	llm_report_options_init(&ro);
+	char holder[256], path[4096];
+	if (live && llm_runlog_live(dir, holder, sizeof holder)) {
+		double per_step = (now() - p->t_begin) / (double)(steps_done > 0 ? steps_done : 1);
+		double every = per_step * p->o->report_every;
+		ro.live = holder;
+		ro.refresh = every < 5 ? 5 : every > 3600 ? 3600 : (int)every;
+	}
+	snprintf(path, sizeof path, "%s/report.html", dir);
+	if (rc == LLM_OK)
+		rc = llm_report_write(p->rl, &ro, path, NULL);
+	if (rc != LLM_OK)
+		llm_warn("--report-every: %s", llm_last_error());
 }
 
 static void show_progress(void *ctx, const llm_trainer *t, const llm_train_step *s)
@@ -188,6 +219,8 @@ static void show_progress(void *ctx, const llm_trainer *t, const llm_train_step 
 		p->first = st.step - 1;
 		p->tok0 = st.tokens - (int64_t)o->t.batch * o->t.seq * o->t.accum * o->t.backend.world;
 	}
+	if (o->report_every && o->t.backend.rank == 0 && st.step % o->report_every == 0)
+		report_page(p, st.step - p->first, 1);
 	int tty = isatty(2);
 	if (o->t.backend.rank || llm_verbosity() < 1 ||
 	    (!tty && st.step % o->log_every && st.step != o->t.steps))
@@ -259,6 +292,9 @@ static void parse_option(options *o, int c, const char *arg)
 	case OPT_SPIKE_WARMUP: t->spike_warmup = (int)tool_int("--spike-warmup", arg, 0, INT32_MAX); break;
 	case OPT_LAYER_NORMS: t->layer_norms = 1; break;
 	case OPT_LOG_EVERY: o->log_every = (int)tool_int("--log-every", arg, 1, INT32_MAX); break;
+	case OPT_REPORT_EVERY:
+		o->report_every = (int)tool_int("--report-every", arg, 0, INT32_MAX);
+		break;
 	case OPT_FAULT: {
 		const char *at = strchr(arg, '@');
 		if (!at || (strncmp(arg, "nan@", 4) != 0 && strncmp(arg, "spike@", 6) != 0))
@@ -323,7 +359,7 @@ static _Noreturn void open_failed(int rc)
 static int smoke(options *o)
 {
 	llm_buf report = LLM_BUF_INIT;
-	progress p = { o, 0, 0, 0, 0 };
+	progress p = { o, 0, 0, 0, 0, NULL };
 	o->log_every = 1;
 	int same, rc = llm_train_smoke(&o->t, show_progress, &p, &report, &same);
 	end_progress(o);
@@ -368,7 +404,7 @@ static int train(options *o)
 		open_failed(rc);
 	llm_train_status st;
 	llm_trainer_status(t, &st);
-	progress p = { o, now(), st.step, st.tokens, 1 };
+	progress p = { o, now(), st.step, st.tokens, 1, NULL };
 	int stopped;
 	rc = llm_train_run(t, show_progress, &p, &stop_signal, &stopped);
 	end_progress(o);
@@ -376,6 +412,10 @@ static int train(options *o)
 	int rc2 = llm_trainer_close(t);
 	if (rc || rc2)
 		die("%s", llm_last_error());
+	if (o->report_every && o->t.backend.rank == 0) {
+		report_page(&p, 0, 0); /* the trainer has gone: the last page */
+		llm_runlog_free(p.rl);
+	}
 	if (o->t.backend.rank == 0)
 		llm_info("%lld steps, %lld tokens; %lld non-finite steps skipped, %lld spikes, "
 		         "%lld rollbacks", (long long)st.step, (long long)st.tokens,

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/io.h"
 #include "core/json.h"
 
 /* Chart geometry, in SVG user units (pixels at 100%). */
@@ -919,4 +920,20 @@ void llm_report_html(const llm_runlog *rl, const llm_findings *findings,
 	llm_json_rec_release(&p.rec);
 	llm_buf_release(&p.tmp);
 	llm_buf_release(&p.constant);
+}
+
+int llm_report_write(const llm_runlog *rl, const llm_report_options *o, const char *path,
+                     size_t *nfound)
+{
+	llm_findings f;
+	llm_findings_init(&f);
+	size_t n = llm_diagnose(rl, &f);
+	llm_buf html = LLM_BUF_INIT;
+	llm_report_html(rl, &f, o, &html);
+	int rc = llm_write_file(path, html.p, html.len);
+	llm_buf_release(&html);
+	llm_findings_release(&f);
+	if (nfound)
+		*nfound = n;
+	return rc;
 }

@@ -47,4 +47,10 @@ void llm_report_options_init(llm_report_options *o);
 void llm_report_html(const llm_runlog *rl, const llm_findings *findings,
                      const llm_report_options *o, llm_buf *out);
 
+/* The page of rl with its diagnosis (every detector), written to path and published with one
+ * rename (io.h); the number of findings into *nfound (NULL: not wanted). LLM_OK, or io.h's
+ * error naming path. */
+int llm_report_write(const llm_runlog *rl, const llm_report_options *o, const char *path,
+                     size_t *nfound);
+
 #endif

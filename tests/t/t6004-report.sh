@@ -160,6 +160,26 @@ test_expect_success KILLAT '--watch: live pages while the trainer runs, the last
 	! grep "http-equiv" watch.html && ! ls .watch.html* 2>/dev/null
 '
 
+# Held at its checkpoint of step 4, the trainer has written the page of step 2 (a step's page
+# comes after its checkpoint).
+test_expect_success KILLAT 'llm-train --report-every: the live page, then the last one' '
+	mkfifo go2 &&
+	{ ( LD_PRELOAD=$TRASH/killat.so LLM_KILL_AT=pause:latest LLM_PAUSE_FIFO=go2 \
+		llm-train -q --data data --config cfg.json --batch 2 --seq-len 32 --warmup 2 \
+		--eval-every 0 --steps 8 --ckpt-every 4 --report-every 2 --run-dir rep; \
+		echo $? >rep.rc; : <>go2 ) & } &&
+	exec 5>go2 &&
+	{ test ! -f rep.rc && test "$(points loss rep/report.html)" = 2 &&
+	  grep "<td>training (pid [0-9]" rep/report.html && grep "http-equiv=\"refresh\"" rep/report.html
+	  ok=$?; exec 5>&-; wait; test $ok = 0; } &&
+	test "$(cat rep.rc)" = 0 && test "$(points loss rep/report.html)" = 8 &&
+	grep "no trainer running" rep/report.html && ! grep "http-equiv" rep/report.html
+'
+
+test_expect_success 'llm-train --report-every 0 writes no page' '
+	train --steps 2 --report-every 0 --run-dir norep && test ! -e norep/report.html
+'
+
 # A real browser (Debian's chromium; skipped without it) renders the page, and its SVG has
 # one point per logged step.
 command -v chromium >/dev/null 2>&1 && test_set_prereq CHROMIUM
