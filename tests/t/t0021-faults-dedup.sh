@@ -83,7 +83,7 @@ mkdir -p raw1 raw2 bin &&
 head -n 60 $C/web.jsonl >raw1/web.jsonl && head -n 60 $C/news.jsonl >raw1/news.jsonl &&
 sed -n "40,120p" $C/web.jsonl >raw2/web.jsonl && sed -n "40,120p" $C/news.jsonl >raw2/news.jsonl &&
 cp "$TOP"/bin/llm-* bin/ || exit 1
-P="make -s -f $TOP/pipelines/Makefile CONFIG=$TOP/pipelines/test.mk BIN=$TRASH/bin"
+P="make -s -f $TOP/pipelines/Makefile CONFIG=$TOP/pipelines/test.mk BIN=$TRASH/bin Z="
 
 test_expect_success KILLAT 'pipeline: the dedup stage killed while saving the index, then rerun' '
 	$P RAW=raw1 OUT=pipe1 DEDUP_INDEX=$TRASH/p.idx dedup >log 2>&1 &&

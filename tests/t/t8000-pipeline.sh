@@ -71,11 +71,57 @@ test_expect_success 'the clean and tox stages take RECIPE, and another recipe re
 '
 
 test_expect_success 'a Slurm array task builds the file of its index' '
-	rm -f out/cat/code.jsonl &&
+	rm -f out/cat/code.stats.json out/cat/code.jsonl &&
 	SLURM_ARRAY_TASK_ID=1 CONFIG=$TOP/pipelines/test.mk \
 		sh $TOP/pipelines/slurm-array.sh cat BIN=$TRASH/bin >log 2>&1 &&
-	test "$($P -s list-cat | sed -n 2p)" = out/cat/code.jsonl &&
+	test "$($P -s list-cat | sed -n 2p)" = out/cat/code.stats.json &&
 	test -s out/cat/code.jsonl
+'
+
+test_expect_success 'JSONL input is linked, not copied; what lies between stages is compressed' '
+	test "$(readlink out/cat/books.jsonl)" = "$TRASH/raw/books.jsonl" &&
+	test "$(readlink out/cat/html-maint-guide_first.en.jsonl)" = html-maint-guide_first.en.jsonl.zst &&
+	for f in out/cat/html-*.jsonl.zst out/clean/books.jsonl.zst out/clean/news.rejects.jsonl.zst \
+		out/dedup/books.jsonl.zst out/decon/books.jsonl.zst out/tox/books.jsonl.zst \
+		out/tokens/books.tok.zst out/noise/books.tok.zst; do
+		zstd -tq $f || { echo "$f is not zstd"; exit 1; }
+	done &&
+	test $(zstd -dc out/clean/news.rejects.jsonl.zst | wc -l) = $(jq .records_rejected out/clean/news.stats.json) &&
+	test ! -e out/cat/books.jsonl.zst
+'
+
+test_expect_success 'Z= keeps the intermediate files plain' '
+	$P -n Z= tokens >plan 2>&1 &&
+	grep -q "llm-clean .*-o out/clean/books.jsonl$" plan &&
+	grep -q "llm-tokenize .*-o out/tokens/books.tok$" plan
+'
+
+# pipelines/cat-jsonl.sh alone: a JSONL file that llm-cat changes is copied, compressed.
+test_expect_success 'a JSONL file llm-cat must change gets a compressed copy' '
+	mkdir -p cj && head -n 3 raw/news.jsonl >cj/good.jsonl &&
+	{ cat cj/good.jsonl && echo "{not json" && head -n 1 raw/qa.jsonl; } >cj/bad.jsonl &&
+	sh $TOP/pipelines/cat-jsonl.sh cj/good.jsonl cj/g.jsonl cj/g.jsonl.zst \
+		llm-cat -q --stats cj/g.stats --rejects cj/g.rej &&
+	test "$(readlink cj/g.jsonl)" = "$TRASH/cj/good.jsonl" && test ! -e cj/g.jsonl.zst &&
+	gzip -n <cj/good.jsonl >cj/good.jsonl.gz &&
+	sh $TOP/pipelines/cat-jsonl.sh cj/good.jsonl.gz cj/z.jsonl cj/z.jsonl.zst \
+		llm-cat -q --stats cj/z.stats --rejects cj/z.rej &&
+	test "$(readlink cj/z.jsonl)" = "$TRASH/cj/good.jsonl.gz" &&
+	sh $TOP/pipelines/cat-jsonl.sh cj/bad.jsonl cj/b.jsonl cj/b.jsonl.zst \
+		llm-cat -q --stats cj/b.stats --rejects cj/b.rej 2>err &&
+	test "$(readlink cj/b.jsonl)" = b.jsonl.zst && test_line_count = 1 cj/b.rej &&
+	test "$(zstd -dc cj/b.jsonl.zst | wc -l)" = 4 &&
+	test_line_count = 1 err && test_grep "bad.jsonl:4" err &&
+	sh $TOP/pipelines/cat-jsonl.sh cj/bad.jsonl cj/p.jsonl cj/p.jsonl \
+		llm-cat -q --stats cj/p.stats --rejects cj/p.rej 2>/dev/null &&
+	test ! -L cj/p.jsonl && test_line_count = 4 cj/p.jsonl &&
+	sh $TOP/pipelines/cat-jsonl.sh cj/good.jsonl cj/p.jsonl cj/p.jsonl \
+		llm-cat -q --stats cj/p.stats --rejects cj/p.rej &&
+	test "$(readlink cj/p.jsonl)" = "$TRASH/cj/good.jsonl" &&
+	zstd -q <cj/good.jsonl | head -c 40 >cj/broken.jsonl.zst &&
+	test_must_fail sh $TOP/pipelines/cat-jsonl.sh cj/broken.jsonl.zst cj/x.jsonl cj/x.jsonl.zst \
+		llm-cat -q --stats cj/x.stats --rejects cj/x.rej 2>err &&
+	test_grep "broken.jsonl.zst" err && test ! -e cj/x.jsonl && test ! -e cj/x.jsonl.zst
 '
 
 test_done
