@@ -6,6 +6,7 @@
 #   make check-gpu       CUDA ops against the CPU reference (needs a GPU; says "skipped" otherwise)
 #   make demo            install missing packages, build, run the sample pipeline end to end
 #   make bench           throughput of every tool on the samples, beside its peers where installed
+#   make bench-scale     the data pipeline on generated corpora (SCALE_GB="0.5 1 2"; hours)
 #   make fuzz            run every fuzz target for FUZZ_SECONDS (default 300)
 #   make deps            install the Debian packages llmkit needs (as root), or print the command
 #   make install         PREFIX=/usr/local: programs, man pages, data files and pipelines
@@ -137,7 +138,7 @@ ifeq ($(HAVE_CUDA)$(if $(CU_SRC),1),11)
   $(CUDA_USERS): CUDA_LDLIBS = $(LIBCUDA) $(LIBLLM) $(PROBE_CUDA_LDLIBS)
 endif
 
-.PHONY: all deps check test check-gpu demo bench fuzz install clean lint-man
+.PHONY: all deps check test check-gpu demo bench bench-scale fuzz install clean lint-man
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -223,6 +224,9 @@ demo:
 
 bench: all
 	@sh bench/run.sh
+
+bench-scale: all
+	@sh bench/scale/run.sh
 
 fuzz: $(FUZZERS)
 	@for f in $(FUZZERS); do n=$${f##*/}; mkdir -p $(FZ)/corpus/$$n; \

@@ -4,13 +4,20 @@
 # Run one step of the pipeline with a line on stderr as it starts and one as it ends (documents
 # in and out from the step's --stats file when it writes one, and the wall time), and record the
 # wall time in TIMES/STAGE.NAME.time for the report. STATS is '-' for a step without one.
+# With LLM_RUSAGE set (bench/scale/run.sh), GNU time also records the step's CPU time and
+# peak memory in TIMES/STAGE.NAME.rusage.
 # The exit status is the command's.
 stage=$1 name=$2 times=$3 stats=$4
 shift 4
 mkdir -p "$times" || exit 1
 echo "pipeline: $stage $name: start" >&2
 t0=$(date +%s.%N)
-"$@"
+if [ -n "${LLM_RUSAGE:-}" ]; then
+	# make bench-scale: wall, user and system seconds and peak RSS (KiB) of the step
+	/usr/bin/time -f '%e %U %S %M' -o "$times/$stage.$name.rusage" "$@"
+else
+	"$@"
+fi
 rc=$?
 t=$(echo "$(date +%s.%N) $t0" | awk '{printf "%.2f", $1 - $2}')
 if [ "$rc" != 0 ]; then
