@@ -19,40 +19,35 @@ static const char usage[] =
 	"\n"
 	"Read JSONL, text, HTML, WARC, ARC or archives (compression detected) and write the JSONL\n"
 	"document stream. With no file, or when file is -, read standard input.\n"
-	"\n"
-	"  -f, --format FMT    auto (default), jsonl, text, html, warc, arc, archive\n"
-	"      --lines         text: one document per line\n"
-	"      --paragraphs    text: one document per blank-line separated block\n"
-	"      --domain NAME   stamp \"domain\" on documents that have none\n"
-	"      --lang CODE     stamp \"lang\" on documents that have none\n"
-	"      --source NAME   stamp \"source\" (default for non-JSONL input: the file name)\n"
-	"      --encoding ENC  auto (default: BOM, HTTP charset, <meta>, detection) or an\n"
-	"                      encoding to decode every non-JSONL input as (gbk, big5, ...)\n"
-	"  -o, --output FILE   write to FILE (.zst, .gz, .xz, .bz2 compress)\n"
-	"      --rejects FILE  write every rejected record there, with \"reject_reason\"\n"
-	"      --stats FILE    write the run summary as JSON\n"
-	"      --strict        stop at the first malformed record (exit 1)\n"
-	"      --max-line SIZE longest line or document accepted (default 64M)\n"
-	"      --field KEY     text field of JSONL records (default \"text\")\n"
-	"  -q, --quiet         no progress line or summary\n"
-	"  -v, --verbose       more messages\n"
-	"      --version       print the version and exit\n"
-	"  -h, --help          print this help and exit\n";
+	"\n";
 
 enum { OPT_LINES = TOOL_OPT_FIRST_PRIVATE, OPT_PARAGRAPHS, OPT_DOMAIN, OPT_LANG, OPT_SOURCE,
        OPT_ENCODING };
 
-static const struct option longopts[] = {
-	TOOL_COMMON_OPTIONS,
-	{ "format", required_argument, NULL, 'f' },
-	{ "lines", no_argument, NULL, OPT_LINES },
-	{ "paragraphs", no_argument, NULL, OPT_PARAGRAPHS },
-	{ "domain", required_argument, NULL, OPT_DOMAIN },
-	{ "lang", required_argument, NULL, OPT_LANG },
-	{ "source", required_argument, NULL, OPT_SOURCE },
-	{ "encoding", required_argument, NULL, OPT_ENCODING },
-	{ NULL, 0, NULL, 0 }
+static const struct tool_option cli_options[] = {
+	TOOL_CHOICE("format", 'f', "FMT", 0, llm_docsrc_format_names,
+	            "auto (default), jsonl, text, html, warc, arc, archive"),
+	TOOL_OPTION("lines", 0, NULL, OPT_LINES, "text: one document per line"),
+	TOOL_OPTION("paragraphs", 0, NULL, OPT_PARAGRAPHS,
+	            "text: one document per blank-line separated block"),
+	TOOL_OPTION("domain", 0, "NAME", OPT_DOMAIN,
+	            "stamp \"domain\" on documents that have none"),
+	TOOL_OPTION("lang", 0, "CODE", OPT_LANG, "stamp \"lang\" on documents that have none"),
+	TOOL_OPTION("source", 0, "NAME", OPT_SOURCE,
+	            "stamp \"source\" (default for non-JSONL input: the file name)"),
+	TOOL_OPTION("encoding", 0, "ENC", OPT_ENCODING,
+	            "auto (default: BOM, HTTP charset, <meta>, detection) or an\n"
+	            "encoding to decode every non-JSONL input as (gbk, big5, ...)"),
+	TOOL_COMMON('o', "write to FILE (.zst, .gz, .xz, .bz2 compress)"),
+	TOOL_COMMON(TOOL_OPT_REJECTS, NULL),
+	TOOL_COMMON(TOOL_OPT_STATS, NULL),
+	TOOL_COMMON(TOOL_OPT_STRICT, NULL),
+	TOOL_COMMON(TOOL_OPT_MAX_LINE, "longest line or document accepted (default 64M)"),
+	TOOL_COMMON(TOOL_OPT_FIELD, NULL),
+	TOOL_COMMON_END,
 };
+
+static const struct tool_cli cli = { usage, cli_options, NULL };
 
 /* Counters of the decoding: documents per source encoding other than UTF-8, and the
  * replacements made ("repaired_utf8" for ill-formed UTF-8, "undecodable" for bytes that
@@ -116,12 +111,10 @@ int main(int argc, char **argv)
 {
 	tool_init("llm-cat");
 	struct tool_common co;
-	tool_common_init(&co, usage);
+	tool_common_init(&co, &cli);
 	llm_docsrc_opts o = { 0 };
 	int c;
-	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT "f:", longopts, NULL)) != -1) {
-		if (tool_common_option(&co, c, optarg))
-			continue;
+	while ((c = tool_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case 'f': o.format = tool_choice("--format", optarg, llm_docsrc_format_names); break;
 		case OPT_LINES: o.split = LLM_DOCSRC_LINES; break;

@@ -31,53 +31,7 @@ static const char usage[] =
 	"Clean JSONL documents: HTML to text, normalisation, quality filters chosen per domain and\n"
 	"language (Gopher, C4, FineWeb, ChineseWebText, code, encoding), language id, PII and time\n"
 	"masking, freshness weights. With no file, or when file is -, read standard input.\n"
-	"\n"
-	"      --recipe FILE      filters, thresholds and normalisation per domain and language\n"
-	"                         (llmkit-recipe(5); recipes/default is what pipelines use)\n"
-	"      --explain          print the recipe's settings per domain and language and exit\n"
-	"      --list-filters     print every filter step, its reasons and thresholds, and exit\n"
-	"      --html             treat every text as HTML (else only records with \"format\": \"html\")\n"
-	"      --keep-boilerplate HTML: keep navigation, footers and link lists\n"
-	"      --judged-text SIZE dropped HTML records carry the text they were judged on in\n"
-	"                         --rejects, its first SIZE bytes (default 64K; 0: none)\n"
-	"      --normalize LIST   normalisation steps for every document (default: repair, controls,\n"
-	"                         zero-width, width, newlines, spaces, trim, blank-lines; also\n"
-	"                         width-punct, ideographic-space; all; none)\n"
-	"      --filters LIST     filter steps for every document (default: length, gopher-rep,\n"
-	"                         gopher-quality, c4, fineweb; also encoding, cwt, code; all; none)\n"
-	"      --min-chars N      drop shorter documents (code points; default 50)\n"
-	"      --max-chars N      drop longer documents (default no limit)\n"
-	"      --min-words N      drop documents with fewer words (default 0)\n"
-	"      --set NAME=VALUE   set a filter threshold for every document (see llm-clean(1))\n"
-	"      --stop-words FILE  stop words for the Gopher rule (one per line)\n"
-	"      --drop-pattern FILE       drop documents matching any PCRE2 pattern in FILE\n"
-	"      --drop-line-pattern FILE  drop lines matching any pattern in FILE\n"
-	"      --lang LIST        keep only these languages (comma-separated; enables language id)\n"
-	"      --lang-threshold X minimum language score (default 0.65)\n"
-	"      --lang-model FILE  fastText language model (e.g. lid.176.ftz); default built-in\n"
-	"      --detect-lang      add lang and lang_score without filtering\n"
-	"      --mask-pii[=LIST]  mask e-mail, ip, phone, id, card (default all)\n"
-	"      --pii-placeholder KIND=TEXT  placeholder for a kind (default <EMAIL>, <IP>, ...)\n"
-	"      --mask-time        mask absolute dates and times as [TIME]\n"
-	"      --time-placeholder TEXT\n"
-	"      --freshness        add weight = 1 / (ref-year - year + 1) from date/year\n"
-	"      --ref-year YEAR    reference year (default the current year)\n"
-	"      --default-weight X weight of undated documents (default 1)\n"
-	"      --min-weight X     lowest weight (default 0.05)\n"
-	"      --segment[=FIELD]  add FIELD (default \"words\"): the kept text as words separated\n"
-	"                         by spaces (Chinese words by jieba's method and dictionary)\n"
-	"      --batch SIZE       input bytes per batch (default 8M)\n"
-	"  -o, --output FILE      write to FILE (.zst, .gz, .xz, .bz2 compress)\n"
-	"      --rejects FILE     write every dropped record there, with \"reject_reason\"\n"
-	"      --stats FILE       write the run summary as JSON\n"
-	"      --strict           stop at the first malformed record (exit 1)\n"
-	"      --max-line SIZE    longest line accepted (default 64M)\n"
-	"      --field KEY        text field (default \"text\")\n"
-	"      --threads N        worker threads (default 1; 0 = all cores)\n"
-	"  -q, --quiet            no progress line or summary\n"
-	"  -v, --verbose          more messages\n"
-	"      --version          print the version and exit\n"
-	"  -h, --help             print this help and exit\n";
+	"\n";
 
 enum {
 	OPT_HTML = TOOL_OPT_FIRST_PRIVATE, OPT_KEEP_BOILER, OPT_NORMALIZE, OPT_FILTERS,
@@ -88,39 +42,77 @@ enum {
 	OPT_LIST_FILTERS, OPT_SEGMENT, OPT_JUDGED_TEXT
 };
 
-static const struct option longopts[] = {
-	TOOL_COMMON_OPTIONS,
-	{ "html", no_argument, NULL, OPT_HTML },
-	{ "keep-boilerplate", no_argument, NULL, OPT_KEEP_BOILER },
-	{ "judged-text", required_argument, NULL, OPT_JUDGED_TEXT },
-	{ "normalize", required_argument, NULL, OPT_NORMALIZE },
-	{ "filters", required_argument, NULL, OPT_FILTERS },
-	{ "min-chars", required_argument, NULL, OPT_MIN_CHARS },
-	{ "max-chars", required_argument, NULL, OPT_MAX_CHARS },
-	{ "min-words", required_argument, NULL, OPT_MIN_WORDS },
-	{ "set", required_argument, NULL, OPT_SET },
-	{ "stop-words", required_argument, NULL, OPT_STOP_WORDS },
-	{ "drop-pattern", required_argument, NULL, OPT_DROP_PATTERN },
-	{ "drop-line-pattern", required_argument, NULL, OPT_DROP_LINE_PATTERN },
-	{ "lang", required_argument, NULL, OPT_LANG },
-	{ "lang-threshold", required_argument, NULL, OPT_LANG_THRESHOLD },
-	{ "lang-model", required_argument, NULL, OPT_LANG_MODEL },
-	{ "detect-lang", no_argument, NULL, OPT_DETECT_LANG },
-	{ "mask-pii", optional_argument, NULL, OPT_MASK_PII },
-	{ "pii-placeholder", required_argument, NULL, OPT_PII_PLACEHOLDER },
-	{ "mask-time", no_argument, NULL, OPT_MASK_TIME },
-	{ "time-placeholder", required_argument, NULL, OPT_TIME_PLACEHOLDER },
-	{ "freshness", no_argument, NULL, OPT_FRESHNESS },
-	{ "ref-year", required_argument, NULL, OPT_REF_YEAR },
-	{ "default-weight", required_argument, NULL, OPT_DEFAULT_WEIGHT },
-	{ "min-weight", required_argument, NULL, OPT_MIN_WEIGHT },
-	{ "batch", required_argument, NULL, OPT_BATCH },
-	{ "recipe", required_argument, NULL, OPT_RECIPE },
-	{ "explain", no_argument, NULL, OPT_EXPLAIN },
-	{ "list-filters", no_argument, NULL, OPT_LIST_FILTERS },
-	{ "segment", optional_argument, NULL, OPT_SEGMENT },
-	{ NULL, 0, NULL, 0 }
+static const struct tool_option cli_options[] = {
+	TOOL_OPTION("recipe", 0, "FILE", OPT_RECIPE,
+	            "filters, thresholds and normalisation per domain and language\n"
+	            "(llmkit-recipe(5); recipes/default is what pipelines use)"),
+	TOOL_OPTION("explain", 0, NULL, OPT_EXPLAIN,
+	            "print the recipe's settings per domain and language and exit"),
+	TOOL_OPTION("list-filters", 0, NULL, OPT_LIST_FILTERS,
+	            "print every filter step, its reasons and thresholds, and exit"),
+	TOOL_OPTION("html", 0, NULL, OPT_HTML,
+	            "treat every text as HTML (else only records with \"format\": \"html\")"),
+	TOOL_OPTION("keep-boilerplate", 0, NULL, OPT_KEEP_BOILER,
+	            "HTML: keep navigation, footers and link lists"),
+	TOOL_OPTION("judged-text", 0, "SIZE", OPT_JUDGED_TEXT,
+	            "dropped HTML records carry the text they were judged on in\n"
+	            "--rejects, its first SIZE bytes (default 64K; 0: none)"),
+	TOOL_OPTION("normalize", 0, "LIST", OPT_NORMALIZE,
+	            "normalisation steps for every document (default: repair, controls,\n"
+	            "zero-width, width, newlines, spaces, trim, blank-lines; also\n"
+	            "width-punct, ideographic-space; all; none)"),
+	TOOL_OPTION("filters", 0, "LIST", OPT_FILTERS,
+	            "filter steps for every document (default: length, gopher-rep,\n"
+	            "gopher-quality, c4, fineweb; also encoding, cwt, code; all; none)"),
+	TOOL_OPTION("min-chars", 0, "N", OPT_MIN_CHARS,
+	            "drop shorter documents (code points; default 50)"),
+	TOOL_OPTION("max-chars", 0, "N", OPT_MAX_CHARS, "drop longer documents (default no limit)"),
+	TOOL_OPTION("min-words", 0, "N", OPT_MIN_WORDS,
+	            "drop documents with fewer words (default 0)"),
+	TOOL_OPTION("set", 0, "NAME=VALUE", OPT_SET,
+	            "set a filter threshold for every document (see llm-clean(1))"),
+	TOOL_OPTION("stop-words", 0, "FILE", OPT_STOP_WORDS,
+	            "stop words for the Gopher rule (one per line)"),
+	TOOL_OPTION("drop-pattern", 0, "FILE", OPT_DROP_PATTERN,
+	            "drop documents matching any PCRE2 pattern in FILE"),
+	TOOL_OPTION("drop-line-pattern", 0, "FILE", OPT_DROP_LINE_PATTERN,
+	            "drop lines matching any pattern in FILE"),
+	TOOL_OPTION("lang", 0, "LIST", OPT_LANG,
+	            "keep only these languages (comma-separated; enables language id)"),
+	TOOL_OPTION("lang-threshold", 0, "X", OPT_LANG_THRESHOLD,
+	            "minimum language score (default 0.65)"),
+	TOOL_OPTION("lang-model", 0, "FILE", OPT_LANG_MODEL,
+	            "fastText language model (e.g. lid.176.ftz); default built-in"),
+	TOOL_OPTION("detect-lang", 0, NULL, OPT_DETECT_LANG,
+	            "add lang and lang_score without filtering"),
+	TOOL_OPTION_F("mask-pii", 0, "LIST", OPT_MASK_PII, TOOL_OPTF_OPTARG,
+	            "mask e-mail, ip, phone, id, card (default all)"),
+	TOOL_OPTION("pii-placeholder", 0, "KIND=TEXT", OPT_PII_PLACEHOLDER,
+	            "placeholder for a kind (default <EMAIL>, <IP>, ...)"),
+	TOOL_OPTION("mask-time", 0, NULL, OPT_MASK_TIME, "mask absolute dates and times as [TIME]"),
+	TOOL_OPTION("time-placeholder", 0, "TEXT", OPT_TIME_PLACEHOLDER, ""),
+	TOOL_OPTION("freshness", 0, NULL, OPT_FRESHNESS,
+	            "add weight = 1 / (ref-year - year + 1) from date/year"),
+	TOOL_OPTION("ref-year", 0, "YEAR", OPT_REF_YEAR,
+	            "reference year (default the current year)"),
+	TOOL_OPTION("default-weight", 0, "X", OPT_DEFAULT_WEIGHT,
+	            "weight of undated documents (default 1)"),
+	TOOL_OPTION("min-weight", 0, "X", OPT_MIN_WEIGHT, "lowest weight (default 0.05)"),
+	TOOL_OPTION_F("segment", 0, "FIELD", OPT_SEGMENT, TOOL_OPTF_OPTARG,
+	            "add FIELD (default \"words\"): the kept text as words separated\n"
+	            "by spaces (Chinese words by jieba's method and dictionary)"),
+	TOOL_OPTION("batch", 0, "SIZE", OPT_BATCH, "input bytes per batch (default 8M)"),
+	TOOL_COMMON('o', "write to FILE (.zst, .gz, .xz, .bz2 compress)"),
+	TOOL_COMMON(TOOL_OPT_REJECTS, "write every dropped record there, with \"reject_reason\""),
+	TOOL_COMMON(TOOL_OPT_STATS, NULL),
+	TOOL_COMMON(TOOL_OPT_STRICT, NULL),
+	TOOL_COMMON(TOOL_OPT_MAX_LINE, NULL),
+	TOOL_COMMON(TOOL_OPT_FIELD, "text field (default \"text\")"),
+	TOOL_COMMON(TOOL_OPT_THREADS, NULL),
+	TOOL_COMMON_END,
 };
+
+static const struct tool_cli cli = { usage, cli_options, NULL };
 
 /* An option that sets a recipe key for every document: an override of the recipe. */
 static void override(llm_recipe *r, const char *opt, const char *key, const char *value)
@@ -425,7 +417,7 @@ int main(int argc, char **argv)
 	tool_init("llm-clean");
 	tool_save_cmdline(argc, argv);
 	struct tool_common co;
-	tool_common_init(&co, usage);
+	tool_common_init(&co, &cli);
 	llm_clean_cfg cfg;
 	llm_clean_cfg_init(&cfg);
 	llm_recipe *recipe = llm_recipe_new();
@@ -436,9 +428,7 @@ int main(int argc, char **argv)
 	size_t batch_bytes = 8u << 20, judged_max = 64u << 10;
 	const char *seg_field = NULL;
 	int c;
-	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (tool_common_option(&co, c, optarg))
-			continue;
+	while ((c = tool_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_HTML: cfg.html = true; break;
 		case OPT_KEEP_BOILER: cfg.html_opts.boilerplate = false; break;

@@ -36,58 +36,7 @@ static const char usage[] =
 	"\n"
 	"Remove duplicate documents from the JSONL document stream; the first document of each\n"
 	"cluster survives. sign, cluster and apply split the same work into file stages.\n"
-	"\n"
-	"Method:\n"
-	"      --minhash         MinHash-LSH near duplicates (default)\n"
-	"      --exact           identical text after normalisation (XXH3-128)\n"
-	"      --simhash         SimHash near duplicates\n"
-	"      --lines           drop lines seen more than --line-max times in the corpus\n"
-	"      --substring       remove every span of --min-length bytes seen before in the\n"
-	"                        corpus (suffix arrays; Lee et al. 2022)\n"
-	"      --normalize L     none, space or full (default; lower-case, no punctuation,\n"
-	"                        digit runs as 0, white space collapsed)\n"
-	"      --units U         auto (default: words; Chinese in the segmenter's words,\n"
-	"                        Japanese Kana in characters), word, char\n"
-	"      --ngram N         shingle size in units (default 5)\n"
-	"      --num-perm N      MinHash permutations (default 112)\n"
-	"      --bands B, --rows R  LSH bands and rows per band (default 14 x 8)\n"
-	"      --threshold T     choose bands x rows for Jaccard T (printed)\n"
-	"      --hash-bits 32|64 width of the MinHash values in band keys (default 32)\n"
-	"      --preset P        datatrove (5-word, 14 x 8, 64-bit) or nemo (24-char, 20 x 13)\n"
-	"      --verify          join LSH candidates only at Jaccard >= T (default 0.8)\n"
-	"      --hamming K       SimHash: largest Hamming distance (default 3)\n"
-	"      --blocks N        SimHash: blocks of the permuted tables (default 6)\n"
-	"      --line-max N      --lines: largest allowed count of a line (default 1)\n"
-	"      --min-length N    --substring: shortest repeated span removed, in bytes\n"
-	"                        (default 100)\n"
-	"      --decontaminate F drop documents that share an n-gram with an item of the\n"
-	"                        benchmark file F (JSONL; a directory: its *.jsonl);\n"
-	"                        repeat for more files; --ngram defaults to 13 here\n"
-	"      --decon-report F  write the benchmark items found, with their counts, to F\n"
-	"      --seed N          hash seed (default 1)\n"
-	"Run:\n"
-	"      --annotate        keep every document; add dup_cluster and dup_of\n"
-	"      --dup-count       add dup_count (documents in its cluster) to every survivor\n"
-	"      --index FILE      dedup against FILE too and save the updated index there;\n"
-	"                        a run with the inputs of its last run replaces that run\n"
-	"      --info            describe each index file given; with --clusters, list its\n"
-	"                        clusters as JSONL (id, dup_count, run)\n"
-	"      --memory SIZE     bucket tables and sort buffers above SIZE go to sorted\n"
-	"                        files on disk (default: a quarter of physical memory)\n"
-	"      --tmpdir DIR      temporary files there (default: $TMPDIR, else /tmp)\n"
-	"      --outdir DIR      cluster: write NAME.rm for each NAME.sig into DIR\n"
-	"      --removals FILE   apply: the removal list of this shard\n"
-	"  -o, --output FILE     write to FILE (.zst, .gz, .xz, .bz2 compress)\n"
-	"      --rejects FILE    write every rejected record there, with \"reject_reason\"\n"
-	"      --stats FILE      write the run summary as JSON\n"
-	"      --strict          stop at the first malformed record (exit 1)\n"
-	"      --max-line SIZE   longest line accepted (default 64M)\n"
-	"      --field KEY       text field of JSONL records (default \"text\")\n"
-	"      --threads N       sign on N threads (default 1; 0 = all cores)\n"
-	"  -q, --quiet           no progress line or summary\n"
-	"  -v, --verbose         more messages\n"
-	"      --version         print the version and exit\n"
-	"  -h, --help            print this help and exit\n";
+	"\n";
 
 enum {
 	OPT_MINHASH = TOOL_OPT_FIRST_PRIVATE, OPT_EXACT, OPT_SIMHASH, OPT_LINES, OPT_NORMALIZE,
@@ -97,41 +46,82 @@ enum {
 	OPT_CLUSTERS, OPT_SUBSTRING, OPT_MIN_LENGTH, OPT_DECON, OPT_DECON_REPORT
 };
 
-static const struct option longopts[] = {
-	TOOL_COMMON_OPTIONS,
-	{ "minhash", no_argument, NULL, OPT_MINHASH },
-	{ "exact", no_argument, NULL, OPT_EXACT },
-	{ "simhash", no_argument, NULL, OPT_SIMHASH },
-	{ "lines", no_argument, NULL, OPT_LINES },
-	{ "normalize", required_argument, NULL, OPT_NORMALIZE },
-	{ "units", required_argument, NULL, OPT_UNITS },
-	{ "ngram", required_argument, NULL, OPT_NGRAM },
-	{ "num-perm", required_argument, NULL, OPT_NUM_PERM },
-	{ "bands", required_argument, NULL, OPT_BANDS },
-	{ "rows", required_argument, NULL, OPT_ROWS },
-	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-	{ "hash-bits", required_argument, NULL, OPT_HASH_BITS },
-	{ "preset", required_argument, NULL, OPT_PRESET },
-	{ "verify", no_argument, NULL, OPT_VERIFY },
-	{ "hamming", required_argument, NULL, OPT_HAMMING },
-	{ "blocks", required_argument, NULL, OPT_BLOCKS },
-	{ "line-max", required_argument, NULL, OPT_LINE_MAX },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "annotate", no_argument, NULL, OPT_ANNOTATE },
-	{ "index", required_argument, NULL, OPT_INDEX },
-	{ "outdir", required_argument, NULL, OPT_OUTDIR },
-	{ "removals", required_argument, NULL, OPT_REMOVALS },
-	{ "memory", required_argument, NULL, OPT_MEMORY },
-	{ "tmpdir", required_argument, NULL, OPT_TMPDIR },
-	{ "dup-count", no_argument, NULL, OPT_DUP_COUNT },
-	{ "info", no_argument, NULL, OPT_INFO },
-	{ "clusters", no_argument, NULL, OPT_CLUSTERS },
-	{ "substring", no_argument, NULL, OPT_SUBSTRING },
-	{ "min-length", required_argument, NULL, OPT_MIN_LENGTH },
-	{ "decontaminate", required_argument, NULL, OPT_DECON },
-	{ "decon-report", required_argument, NULL, OPT_DECON_REPORT },
-	{ NULL, 0, NULL, 0 }
+static const struct tool_option cli_options[] = {
+	TOOL_TEXT("Method:"),
+	TOOL_OPTION("minhash", 0, NULL, OPT_MINHASH, "MinHash-LSH near duplicates (default)"),
+	TOOL_OPTION("exact", 0, NULL, OPT_EXACT, "identical text after normalisation (XXH3-128)"),
+	TOOL_OPTION("simhash", 0, NULL, OPT_SIMHASH, "SimHash near duplicates"),
+	TOOL_OPTION("lines", 0, NULL, OPT_LINES,
+	            "drop lines seen more than --line-max times in the corpus"),
+	TOOL_OPTION("substring", 0, NULL, OPT_SUBSTRING,
+	            "remove every span of --min-length bytes seen before in the\n"
+	            "corpus (suffix arrays; Lee et al. 2022)"),
+	TOOL_OPTION("normalize", 0, "L", OPT_NORMALIZE,
+	            "none, space or full (default; lower-case, no punctuation,\n"
+	            "digit runs as 0, white space collapsed)"),
+	TOOL_OPTION("units", 0, "U", OPT_UNITS,
+	            "auto (default: words; Chinese in the segmenter's words,\n"
+	            "Japanese Kana in characters), word, char"),
+	TOOL_OPTION("ngram", 0, "N", OPT_NGRAM, "shingle size in units (default 5)"),
+	TOOL_OPTION("num-perm", 0, "N", OPT_NUM_PERM, "MinHash permutations (default 112)"),
+	TOOL_TEXT("      --bands B, --rows R  LSH bands and rows per band (default 14 x 8)"),
+	TOOL_OPTION_F("bands", 0, "B", OPT_BANDS, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("rows", 0, "R", OPT_ROWS, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION("threshold", 0, "T", OPT_THRESHOLD,
+	            "choose bands x rows for Jaccard T (printed)"),
+	TOOL_OPTION("hash-bits", 0, "32|64", OPT_HASH_BITS,
+	            "width of the MinHash values in band keys (default 32)"),
+	TOOL_OPTION("preset", 0, "P", OPT_PRESET,
+	            "datatrove (5-word, 14 x 8, 64-bit) or nemo (24-char, 20 x 13)"),
+	TOOL_OPTION("verify", 0, NULL, OPT_VERIFY,
+	            "join LSH candidates only at Jaccard >= T (default 0.8)"),
+	TOOL_OPTION("hamming", 0, "K", OPT_HAMMING,
+	            "SimHash: largest Hamming distance (default 3)"),
+	TOOL_OPTION("blocks", 0, "N", OPT_BLOCKS,
+	            "SimHash: blocks of the permuted tables (default 6)"),
+	TOOL_OPTION("line-max", 0, "N", OPT_LINE_MAX,
+	            "--lines: largest allowed count of a line (default 1)"),
+	TOOL_OPTION("min-length", 0, "N", OPT_MIN_LENGTH,
+	            "--substring: shortest repeated span removed, in bytes\n"
+	            "(default 100)"),
+	TOOL_OPTION("decontaminate", 0, "F", OPT_DECON,
+	            "drop documents that share an n-gram with an item of the\n"
+	            "benchmark file F (JSONL; a directory: its *.jsonl);\n"
+	            "repeat for more files; --ngram defaults to 13 here"),
+	TOOL_OPTION("decon-report", 0, "F", OPT_DECON_REPORT,
+	            "write the benchmark items found, with their counts, to F"),
+	TOOL_OPTION("seed", 0, "N", OPT_SEED, "hash seed (default 1)"),
+	TOOL_TEXT("Run:"),
+	TOOL_OPTION("annotate", 0, NULL, OPT_ANNOTATE,
+	            "keep every document; add dup_cluster and dup_of"),
+	TOOL_OPTION("dup-count", 0, NULL, OPT_DUP_COUNT,
+	            "add dup_count (documents in its cluster) to every survivor"),
+	TOOL_OPTION("index", 0, "FILE", OPT_INDEX,
+	            "dedup against FILE too and save the updated index there;\n"
+	            "a run with the inputs of its last run replaces that run"),
+	TOOL_OPTION_F("clusters", 0, NULL, OPT_CLUSTERS, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION("info", 0, NULL, OPT_INFO,
+	            "describe each index file given; with --clusters, list its\n"
+	            "clusters as JSONL (id, dup_count, run)"),
+	TOOL_OPTION("memory", 0, "SIZE", OPT_MEMORY,
+	            "bucket tables and sort buffers above SIZE go to sorted\n"
+	            "files on disk (default: a quarter of physical memory)"),
+	TOOL_OPTION("tmpdir", 0, "DIR", OPT_TMPDIR,
+	            "temporary files there (default: $TMPDIR, else /tmp)"),
+	TOOL_OPTION("outdir", 0, "DIR", OPT_OUTDIR,
+	            "cluster: write NAME.rm for each NAME.sig into DIR"),
+	TOOL_OPTION("removals", 0, "FILE", OPT_REMOVALS, "apply: the removal list of this shard"),
+	TOOL_COMMON('o', "write to FILE (.zst, .gz, .xz, .bz2 compress)"),
+	TOOL_COMMON(TOOL_OPT_REJECTS, NULL),
+	TOOL_COMMON(TOOL_OPT_STATS, NULL),
+	TOOL_COMMON(TOOL_OPT_STRICT, NULL),
+	TOOL_COMMON(TOOL_OPT_MAX_LINE, NULL),
+	TOOL_COMMON(TOOL_OPT_FIELD, NULL),
+	TOOL_COMMON(TOOL_OPT_THREADS, "sign on N threads (default 1; 0 = all cores)"),
+	TOOL_COMMON_END,
 };
+
+static const struct tool_cli cli = { usage, cli_options, "sign\0cluster\0apply\0" };
 
 enum { MODE_RUN, MODE_SIGN, MODE_CLUSTER, MODE_APPLY, MODE_INFO };
 
@@ -1211,7 +1201,7 @@ int main(int argc, char **argv)
 	struct cfg c = { .line_max = 1, .min_len = 100 };
 	long pages = sysconf(_SC_PHYS_PAGES), pagesize = sysconf(_SC_PAGESIZE);
 	c.memory = pages > 0 && pagesize > 0 ? (size_t)pages / 4 * (size_t)pagesize : (size_t)1 << 30;
-	tool_common_init(&c.co, usage);
+	tool_common_init(&c.co, &cli);
 	if (argc > 1) {
 		static const char *const sub[] = { "sign", "cluster", "apply" };
 		for (int i = 0; i < 3; i++)
@@ -1228,9 +1218,7 @@ int main(int argc, char **argv)
 	double threshold = -1;
 	uint64_t seed = 1;
 	int ch;
-	while ((ch = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (tool_common_option(&c.co, ch, optarg))
-			continue;
+	while ((ch = tool_getopt(&c.co, argc, argv)) != -1) {
 		switch (ch) {
 		case OPT_MINHASH: method = LLM_DEDUP_MINHASH; c.lines = c.substring = 0; break;
 		case OPT_EXACT: method = LLM_DEDUP_EXACT; c.lines = c.substring = 0; break;

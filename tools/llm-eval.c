@@ -45,49 +45,7 @@ static const char usage[] =
 	"manifest's split or JSONL documents; multiple-choice accuracy; generation; a table over\n"
 	"the checkpoints of a run. A file is a shard, a manifest.json (or its directory), or JSONL\n"
 	"documents (tokenized with -t); with no file, or -, documents come from standard input.\n"
-	"\n"
-	"      --ckpt DIR           llmkit checkpoint, checkpoint root or run directory, or a\n"
-	"                           Hugging Face Llama directory (config.json, model.safetensors)\n"
-	"  -t, --tokenizer FILE     tokenizer (documents, tasks, prompts; bits per byte on shards);\n"
-	"                           default: tokenizer.json beside the model or in its run\n"
-	"                           directory. It must be the one the checkpoint was trained with\n"
-	"      --json FILE          write the results as JSON too\n"
-	"      --seq-len T          tokens per window (default: the checkpoint's training length,\n"
-	"                           else 1024, at most max_position_embeddings)\n"
-	"      --batch B            windows per forward pass (default 8)\n"
-	"loss:\n"
-	"      --split NAME         manifest split: val (default), train or all\n"
-	"      --sampled N          instead, the N validation micro-batches llm-train draws with\n"
-	"                           --eval-batches N (its seed, --batch and --seq-len by default)\n"
-	"      --seed N             seed of --sampled (default: the checkpoint's)\n"
-	"choice:\n"
-	"      --delimiter STR      between context and choice (default \" \")\n"
-	"      --no-prefix          no beginning-of-text (else end-of-text) token before contexts\n"
-	"                           and prompts (lm-evaluation-harness's default for most models)\n"
-	"generate:\n"
-	"      --prompt TEXT        the prompt\n"
-	"      --max-tokens N       new tokens at most (default 64); stops after end-of-text\n"
-	"      --temperature X      0 = greedy (default 1)\n"
-	"      --top-k K            sample from the K most likely tokens (default 0 = all)\n"
-	"      --top-p P            nucleus sampling (default 1 = off)\n"
-	"      --seed N             sampling seed (default 1)\n"
-	"      --no-cache           recompute the whole sequence per token (the reference)\n"
-	"      --ids                print token ids instead of text\n"
-	"compare:\n"
-	"      --data MANIFEST      shards to evaluate each checkpoint on (val split)\n"
-	"      --task FILE          also a multiple-choice task (needs -t)\n"
-	"\n"
-	"\n"
-	"      --device D           cpu, cuda or auto (cuda when a GPU is visible; default cpu);\n"
-	"                           loss, choice and compare (generate runs on the CPU)\n"
-	"      --precision P        on a GPU: fp32 (default), bf16, fp16 or mixed\n"
-	"      --field KEY          text field of documents (default \"text\")\n"
-	"      --strict             a malformed document or task line is fatal\n"
-	"      --threads N          threads for matrix products (default: OpenBLAS's choice)\n"
-	"  -q, --quiet              no summary on stderr\n"
-	"  -v, --verbose            more messages\n"
-	"      --version            print the version and exit\n"
-	"  -h, --help               print this help and exit\n";
+	"\n";
 
 enum {
 	OPT_CKPT = TOOL_OPT_FIRST_PRIVATE, OPT_TOKENIZER, OPT_JSON, OPT_SEQ, OPT_BATCH, OPT_SPLIT,
@@ -96,38 +54,74 @@ enum {
 	OPT_PRECISION
 };
 
-static const struct option longopts[] = {
-	TOOL_COMMON_OPTIONS,
-	{ "ckpt", required_argument, NULL, OPT_CKPT },
-	{ "tokenizer", required_argument, NULL, 't' },
-	{ "json", required_argument, NULL, OPT_JSON },
-	{ "seq-len", required_argument, NULL, OPT_SEQ },
-	{ "batch", required_argument, NULL, OPT_BATCH },
-	{ "split", required_argument, NULL, OPT_SPLIT },
-	{ "sampled", required_argument, NULL, OPT_SAMPLED },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "delimiter", required_argument, NULL, OPT_DELIM },
-	{ "prompt", required_argument, NULL, OPT_PROMPT },
-	{ "max-tokens", required_argument, NULL, OPT_MAX_TOKENS },
-	{ "temperature", required_argument, NULL, OPT_TEMP },
-	{ "top-k", required_argument, NULL, OPT_TOP_K },
-	{ "top-p", required_argument, NULL, OPT_TOP_P },
-	{ "no-cache", no_argument, NULL, OPT_NO_CACHE },
-	{ "ids", no_argument, NULL, OPT_IDS },
-	{ "data", required_argument, NULL, OPT_DATA },
-	{ "task", required_argument, NULL, OPT_TASK },
-	{ "no-prefix", no_argument, NULL, OPT_NO_PREFIX },
-	{ "device", required_argument, NULL, OPT_DEVICE },
-	{ "precision", required_argument, NULL, OPT_PRECISION },
-	{ NULL, 0, NULL, 0 }
+static const struct tool_option cli_options[] = {
+	TOOL_OPTION("ckpt", 0, "DIR", OPT_CKPT,
+	            "llmkit checkpoint, checkpoint root or run directory, or a\n"
+	            "Hugging Face Llama directory (config.json, model.safetensors)"),
+	TOOL_OPTION("tokenizer", 't', "FILE", 0,
+	            "tokenizer (documents, tasks, prompts; bits per byte on shards);\n"
+	            "default: tokenizer.json beside the model or in its run\n"
+	            "directory. It must be the one the checkpoint was trained with"),
+	TOOL_OPTION("stats", 0, "FILE", OPT_JSON,
+	            "write the results as JSON too (--json FILE: the same)"),
+	TOOL_OPTION_F("json", 0, "FILE", OPT_JSON, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION("seq-len", 0, "T", OPT_SEQ,
+	            "tokens per window (default: the checkpoint's training length,\n"
+	            "else 1024, at most max_position_embeddings)"),
+	TOOL_OPTION("batch", 0, "B", OPT_BATCH, "windows per forward pass (default 8)"),
+	TOOL_TEXT("loss:"),
+	TOOL_CHOICE("split", 0, "NAME", OPT_SPLIT, "val\0train\0all\0",
+	            "manifest split: val (default), train or all"),
+	TOOL_OPTION("sampled", 0, "N", OPT_SAMPLED,
+	            "instead, the N validation micro-batches llm-train draws with\n"
+	            "--eval-batches N (its seed, --batch and --seq-len by default)"),
+	TOOL_OPTION("seed", 0, "N", OPT_SEED, "seed of --sampled (default: the checkpoint's)"),
+	TOOL_TEXT("choice:"),
+	TOOL_OPTION("delimiter", 0, "STR", OPT_DELIM, "between context and choice (default \" \")"),
+	TOOL_OPTION("no-prefix", 0, NULL, OPT_NO_PREFIX,
+	            "no beginning-of-text (else end-of-text) token before contexts\n"
+	            "and prompts (lm-evaluation-harness's default for most models)"),
+	TOOL_TEXT("generate:"),
+	TOOL_OPTION("prompt", 0, "TEXT", OPT_PROMPT, "the prompt"),
+	TOOL_OPTION("max-tokens", 0, "N", OPT_MAX_TOKENS,
+	            "new tokens at most (default 64); stops after end-of-text"),
+	TOOL_OPTION("temperature", 0, "X", OPT_TEMP, "0 = greedy (default 1)"),
+	TOOL_OPTION("top-k", 0, "K", OPT_TOP_K,
+	            "sample from the K most likely tokens (default 0 = all)"),
+	TOOL_OPTION("top-p", 0, "P", OPT_TOP_P, "nucleus sampling (default 1 = off)"),
+	TOOL_OPTION("seed", 0, "N", OPT_SEED, "sampling seed (default 1)"),
+	TOOL_OPTION("no-cache", 0, NULL, OPT_NO_CACHE,
+	            "recompute the whole sequence per token (the reference)"),
+	TOOL_OPTION("ids", 0, NULL, OPT_IDS, "print token ids instead of text"),
+	TOOL_TEXT("compare:"),
+	TOOL_OPTION("data", 0, "MANIFEST", OPT_DATA,
+	            "shards to evaluate each checkpoint on (val split)"),
+	TOOL_OPTION("task", 0, "FILE", OPT_TASK, "also a multiple-choice task (needs -t)"),
+	TOOL_TEXT(""),
+	TOOL_CHOICE("device", 0, "D", OPT_DEVICE, "cpu\0cuda\0auto\0",
+	            "cpu, cuda or auto (cuda when a GPU is visible; default cpu);\n"
+	            "loss, choice and compare (generate runs on the CPU)"),
+	TOOL_CHOICE("precision", 0, "P", OPT_PRECISION, "fp32\0bf16\0fp16\0mixed\0",
+	            "on a GPU: fp32 (default), bf16, fp16 or mixed"),
+	TOOL_COMMON(TOOL_OPT_FIELD, "text field of documents (default \"text\")"),
+	TOOL_COMMON(TOOL_OPT_MAX_LINE, NULL),
+	TOOL_COMMON(TOOL_OPT_STRICT, "a malformed document or task line is fatal"),
+	TOOL_COMMON(TOOL_OPT_THREADS, "threads for matrix products (default: OpenBLAS's choice)"),
+	TOOL_COMMON('q', "no summary on stderr"),
+	TOOL_COMMON('v', NULL),
+	TOOL_COMMON(TOOL_OPT_VERSION, NULL),
+	TOOL_COMMON('h', NULL),
+	TOOL_OPTIONS_END,
 };
+
+static const struct tool_cli cli = { usage, cli_options, "loss\0choice\0generate\0compare\0" };
 
 enum { SPLIT_VAL, SPLIT_TRAIN, SPLIT_ALL };
 
 typedef struct {
 	struct tool_common co;
 	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim;
-	int seq, batch, split, sampled, max_tokens, top_k, no_cache, ids, no_prefix, threads_given;
+	int seq, batch, split, sampled, max_tokens, top_k, no_cache, ids, no_prefix;
 	int device, precision; /* LLM_DEVICE_*, LLM_PREC_* (-1: not given) */
 	int64_t seed; /* -1: default */
 	double temperature, top_p;
@@ -865,7 +859,7 @@ int main(int argc, char **argv)
 	tool_save_cmdline(argc, argv);
 	opts o = { .batch = 0, .split = SPLIT_VAL, .max_tokens = 64, .seed = -1,
 	           .temperature = 1, .top_p = 1, .device = LLM_DEVICE_CPU, .precision = -1 };
-	tool_common_init(&o.co, usage);
+	tool_common_init(&o.co, &cli);
 	if (argc < 2)
 		usage_error("a command is required: loss, choice, generate or compare");
 	const char *cmd = argv[1];
@@ -878,11 +872,7 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	int c;
-	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT "t:", longopts, NULL)) != -1) {
-		if (c == TOOL_OPT_THREADS)
-			o.threads_given = 1;
-		if (tool_common_option(&o.co, c, optarg))
-			continue;
+	while ((c = tool_getopt(&o.co, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_CKPT: o.ckpt = optarg; break;
 		case 't': o.tokenizer = optarg; break;
@@ -910,7 +900,7 @@ int main(int argc, char **argv)
 	}
 	if (!cmd)
 		usage_error("a command is required: loss, choice, generate or compare");
-	if (o.threads_given)
+	if (o.co.threads_given)
 		llm_ops_set_threads(o.co.threads);
 	if (o.device == LLM_DEVICE_CPU && o.precision >= 0 && o.precision != LLM_PREC_FP32)
 		usage_error("--precision other than fp32 needs --device cuda");

@@ -20,39 +20,33 @@ static const char usage[] =
 	"\n"
 	"Noise the model inputs of a token stream for robustness training; the labels stay\n"
 	"clean. With no file, or when file is -, read standard input.\n"
-	"\n"
-	"      --docs F          fraction of documents noised (default 0.05)\n"
-	"      --mask P          per-token masking probability (default 0.03; needs --mask-id)\n"
-	"      --mask-id ID      token id that replaces masked tokens\n"
-	"      --swap P          per-pair probability of swapping adjacent tokens (default 0.15)\n"
-	"      --confuse P       per-occurrence probability of a confusion (default 0.01)\n"
-	"      --confusions FILE pairs \"FROM<TAB>TO\" of confusable strings (or token ids)\n"
-	"      --tokenizer FILE  tokenizer that encodes the confusion strings\n"
-	"      --seed N          random seed (default 0)\n"
-	"  -o, --output FILE     write to FILE (.zst, .gz, .xz, .bz2 compress)\n"
-	"      --stats FILE      write the run summary as JSON\n"
-	"  -q, --quiet           no progress line or summary\n"
-	"  -v, --verbose         more messages\n"
-	"      --version         print the version and exit\n"
-	"  -h, --help            print this help and exit\n";
+	"\n";
 
 enum {
 	OPT_DOCS = TOOL_OPT_FIRST_PRIVATE, OPT_MASK, OPT_MASK_ID, OPT_SWAP, OPT_CONFUSE,
 	OPT_CONFUSIONS, OPT_TOKENIZER, OPT_SEED
 };
 
-static const struct option longopts[] = {
-	TOOL_COMMON_OPTIONS,
-	{ "docs", required_argument, NULL, OPT_DOCS },
-	{ "mask", required_argument, NULL, OPT_MASK },
-	{ "mask-id", required_argument, NULL, OPT_MASK_ID },
-	{ "swap", required_argument, NULL, OPT_SWAP },
-	{ "confuse", required_argument, NULL, OPT_CONFUSE },
-	{ "confusions", required_argument, NULL, OPT_CONFUSIONS },
-	{ "tokenizer", required_argument, NULL, OPT_TOKENIZER },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ NULL, 0, NULL, 0 }
+static const struct tool_option cli_options[] = {
+	TOOL_OPTION("docs", 0, "F", OPT_DOCS, "fraction of documents noised (default 0.05)"),
+	TOOL_OPTION("mask", 0, "P", OPT_MASK,
+	            "per-token masking probability (default 0.03; needs --mask-id)"),
+	TOOL_OPTION("mask-id", 0, "ID", OPT_MASK_ID, "token id that replaces masked tokens"),
+	TOOL_OPTION("swap", 0, "P", OPT_SWAP,
+	            "per-pair probability of swapping adjacent tokens (default 0.15)"),
+	TOOL_OPTION("confuse", 0, "P", OPT_CONFUSE,
+	            "per-occurrence probability of a confusion (default 0.01)"),
+	TOOL_OPTION("confusions", 0, "FILE", OPT_CONFUSIONS,
+	            "pairs \"FROM<TAB>TO\" of confusable strings (or token ids)"),
+	TOOL_OPTION("tokenizer", 0, "FILE", OPT_TOKENIZER,
+	            "tokenizer that encodes the confusion strings"),
+	TOOL_OPTION("seed", 0, "N", OPT_SEED, "random seed (default 0)"),
+	TOOL_COMMON('o', "write to FILE (.zst, .gz, .xz, .bz2 compress)"),
+	TOOL_COMMON(TOOL_OPT_STATS, NULL),
+	TOOL_COMMON_END,
 };
+
+static const struct tool_cli cli = { usage, cli_options, NULL };
 
 struct state {
 	llm_noise_opts o;
@@ -187,15 +181,13 @@ int main(int argc, char **argv)
 	tool_init("llm-noise");
 	tool_save_cmdline(argc, argv);
 	struct tool_common co;
-	tool_common_init(&co, usage);
+	tool_common_init(&co, &cli);
 	struct state s;
 	memset(&s, 0, sizeof s);
 	llm_noise_opts_init(&s.o);
 	const char *confusions = NULL, *tokenizer = NULL;
 	int mask_given = 0, c;
-	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (tool_common_option(&co, c, optarg))
-			continue;
+	while ((c = tool_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_DOCS: s.o.docs = tool_double("--docs", optarg, 0, 1); break;
 		case OPT_MASK: s.o.mask = tool_double("--mask", optarg, 0, 1); mask_given = 1; break;

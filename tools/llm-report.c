@@ -27,37 +27,34 @@ static const char usage[] =
 	"       llm-report --watch N -o FILE [options] RUN_DIR\n"
 	"\n"
 	"Write the page of a training run, one self-contained HTML file, from its run directory.\n"
-	"\n"
-	"  -o, --output FILE  write the page to FILE (replaced atomically), not standard output\n"
-	"      --diagnose     print the patterns found in the curves, one per line; exit 1 when\n"
-	"                     there is one, 0 when none (the page only with -o)\n"
-	"      --watch N      rewrite FILE every N seconds while a trainer holds RUN_DIR, and\n"
-	"                     once more after it has gone\n"
-	"      --eval FILE    also show these llm-eval --json results (repeatable;\n"
-	"                     RUN_DIR/eval/*.json are always shown)\n"
-	"      --title TEXT   the page's title (default: RUN_DIR)\n"
-	"      --max-points N points per curve; longer curves are drawn by the low and high\n"
-	"                     of each bucket of steps (default 4000)\n"
-	"  -q, --quiet        no summary line\n"
-	"  -v, --verbose      a line for every page written\n"
-	"      --version      print the version and exit\n"
-	"  -h, --help         print this help and exit\n";
+	"\n";
 
 enum { OPT_DIAGNOSE = TOOL_OPT_FIRST_PRIVATE, OPT_WATCH, OPT_EVAL, OPT_TITLE, OPT_MAX_POINTS };
 
-static const struct option longopts[] = {
-	{ "output", required_argument, NULL, 'o' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, TOOL_OPT_VERSION },
-	{ "diagnose", no_argument, NULL, OPT_DIAGNOSE },
-	{ "watch", required_argument, NULL, OPT_WATCH },
-	{ "eval", required_argument, NULL, OPT_EVAL },
-	{ "title", required_argument, NULL, OPT_TITLE },
-	{ "max-points", required_argument, NULL, OPT_MAX_POINTS },
-	{ NULL, 0, NULL, 0 }
+static const struct tool_option cli_options[] = {
+	TOOL_OPTION("output", 'o', "FILE", 0,
+	            "write the page to FILE (replaced atomically), not standard output"),
+	TOOL_OPTION("diagnose", 0, NULL, OPT_DIAGNOSE,
+	            "print the patterns found in the curves, one per line; exit 1 when\n"
+	            "there is one, 0 when none (the page only with -o)"),
+	TOOL_OPTION("watch", 0, "N", OPT_WATCH,
+	            "rewrite FILE every N seconds while a trainer holds RUN_DIR, and\n"
+	            "once more after it has gone"),
+	TOOL_OPTION("eval", 0, "FILE", OPT_EVAL,
+	            "also show these llm-eval --json results (repeatable;\n"
+	            "RUN_DIR/eval/*.json are always shown)"),
+	TOOL_OPTION("title", 0, "TEXT", OPT_TITLE, "the page's title (default: RUN_DIR)"),
+	TOOL_OPTION("max-points", 0, "N", OPT_MAX_POINTS,
+	            "points per curve; longer curves are drawn by the low and high\n"
+	            "of each bucket of steps (default 4000)"),
+	TOOL_OPTION("quiet", 'q', NULL, 0, "no summary line"),
+	TOOL_OPTION("verbose", 'v', NULL, 0, "a line for every page written"),
+	TOOL_OPTION("version", 0, NULL, TOOL_OPT_VERSION, "print the version and exit"),
+	TOOL_OPTION("help", 'h', NULL, 0, "print this help and exit"),
+	TOOL_OPTIONS_END,
 };
+
+static const struct tool_cli cli = { usage, cli_options, NULL };
 
 /* Write the page of rl (and its findings) to path; stdout when path is NULL. */
 static int write_page(const llm_runlog *rl, const llm_findings *f, const llm_report_options *o,
@@ -110,15 +107,13 @@ int main(int argc, char **argv)
 	 * --diagnose -o writes it and exits 1 when it finds something. */
 	llm_tmpfile_defer(0);
 	struct tool_common co;
-	tool_common_init(&co, usage);
+	tool_common_init(&co, &cli);
 	llm_report_options o;
 	llm_report_options_init(&o);
 	int diagnose = 0, seconds = 0, c;
 	const char **evals = NULL;
 	size_t nevals = 0;
-	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (tool_common_option(&co, c, optarg))
-			continue;
+	while ((c = tool_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_DIAGNOSE: diagnose = 1; break;
 		case OPT_WATCH: seconds = (int)tool_int("--watch", optarg, 1, 86400); break;

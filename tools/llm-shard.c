@@ -40,47 +40,38 @@ static const char usage[] =
 	"\n"
 	"Write token streams as shards plus DIR/manifest.json (or export them), or inspect,\n"
 	"verify and dump shards and manifests. With no input file, or -, read standard input.\n"
-	"\n"
-	"  -o, --output DIR          output directory (created if missing); --dump: output file\n"
-	"      --format FMT          shards (default), megatron, llmc, raw; --dump: tokens, jsonl\n"
-	"      --prefix NAME         name files NAME-train-00000.bin (default: train-00000.bin)\n"
-	"      --shard-size SIZE     bytes per shard (default 1G)\n"
-	"      --val-fraction F      share of documents in the val split (default 0.01)\n"
-	"      --seed N              seed of the split hash (default 0)\n"
-	"      --eos ID              end-of-text id, appended to documents that lack it\n"
-	"      --tokenizer FILE      take the end-of-text id from this tokenizer\n"
-	"      --truncate-quantile Q cut each domain's documents at its Q length quantile\n"
-	"      --sketches FILE       length sketches from llm-tokenize --stats (else a first pass)\n"
-	"      --info                summarise shards and manifests\n"
-	"      --verify              check every checksum (exit 1 on any mismatch)\n"
-	"      --dump                write shards back as a token stream or JSONL\n"
-	"      --stats FILE          write the run summary as JSON\n"
-	"  -q, --quiet               no progress line or summary\n"
-	"  -v, --verbose             more messages\n"
-	"      --version             print the version and exit\n"
-	"  -h, --help                print this help and exit\n";
+	"\n";
 
 enum {
 	OPT_FORMAT = TOOL_OPT_FIRST_PRIVATE, OPT_PREFIX, OPT_SHARD_SIZE, OPT_VAL, OPT_SEED, OPT_EOS,
 	OPT_TOKENIZER, OPT_TRUNCATE, OPT_SKETCHES, OPT_INFO, OPT_VERIFY, OPT_DUMP
 };
 
-static const struct option longopts[] = {
-	TOOL_COMMON_OPTIONS,
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "prefix", required_argument, NULL, OPT_PREFIX },
-	{ "shard-size", required_argument, NULL, OPT_SHARD_SIZE },
-	{ "val-fraction", required_argument, NULL, OPT_VAL },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "eos", required_argument, NULL, OPT_EOS },
-	{ "tokenizer", required_argument, NULL, OPT_TOKENIZER },
-	{ "truncate-quantile", required_argument, NULL, OPT_TRUNCATE },
-	{ "sketches", required_argument, NULL, OPT_SKETCHES },
-	{ "info", no_argument, NULL, OPT_INFO },
-	{ "verify", no_argument, NULL, OPT_VERIFY },
-	{ "dump", no_argument, NULL, OPT_DUMP },
-	{ NULL, 0, NULL, 0 }
+static const struct tool_option cli_options[] = {
+	TOOL_COMMON_ARG('o', "DIR", "output directory (created if missing); --dump: output file"),
+	TOOL_CHOICE("format", 0, "FMT", OPT_FORMAT, "shards\0megatron\0llmc\0raw\0tokens\0jsonl\0",
+	            "shards (default), megatron, llmc, raw; --dump: tokens, jsonl"),
+	TOOL_OPTION("prefix", 0, "NAME", OPT_PREFIX,
+	            "name files NAME-train-00000.bin (default: train-00000.bin)"),
+	TOOL_OPTION("shard-size", 0, "SIZE", OPT_SHARD_SIZE, "bytes per shard (default 1G)"),
+	TOOL_OPTION("val-fraction", 0, "F", OPT_VAL,
+	            "share of documents in the val split (default 0.01)"),
+	TOOL_OPTION("seed", 0, "N", OPT_SEED, "seed of the split hash (default 0)"),
+	TOOL_OPTION("eos", 0, "ID", OPT_EOS, "end-of-text id, appended to documents that lack it"),
+	TOOL_OPTION("tokenizer", 0, "FILE", OPT_TOKENIZER,
+	            "take the end-of-text id from this tokenizer"),
+	TOOL_OPTION("truncate-quantile", 0, "Q", OPT_TRUNCATE,
+	            "cut each domain's documents at its Q length quantile"),
+	TOOL_OPTION("sketches", 0, "FILE", OPT_SKETCHES,
+	            "length sketches from llm-tokenize --stats (else a first pass)"),
+	TOOL_OPTION("info", 0, NULL, OPT_INFO, "summarise shards and manifests"),
+	TOOL_OPTION("verify", 0, NULL, OPT_VERIFY, "check every checksum (exit 1 on any mismatch)"),
+	TOOL_OPTION("dump", 0, NULL, OPT_DUMP, "write shards back as a token stream or JSONL"),
+	TOOL_COMMON(TOOL_OPT_STATS, NULL),
+	TOOL_COMMON_END,
 };
+
+static const struct tool_cli cli = { usage, cli_options, NULL };
 
 enum { MODE_WRITE, MODE_INFO, MODE_VERIFY, MODE_DUMP };
 enum { FMT_SHARDS = -1 }; /* else an LLM_EXPORT_* */
@@ -826,7 +817,7 @@ int main(int argc, char **argv)
 	tool_init("llm-shard");
 	tool_save_cmdline(argc, argv);
 	struct tool_common co;
-	tool_common_init(&co, usage);
+	tool_common_init(&co, &cli);
 	struct shard_run r;
 	memset(&r, 0, sizeof r);
 	r.shard_size = (uint64_t)1 << 30;
@@ -835,9 +826,7 @@ int main(int argc, char **argv)
 	llm_json_rec_init(&r.rec); /* before the first pass, which parses metadata too */
 	const char *format = NULL, *tokenizer = NULL, *sketches = NULL;
 	int mode = MODE_WRITE, c;
-	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (tool_common_option(&co, c, optarg))
-			continue;
+	while ((c = tool_getopt(&co, argc, argv)) != -1) {
 		switch (c) {
 		case OPT_FORMAT: format = optarg; break;
 		case OPT_PREFIX: r.prefix = optarg; break;

@@ -36,43 +36,7 @@ static const char usage[] =
 	"Encode JSONL documents into the token stream (or JSONL with --format jsonl); decode a\n"
 	"token stream or token JSONL back into documents; train a byte-level BPE tokenizer.\n"
 	"With no file, or when file is -, read standard input.\n"
-	"\n"
-	"  -t, --tokenizer FILE  tokenizer.json, tiktoken rank file, or GPT-2 vocab.json\n"
-	"      --merges FILE     merges.txt for a GPT-2 vocab.json\n"
-	"  -e, --encoding NAME   rank file encoding: gpt2, r50k, p50k, cl100k, o200k, llama3, qwen,\n"
-	"                        qwen3.5 (default: from the file name)\n"
-	"      --special-tokens FILE  a rank file's special tokens, a JSON object {\"text\": id}\n"
-	"                        (instead of the encoding's)\n"
-	"      --pattern REGEX   pre-tokenizer pattern (or an encoding name) instead of the file's;\n"
-	"                        train: default o200k, also deepseek\n"
-	"  -f, --format FMT      encode: stream (default) or jsonl; decode: jsonl (default) or text\n"
-	"      --eos, --no-eos   append the end-of-text token to every document (default on)\n"
-	"      --bos             prepend the beginning-of-text token\n"
-	"      --special MODE    special-token text in documents: ignore (default, plain text),\n"
-	"                        allow (becomes the special token), error (reject the document)\n"
-	"      --meta KEYS       fields copied into each record (default id,domain,lang,weight)\n"
-	"      --keep-special    decode: keep a leading BOS and trailing EOS\n"
-	"\n"
-	"train:\n"
-	"      --vocab-size N    size of the vocabulary including the 256 bytes and specials\n"
-	"      --min-frequency F merge only pairs seen at least F times (default 2)\n"
-	"      --special TOKEN   add a special token (repeatable; default <|endoftext|>)\n"
-	"      --tiktoken FILE   also write the ranks as a tiktoken file\n"
-	"      --memory SIZE     piece counts beyond SIZE spill to disk, and training keeps the\n"
-	"                        most frequent pieces that fit (default: a quarter of memory)\n"
-	"      --tmpdir DIR      temporary files there (default: $TMPDIR, else /tmp)\n"
-	"\n"
-	"  -o, --output FILE     write to FILE (.zst, .gz, .xz, .bz2 compress)\n"
-	"      --threads N       worker threads (0 = one per core; default 1)\n"
-	"      --rejects FILE    write every rejected record there, with \"reject_reason\"\n"
-	"      --stats FILE      run summary as JSON, with per-domain token length sketches\n"
-	"      --strict          stop at the first bad record (exit 1)\n"
-	"      --max-line SIZE   longest line accepted (default 64M)\n"
-	"      --field KEY       text field of the documents (default \"text\")\n"
-	"  -q, --quiet           no progress line or summary\n"
-	"  -v, --verbose         more messages\n"
-	"      --version         print the version and exit\n"
-	"  -h, --help            print this help and exit\n";
+	"\n";
 
 enum {
 	OPT_MERGES = TOOL_OPT_FIRST_PRIVATE, OPT_PATTERN, OPT_SPECIAL_TOKENS, OPT_EOS, OPT_NO_EOS, OPT_BOS, OPT_SPECIAL,
@@ -80,27 +44,59 @@ enum {
 	OPT_MEMORY, OPT_TMPDIR
 };
 
-static const struct option longopts[] = {
-	TOOL_COMMON_OPTIONS,
-	{ "tokenizer", required_argument, NULL, 't' },
-	{ "merges", required_argument, NULL, OPT_MERGES },
-	{ "encoding", required_argument, NULL, 'e' },
-	{ "pattern", required_argument, NULL, OPT_PATTERN },
-	{ "special-tokens", required_argument, NULL, OPT_SPECIAL_TOKENS },
-	{ "format", required_argument, NULL, 'f' },
-	{ "eos", no_argument, NULL, OPT_EOS },
-	{ "no-eos", no_argument, NULL, OPT_NO_EOS },
-	{ "bos", no_argument, NULL, OPT_BOS },
-	{ "special", required_argument, NULL, OPT_SPECIAL },
-	{ "meta", required_argument, NULL, OPT_META },
-	{ "keep-special", no_argument, NULL, OPT_KEEP_SPECIAL },
-	{ "vocab-size", required_argument, NULL, OPT_VOCAB_SIZE },
-	{ "min-frequency", required_argument, NULL, OPT_MIN_FREQ },
-	{ "tiktoken", required_argument, NULL, OPT_TIKTOKEN },
-	{ "memory", required_argument, NULL, OPT_MEMORY },
-	{ "tmpdir", required_argument, NULL, OPT_TMPDIR },
-	{ NULL, 0, NULL, 0 }
+static const struct tool_option cli_options[] = {
+	TOOL_OPTION("tokenizer", 't', "FILE", 0,
+	            "tokenizer.json, tiktoken rank file, or GPT-2 vocab.json"),
+	TOOL_OPTION("merges", 0, "FILE", OPT_MERGES, "merges.txt for a GPT-2 vocab.json"),
+	TOOL_OPTION("encoding", 'e', "NAME", 0,
+	            "rank file encoding: gpt2, r50k, p50k, cl100k, o200k, llama3, qwen,\n"
+	            "qwen3.5 (default: from the file name)"),
+	TOOL_OPTION("special-tokens", 0, "FILE", OPT_SPECIAL_TOKENS,
+	            "a rank file's special tokens, a JSON object {\"text\": id}\n"
+	            "(instead of the encoding's)"),
+	TOOL_OPTION("pattern", 0, "REGEX", OPT_PATTERN,
+	            "pre-tokenizer pattern (or an encoding name) instead of the file's;\n"
+	            "train: default o200k, also deepseek"),
+	TOOL_OPTION("format", 'f', "FMT", 0,
+	            "encode: stream (default) or jsonl; decode: jsonl (default) or text"),
+	TOOL_TEXT("      --eos, --no-eos   "
+	          "append the end-of-text token to every document (default on)"),
+	TOOL_OPTION_F("eos", 0, NULL, OPT_EOS, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("no-eos", 0, NULL, OPT_NO_EOS, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION("bos", 0, NULL, OPT_BOS, "prepend the beginning-of-text token"),
+	TOOL_OPTION("special", 0, "MODE", OPT_SPECIAL,
+	            "special-token text in documents: ignore (default, plain text),\n"
+	            "allow (becomes the special token), error (reject the document)"),
+	TOOL_OPTION("meta", 0, "KEYS", OPT_META,
+	            "fields copied into each record (default id,domain,lang,weight)"),
+	TOOL_OPTION("keep-special", 0, NULL, OPT_KEEP_SPECIAL,
+	            "decode: keep a leading BOS and trailing EOS"),
+	TOOL_TEXT(""),
+	TOOL_TEXT("train:"),
+	TOOL_OPTION("vocab-size", 0, "N", OPT_VOCAB_SIZE,
+	            "size of the vocabulary including the 256 bytes and specials"),
+	TOOL_OPTION("min-frequency", 0, "F", OPT_MIN_FREQ,
+	            "merge only pairs seen at least F times (default 2)"),
+	TOOL_OPTION("special", 0, "TOKEN", OPT_SPECIAL,
+	            "add a special token (repeatable; default <|endoftext|>)"),
+	TOOL_OPTION("tiktoken", 0, "FILE", OPT_TIKTOKEN, "also write the ranks as a tiktoken file"),
+	TOOL_OPTION("memory", 0, "SIZE", OPT_MEMORY,
+	            "piece counts beyond SIZE spill to disk, and training keeps the\n"
+	            "most frequent pieces that fit (default: a quarter of memory)"),
+	TOOL_OPTION("tmpdir", 0, "DIR", OPT_TMPDIR,
+	            "temporary files there (default: $TMPDIR, else /tmp)"),
+	TOOL_TEXT(""),
+	TOOL_COMMON('o', "write to FILE (.zst, .gz, .xz, .bz2 compress)"),
+	TOOL_COMMON(TOOL_OPT_THREADS, "worker threads (0 = one per core; default 1)"),
+	TOOL_COMMON(TOOL_OPT_REJECTS, NULL),
+	TOOL_COMMON(TOOL_OPT_STATS, "run summary as JSON, with per-domain token length sketches"),
+	TOOL_COMMON(TOOL_OPT_STRICT, "stop at the first bad record (exit 1)"),
+	TOOL_COMMON(TOOL_OPT_MAX_LINE, NULL),
+	TOOL_COMMON(TOOL_OPT_FIELD, "text field of the documents (default \"text\")"),
+	TOOL_COMMON_END,
 };
+
+static const struct tool_cli cli = { usage, cli_options, "decode\0train\0" };
 
 enum { CMD_ENCODE, CMD_DECODE, CMD_TRAIN };
 
@@ -936,7 +932,7 @@ int main(int argc, char **argv)
 	tool_save_cmdline(argc, argv);
 	struct opts o;
 	memset(&o, 0, sizeof o);
-	tool_common_init(&o.co, usage);
+	tool_common_init(&o.co, &cli);
 	o.eos = true;
 	o.min_freq = 2;
 	long pages = sysconf(_SC_PHYS_PAGES), pagesize = sysconf(_SC_PAGESIZE);
@@ -952,9 +948,7 @@ int main(int argc, char **argv)
 		argc--;
 	}
 	int c;
-	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT "t:e:f:", longopts, NULL)) != -1) {
-		if (tool_common_option(&o.co, c, optarg))
-			continue;
+	while ((c = tool_getopt(&o.co, argc, argv)) != -1) {
 		switch (c) {
 		case 't': o.tokenizer = optarg; break;
 		case 'e': o.encoding = optarg; break;

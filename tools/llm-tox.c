@@ -41,50 +41,7 @@ static const char usage[] =
 	"       llm-tox normalize [options] [file ...]\n"
 	"\n"
 	"Drop (or annotate) toxic documents of the JSONL stream: word lists OR a fastText model.\n"
-	"\n"
-	"  -m, --mode MODE       filter (default): drop toxic documents; annotate: keep all\n"
-	"      --words [LANG:]FILE  word list for documents in LANG (all documents without LANG);\n"
-	"                        repeatable; default: samples/wordlists, one list per language\n"
-	"      --add-words [LANG:]FILE  a list used with the default lists, not instead\n"
-	"      --no-words        no word-list stage\n"
-	"      --words-per-1k X  the rule fires at X or more hits per 1,000 characters (default 1;\n"
-	"                        per language as --threshold)\n"
-	"      --cjk-min-chars N ignore CJK list entries shorter than N characters (default 2)\n"
-	"      --zh-substrings   CJK list entries match anywhere, not only where Chinese words\n"
-	"                        start and end (no segmentation, no dictionary)\n"
-	"      --zh-words        train, normalize: the Chinese words too (a model trained so\n"
-	"                        gets them when it filters)\n"
-	"      --model FILE      fastText model (.bin or .ftz); default samples/tox/tox.bin\n"
-	"      --no-model        no model stage\n"
-	"      --label NAME      the model's toxic label (default toxic)\n"
-	"      --threshold T     the model fires at tox_score >= T (default 0.85); per language:\n"
-	"                        zh=0.9,en=0.85 (a bare value for the other languages)\n"
-	"      --recipe FILE     filter, eval: per domain and language, whether toxicity applies,\n"
-	"                        with the word lists or not, and the threshold (llmkit-recipe(5));\n"
-	"                        --threshold wins where it is given\n"
-	"      --label-field KEY train, eval: the label field (default label; 1/true/toxic = toxic)\n"
-	"      --json            eval: JSON instead of a table\n"
-	"      --thresholds LIST eval: comma-separated thresholds to sweep\n"
-	"      --max-fpr X       eval: per language, the threshold of highest recall whose\n"
-	"                        false-positive rate is at most X; repeatable\n"
-	"      --min-recall X    eval: per language, the highest threshold whose recall is at\n"
-	"                        least X; repeatable\n"
-	"  -k N                  predict: labels per line (default 1; -1 all)\n"
-	"      --dim N, --epoch N, --lr X, --word-ngrams N, --minn N, --maxn N, --bucket N,\n"
-	"      --min-count N, --loss softmax|ova|hs, --seed N   train: as fastText (defaults\n"
-	"                        dim 16, epoch 5, lr 0.5, word-ngrams 2, minn 0, maxn 0,\n"
-	"                        bucket 200000, min-count 1, loss softmax, seed 0)\n"
-	"  -o, --output FILE     output (train: the model) instead of standard output\n"
-	"      --rejects FILE    write every dropped document there, with \"reject_reason\"\n"
-	"      --stats FILE      write the run summary as JSON\n"
-	"      --strict          stop at the first malformed record (exit 1)\n"
-	"      --max-line SIZE   longest line accepted (default 64M)\n"
-	"      --field KEY       text field (default \"text\")\n"
-	"      --threads N       worker threads (default 1; 0 = all cores)\n"
-	"  -q, --quiet           no progress line or summary\n"
-	"  -v, --verbose         more messages\n"
-	"      --version         print the version and exit\n"
-	"  -h, --help            print this help and exit\n";
+	"\n";
 
 enum {
 	OPT_WORDS = TOOL_OPT_FIRST_PRIVATE, OPT_NO_WORDS, OPT_PER_1K, OPT_MODEL, OPT_NO_MODEL,
@@ -94,38 +51,78 @@ enum {
 	OPT_RECIPE
 };
 
-static const struct option longopts[] = {
-	TOOL_COMMON_OPTIONS,
-	{ "mode", required_argument, NULL, 'm' },
-	{ "words", required_argument, NULL, OPT_WORDS },
-	{ "add-words", required_argument, NULL, OPT_ADD_WORDS },
-	{ "recipe", required_argument, NULL, OPT_RECIPE },
-	{ "no-words", no_argument, NULL, OPT_NO_WORDS },
-	{ "words-per-1k", required_argument, NULL, OPT_PER_1K },
-	{ "model", required_argument, NULL, OPT_MODEL },
-	{ "no-model", no_argument, NULL, OPT_NO_MODEL },
-	{ "label", required_argument, NULL, OPT_LABEL },
-	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-	{ "label-field", required_argument, NULL, OPT_LABEL_FIELD },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "thresholds", required_argument, NULL, OPT_THRESHOLDS },
-	{ "dim", required_argument, NULL, OPT_DIM },
-	{ "epoch", required_argument, NULL, OPT_EPOCH },
-	{ "lr", required_argument, NULL, OPT_LR },
-	{ "word-ngrams", required_argument, NULL, OPT_WORD_NGRAMS },
-	{ "minn", required_argument, NULL, OPT_MINN },
-	{ "maxn", required_argument, NULL, OPT_MAXN },
-	{ "bucket", required_argument, NULL, OPT_BUCKET },
-	{ "min-count", required_argument, NULL, OPT_MIN_COUNT },
-	{ "loss", required_argument, NULL, OPT_LOSS },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "cjk-min-chars", required_argument, NULL, OPT_CJK_MIN },
-	{ "max-fpr", required_argument, NULL, OPT_MAX_FPR },
-	{ "min-recall", required_argument, NULL, OPT_MIN_RECALL },
-	{ "zh-substrings", no_argument, NULL, OPT_ZH_SUBSTRINGS },
-	{ "zh-words", no_argument, NULL, OPT_ZH_WORDS },
-	{ NULL, 0, NULL, 0 }
+static const struct tool_option cli_options[] = {
+	TOOL_OPTION("mode", 'm', "MODE", 0,
+	            "filter (default): drop toxic documents; annotate: keep all"),
+	TOOL_OPTION("words", 0, "[LANG:]FILE", OPT_WORDS,
+	            "word list for documents in LANG (all documents without LANG);\n"
+	            "repeatable; default: samples/wordlists, one list per language"),
+	TOOL_OPTION("add-words", 0, "[LANG:]FILE", OPT_ADD_WORDS,
+	            "a list used with the default lists, not instead"),
+	TOOL_OPTION("no-words", 0, NULL, OPT_NO_WORDS, "no word-list stage"),
+	TOOL_OPTION("words-per-1k", 0, "X", OPT_PER_1K,
+	            "the rule fires at X or more hits per 1,000 characters (default 1;\n"
+	            "per language as --threshold)"),
+	TOOL_OPTION("cjk-min-chars", 0, "N", OPT_CJK_MIN,
+	            "ignore CJK list entries shorter than N characters (default 2)"),
+	TOOL_OPTION("zh-substrings", 0, NULL, OPT_ZH_SUBSTRINGS,
+	            "CJK list entries match anywhere, not only where Chinese words\n"
+	            "start and end (no segmentation, no dictionary)"),
+	TOOL_OPTION("zh-words", 0, NULL, OPT_ZH_WORDS,
+	            "train, normalize: the Chinese words too (a model trained so\n"
+	            "gets them when it filters)"),
+	TOOL_OPTION("model", 0, "FILE", OPT_MODEL,
+	            "fastText model (.bin or .ftz); default samples/tox/tox.bin"),
+	TOOL_OPTION("no-model", 0, NULL, OPT_NO_MODEL, "no model stage"),
+	TOOL_OPTION("label", 0, "NAME", OPT_LABEL, "the model's toxic label (default toxic)"),
+	TOOL_OPTION("threshold", 0, "T", OPT_THRESHOLD,
+	            "the model fires at tox_score >= T (default 0.85); per language:\n"
+	            "zh=0.9,en=0.85 (a bare value for the other languages)"),
+	TOOL_OPTION("recipe", 0, "FILE", OPT_RECIPE,
+	            "filter, eval: per domain and language, whether toxicity applies,\n"
+	            "with the word lists or not, and the threshold (llmkit-recipe(5));\n"
+	            "--threshold wins where it is given"),
+	TOOL_OPTION("label-field", 0, "KEY", OPT_LABEL_FIELD,
+	            "train, eval: the label field (default label; 1/true/toxic = toxic)"),
+	TOOL_OPTION("json", 0, NULL, OPT_JSON, "eval: JSON instead of a table"),
+	TOOL_OPTION("thresholds", 0, "LIST", OPT_THRESHOLDS,
+	            "eval: comma-separated thresholds to sweep"),
+	TOOL_OPTION("max-fpr", 0, "X", OPT_MAX_FPR,
+	            "eval: per language, the threshold of highest recall whose\n"
+	            "false-positive rate is at most X; repeatable"),
+	TOOL_OPTION("min-recall", 0, "X", OPT_MIN_RECALL,
+	            "eval: per language, the highest threshold whose recall is at\n"
+	            "least X; repeatable"),
+	TOOL_OPTION(NULL, 'k', "N", 'k', "predict: labels per line (default 1; -1 all)"),
+	TOOL_TEXT("      --dim N, --epoch N, --lr X, --word-ngrams N, --minn N, --maxn N, "
+	          "--bucket N,\n"
+	          "      --min-count N, --loss softmax|ova|hs, --seed N   "
+	          "train: as fastText (defaults\n"
+	          "                        "
+	          "dim 16, epoch 5, lr 0.5, word-ngrams 2, minn 0, maxn 0,\n"
+	          "                        "
+	          "bucket 200000, min-count 1, loss softmax, seed 0)"),
+	TOOL_OPTION_F("dim", 0, "N", OPT_DIM, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("epoch", 0, "N", OPT_EPOCH, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("lr", 0, "X", OPT_LR, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("word-ngrams", 0, "N", OPT_WORD_NGRAMS, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("minn", 0, "N", OPT_MINN, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("maxn", 0, "N", OPT_MAXN, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("bucket", 0, "N", OPT_BUCKET, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("min-count", 0, "N", OPT_MIN_COUNT, TOOL_OPTF_NOHELP, NULL),
+	{ "loss", 0, "L", OPT_LOSS, NULL, TOOL_OPTF_NOHELP, "softmax\0ova\0hs\0" },
+	TOOL_OPTION_F("seed", 0, "N", OPT_SEED, TOOL_OPTF_NOHELP, NULL),
+	TOOL_COMMON('o', "output (train: the model) instead of standard output"),
+	TOOL_COMMON(TOOL_OPT_REJECTS, "write every dropped document there, with \"reject_reason\""),
+	TOOL_COMMON(TOOL_OPT_STATS, NULL),
+	TOOL_COMMON(TOOL_OPT_STRICT, NULL),
+	TOOL_COMMON(TOOL_OPT_MAX_LINE, NULL),
+	TOOL_COMMON(TOOL_OPT_FIELD, "text field (default \"text\")"),
+	TOOL_COMMON(TOOL_OPT_THREADS, NULL),
+	TOOL_COMMON_END,
 };
+
+static const struct tool_cli cli = { usage, cli_options, "train\0eval\0predict\0normalize\0" };
 
 enum { CMD_FILTER, CMD_TRAIN, CMD_EVAL, CMD_PREDICT, CMD_NORMALIZE };
 
@@ -874,7 +871,7 @@ int main(int argc, char **argv)
 	tool_init("llm-tox");
 	struct cfg c;
 	memset(&c, 0, sizeof c);
-	tool_common_init(&c.co, usage);
+	tool_common_init(&c.co, &cli);
 	llm_toxlang_init(&c.per_1k, 1.0);
 	llm_toxlang_init(&c.threshold, 0.85); /* predict: fastText's 0 unless given */
 	c.label = "toxic";
@@ -901,9 +898,7 @@ int main(int argc, char **argv)
 	int ac = argc - argi + 1;
 	char **av = argv + argi - 1;
 	int ch;
-	while ((ch = getopt_long(ac, av, TOOL_COMMON_SHORT "m:k:", longopts, NULL)) != -1) {
-		if (tool_common_option(&c.co, ch, optarg))
-			continue;
+	while ((ch = tool_getopt(&c.co, ac, av)) != -1) {
 		switch (ch) {
 		case 'm': c.annotate = tool_choice("--mode", optarg, "filter\0annotate\0"); break;
 		case OPT_WORDS:

@@ -34,68 +34,7 @@ static const char usage[] =
 	"       llm-train --list-models [--vocab N]\n"
 	"\n"
 	"Train a LLaMA-style decoder on the shards of MANIFEST (manifest.json or its directory).\n"
-	"\n"
-	"Model and data:\n"
-	"      --data PATH          manifest.json (train split; the val split for evaluation)\n"
-	"      --model NAME         preset: tiny, small, medium, base, 1b (default tiny)\n"
-	"      --config FILE        Hugging Face LlamaConfig JSON instead of a preset\n"
-	"      --tokenizer FILE     the shards' tokenizer.json, kept in --run-dir for llm-eval\n"
-	"      --mix SPEC           domain proportions, e.g. web=0.65,books=0.12,code=0.15,wiki=0.08\n"
-	"      --weighted           sample documents by their shard weights too\n"
-	"      --skip-batches LIST  never train on these batch ids (comma-separated)\n"
-	"      --seed N             data order and initial weights (default 1)\n"
-	"Schedule:\n"
-	"      --steps N            optimizer steps in all (default 1000)\n"
-	"      --batch B            sequences per micro-batch and process (default 8)\n"
-	"      --seq-len T          tokens per sequence (default 256)\n"
-	"      --accum N            micro-batches per step and process (default 1)\n"
-	"      --lr X               peak learning rate (default 3e-4)\n"
-	"      --min-lr X           final learning rate (default lr / 10)\n"
-	"      --warmup N           linear warmup steps (default 100)\n"
-	"      --decay-steps N      end of the cosine decay (default --steps)\n"
-	"      --weight-decay X     AdamW decay of matrices (default 0.1)\n"
-	"      --beta1 X, --beta2 X, --eps X   AdamW (default 0.9, 0.95, 1e-8)\n"
-	"      --clip X             global gradient-norm clip, 0 = off (default 1.0)\n"
-	"Monitoring and recovery:\n"
-	"      --run-dir DIR        logs and checkpoints (default run)\n"
-	"      --eval-every N       validation loss every N steps, 0 = never (default 100)\n"
-	"      --eval-batches N     fixed validation micro-batches (default 8)\n"
-	"      --plateau N,D,F      after N evaluations in a row above the best by more than D,\n"
-	"                           multiply the learning rate by F (default off)\n"
-	"      --on-spike ACTION    log, skip or rollback when loss > K x smoothed (default log)\n"
-	"      --spike-factor K     (default 2.0)\n"
-	"      --spike-warmup N     steps before spikes are looked for (default 50)\n"
-	"      --max-skips N        stop (exit 1) after N steps in a row skipped, 0 = never\n"
-	"                           (default 20)\n"
-	"      --layer-norms        log each layer's gradient norm\n"
-	"      --log-every N        progress line every N steps when not a terminal (default 10)\n"
-	"      --report-every N     rewrite RUN_DIR/report.html, llm-report's page of the run, every\n"
-	"                           N steps and at the end (default 0 = never)\n"
-	"      --inject-fault F@S   testing: F = nan (non-finite gradients) or spike at step S\n"
-	"Checkpoints:\n"
-	"      --ckpt-every N       full checkpoint (with optimizer state) every N steps, 0 = off\n"
-	"                           (default 100; one is always written at the end)\n"
-	"      --light-every N      model-only checkpoint every N steps (default 0 = off)\n"
-	"      --keep N             full and light checkpoints kept, each (default 3; 0 = all)\n"
-	"      --resume             continue the run in --run-dir from ckpt/latest\n"
-	"      --force              replace the run that --run-dir holds (else refused)\n"
-	"Other:\n"
-	"      --smoke              load, forward, backward, all-reduce, eval, checkpoint, resume and\n"
-	"                           compare on tiny synthetic shards, printing every tensor\n"
-	"      --list-models        the presets and their parameter counts\n"
-	"      --vocab N            vocabulary for --list-models (default 32000)\n"
-	"      --threads N          threads for matrix products (default: OpenBLAS's choice)\n"
-	"Device:\n"
-	"      --device D           cpu, cuda or auto (cuda when a GPU is visible; default cpu)\n"
-	"      --precision P        on a GPU: fp32, bf16, fp16 or mixed (default bf16; the CPU\n"
-	"                           runs fp32); fp16 and mixed use dynamic loss scaling\n"
-	"      --recompute R        on a GPU: none, ffn or all activations recomputed in the\n"
-	"                           backward to save memory (default none)\n"
-	"      --zero1              on GPUs: shard the optimizer state over the processes\n"
-	"  -q, --quiet              no progress line\n"
-	"  -v, --verbose            more messages\n"
-	"      --version            print the version and exit\n"
-	"  -h, --help               print this help and exit\n";
+	"\n";
 
 enum {
 	OPT_DATA = TOOL_OPT_FIRST_PRIVATE, OPT_MODEL, OPT_CONFIG, OPT_MIX, OPT_WEIGHTED, OPT_SKIP,
@@ -104,58 +43,106 @@ enum {
 	OPT_EVAL_BATCHES, OPT_PLATEAU, OPT_ON_SPIKE, OPT_SPIKE_K, OPT_SPIKE_WARMUP, OPT_LAYER_NORMS,
 	OPT_LOG_EVERY, OPT_REPORT_EVERY, OPT_FAULT, OPT_CKPT_EVERY, OPT_LIGHT_EVERY, OPT_KEEP,
 	OPT_RESUME, OPT_SMOKE, OPT_LIST, OPT_VOCAB, OPT_DEVICE, OPT_PRECISION, OPT_RECOMPUTE,
-	OPT_ZERO1, OPT_FORCE, OPT_MAX_SKIPS, OPT_TOKENIZER
+	OPT_ZERO1, OPT_FORCE, OPT_MAX_SKIPS, OPT_TOKENIZER, OPT_THREADS
 };
 
-static const struct option longopts[] = {
-	TOOL_COMMON_OPTIONS,
-	{ "data", required_argument, NULL, OPT_DATA },
-	{ "model", required_argument, NULL, OPT_MODEL },
-	{ "config", required_argument, NULL, OPT_CONFIG },
-	{ "tokenizer", required_argument, NULL, OPT_TOKENIZER },
-	{ "mix", required_argument, NULL, OPT_MIX },
-	{ "weighted", no_argument, NULL, OPT_WEIGHTED },
-	{ "skip-batches", required_argument, NULL, OPT_SKIP },
-	{ "seed", required_argument, NULL, OPT_SEED },
-	{ "steps", required_argument, NULL, OPT_STEPS },
-	{ "batch", required_argument, NULL, OPT_BATCH },
-	{ "seq-len", required_argument, NULL, OPT_SEQ },
-	{ "accum", required_argument, NULL, OPT_ACCUM },
-	{ "lr", required_argument, NULL, OPT_LR },
-	{ "min-lr", required_argument, NULL, OPT_MIN_LR },
-	{ "warmup", required_argument, NULL, OPT_WARMUP },
-	{ "decay-steps", required_argument, NULL, OPT_DECAY },
-	{ "weight-decay", required_argument, NULL, OPT_WD },
-	{ "beta1", required_argument, NULL, OPT_BETA1 },
-	{ "beta2", required_argument, NULL, OPT_BETA2 },
-	{ "eps", required_argument, NULL, OPT_EPS },
-	{ "clip", required_argument, NULL, OPT_CLIP },
-	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
-	{ "eval-every", required_argument, NULL, OPT_EVAL_EVERY },
-	{ "eval-batches", required_argument, NULL, OPT_EVAL_BATCHES },
-	{ "plateau", required_argument, NULL, OPT_PLATEAU },
-	{ "on-spike", required_argument, NULL, OPT_ON_SPIKE },
-	{ "spike-factor", required_argument, NULL, OPT_SPIKE_K },
-	{ "spike-warmup", required_argument, NULL, OPT_SPIKE_WARMUP },
-	{ "max-skips", required_argument, NULL, OPT_MAX_SKIPS },
-	{ "layer-norms", no_argument, NULL, OPT_LAYER_NORMS },
-	{ "log-every", required_argument, NULL, OPT_LOG_EVERY },
-	{ "report-every", required_argument, NULL, OPT_REPORT_EVERY },
-	{ "inject-fault", required_argument, NULL, OPT_FAULT },
-	{ "ckpt-every", required_argument, NULL, OPT_CKPT_EVERY },
-	{ "light-every", required_argument, NULL, OPT_LIGHT_EVERY },
-	{ "keep", required_argument, NULL, OPT_KEEP },
-	{ "resume", no_argument, NULL, OPT_RESUME },
-	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "smoke", no_argument, NULL, OPT_SMOKE },
-	{ "list-models", no_argument, NULL, OPT_LIST },
-	{ "vocab", required_argument, NULL, OPT_VOCAB },
-	{ "device", required_argument, NULL, OPT_DEVICE },
-	{ "precision", required_argument, NULL, OPT_PRECISION },
-	{ "recompute", required_argument, NULL, OPT_RECOMPUTE },
-	{ "zero1", no_argument, NULL, OPT_ZERO1 },
-	{ NULL, 0, NULL, 0 }
+static const struct tool_option cli_options[] = {
+	TOOL_TEXT("Model and data:"),
+	TOOL_OPTION("data", 0, "PATH", OPT_DATA,
+	            "manifest.json (train split; the val split for evaluation)"),
+	TOOL_CHOICE("model", 0, "NAME", OPT_MODEL, "tiny\0small\0medium\0base\0" "1b\0",
+	            "preset: tiny, small, medium, base, 1b (default tiny)"),
+	TOOL_OPTION("config", 0, "FILE", OPT_CONFIG,
+	            "Hugging Face LlamaConfig JSON instead of a preset"),
+	TOOL_OPTION("tokenizer", 0, "FILE", OPT_TOKENIZER,
+	            "the shards' tokenizer.json, kept in --run-dir for llm-eval"),
+	TOOL_OPTION("mix", 0, "SPEC", OPT_MIX,
+	            "domain proportions, e.g. web=0.65,books=0.12,code=0.15,wiki=0.08"),
+	TOOL_OPTION("weighted", 0, NULL, OPT_WEIGHTED,
+	            "sample documents by their shard weights too"),
+	TOOL_OPTION("skip-batches", 0, "LIST", OPT_SKIP,
+	            "never train on these batch ids (comma-separated)"),
+	TOOL_OPTION("seed", 0, "N", OPT_SEED, "data order and initial weights (default 1)"),
+	TOOL_TEXT("Schedule:"),
+	TOOL_OPTION("steps", 0, "N", OPT_STEPS, "optimizer steps in all (default 1000)"),
+	TOOL_OPTION("batch", 0, "B", OPT_BATCH,
+	            "sequences per micro-batch and process (default 8)"),
+	TOOL_OPTION("seq-len", 0, "T", OPT_SEQ, "tokens per sequence (default 256)"),
+	TOOL_OPTION("accum", 0, "N", OPT_ACCUM, "micro-batches per step and process (default 1)"),
+	TOOL_OPTION("lr", 0, "X", OPT_LR, "peak learning rate (default 3e-4)"),
+	TOOL_OPTION("min-lr", 0, "X", OPT_MIN_LR, "final learning rate (default lr / 10)"),
+	TOOL_OPTION("warmup", 0, "N", OPT_WARMUP, "linear warmup steps (default 100)"),
+	TOOL_OPTION("decay-steps", 0, "N", OPT_DECAY, "end of the cosine decay (default --steps)"),
+	TOOL_OPTION("weight-decay", 0, "X", OPT_WD, "AdamW decay of matrices (default 0.1)"),
+	TOOL_TEXT("      --beta1 X, --beta2 X, --eps X   AdamW (default 0.9, 0.95, 1e-8)"),
+	TOOL_OPTION_F("beta1", 0, "X", OPT_BETA1, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("beta2", 0, "X", OPT_BETA2, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION_F("eps", 0, "X", OPT_EPS, TOOL_OPTF_NOHELP, NULL),
+	TOOL_OPTION("clip", 0, "X", OPT_CLIP, "global gradient-norm clip, 0 = off (default 1.0)"),
+	TOOL_TEXT("Monitoring and recovery:"),
+	TOOL_OPTION("run-dir", 0, "DIR", OPT_RUN_DIR, "logs and checkpoints (default run)"),
+	TOOL_OPTION("eval-every", 0, "N", OPT_EVAL_EVERY,
+	            "validation loss every N steps, 0 = never (default 100)"),
+	TOOL_OPTION("eval-batches", 0, "N", OPT_EVAL_BATCHES,
+	            "fixed validation micro-batches (default 8)"),
+	TOOL_OPTION("plateau", 0, "N,D,F", OPT_PLATEAU,
+	            "after N evaluations in a row above the best by more than D,\n"
+	            "multiply the learning rate by F (default off)"),
+	TOOL_CHOICE("on-spike", 0, "ACTION", OPT_ON_SPIKE, "log\0skip\0rollback\0",
+	            "log, skip or rollback when loss > K x smoothed (default log)"),
+	TOOL_OPTION("spike-factor", 0, "K", OPT_SPIKE_K, "(default 2.0)"),
+	TOOL_OPTION("spike-warmup", 0, "N", OPT_SPIKE_WARMUP,
+	            "steps before spikes are looked for (default 50)"),
+	TOOL_OPTION("max-skips", 0, "N", OPT_MAX_SKIPS,
+	            "stop (exit 1) after N steps in a row skipped, 0 = never\n"
+	            "(default 20)"),
+	TOOL_OPTION("layer-norms", 0, NULL, OPT_LAYER_NORMS, "log each layer's gradient norm"),
+	TOOL_OPTION("log-every", 0, "N", OPT_LOG_EVERY,
+	            "progress line every N steps when not a terminal (default 10)"),
+	TOOL_OPTION("report-every", 0, "N", OPT_REPORT_EVERY,
+	            "rewrite RUN_DIR/report.html, llm-report's page of the run, every\n"
+	            "N steps and at the end (default 0 = never)"),
+	TOOL_OPTION("inject-fault", 0, "F@S", OPT_FAULT,
+	            "testing: F = nan (non-finite gradients) or spike at step S"),
+	TOOL_TEXT("Checkpoints:"),
+	TOOL_OPTION("ckpt-every", 0, "N", OPT_CKPT_EVERY,
+	            "full checkpoint (with optimizer state) every N steps, 0 = off\n"
+	            "(default 100; one is always written at the end)"),
+	TOOL_OPTION("light-every", 0, "N", OPT_LIGHT_EVERY,
+	            "model-only checkpoint every N steps (default 0 = off)"),
+	TOOL_OPTION("keep", 0, "N", OPT_KEEP,
+	            "full and light checkpoints kept, each (default 3; 0 = all)"),
+	TOOL_OPTION("resume", 0, NULL, OPT_RESUME,
+	            "continue the run in --run-dir from ckpt/latest"),
+	TOOL_OPTION("force", 0, NULL, OPT_FORCE,
+	            "replace the run that --run-dir holds (else refused)"),
+	TOOL_TEXT("Other:"),
+	TOOL_OPTION("smoke", 0, NULL, OPT_SMOKE,
+	            "load, forward, backward, all-reduce, eval, checkpoint, resume and\n"
+	            "compare on tiny synthetic shards, printing every tensor"),
+	TOOL_OPTION("list-models", 0, NULL, OPT_LIST, "the presets and their parameter counts"),
+	TOOL_OPTION("vocab", 0, "N", OPT_VOCAB, "vocabulary for --list-models (default 32000)"),
+	TOOL_OPTION("threads", 0, "N", OPT_THREADS,
+	            "threads for matrix products (default: OpenBLAS's choice)"),
+	TOOL_TEXT("Device:"),
+	TOOL_CHOICE("device", 0, "D", OPT_DEVICE, "cpu\0cuda\0auto\0",
+	            "cpu, cuda or auto (cuda when a GPU is visible; default cpu)"),
+	TOOL_CHOICE("precision", 0, "P", OPT_PRECISION, "fp32\0bf16\0fp16\0mixed\0",
+	            "on a GPU: fp32, bf16, fp16 or mixed (default bf16; the CPU\n"
+	            "runs fp32); fp16 and mixed use dynamic loss scaling"),
+	TOOL_CHOICE("recompute", 0, "R", OPT_RECOMPUTE, "none\0ffn\0all\0",
+	            "on a GPU: none, ffn or all activations recomputed in the\n"
+	            "backward to save memory (default none)"),
+	TOOL_OPTION("zero1", 0, NULL, OPT_ZERO1,
+	            "on GPUs: shard the optimizer state over the processes"),
+	TOOL_COMMON('q', "no progress line"),
+	TOOL_COMMON('v', NULL),
+	TOOL_COMMON(TOOL_OPT_VERSION, NULL),
+	TOOL_COMMON('h', NULL),
+	TOOL_OPTIONS_END,
 };
+
+static const struct tool_cli cli = { usage, cli_options, NULL };
 
 typedef struct {
 	llm_train_options t;
@@ -447,10 +434,10 @@ int main(int argc, char **argv)
 	if (llm_mpirt_init(&argc, &argv, &o.t.backend.rank, &o.t.backend.world) != LLM_OK)
 		die("%s", llm_last_error());
 	struct tool_common co;
-	tool_common_init(&co, usage);
+	tool_common_init(&co, &cli);
 	int list = 0, smoke_run = 0, vocab = 32000, threads = 0, c;
-	while ((c = getopt_long(argc, argv, TOOL_COMMON_SHORT, longopts, NULL)) != -1) {
-		if (c == TOOL_OPT_THREADS)
+	while ((c = tool_getopt(&co, argc, argv)) != -1) {
+		if (c == OPT_THREADS)
 			threads = (int)tool_int("--threads", optarg, 1, 1024);
 		else if (c == OPT_SMOKE)
 			smoke_run = 1;
@@ -458,7 +445,7 @@ int main(int argc, char **argv)
 			list = 1;
 		else if (c == OPT_VOCAB)
 			vocab = (int)tool_int("--vocab", optarg, 1, INT32_MAX);
-		else if (!tool_common_option(&co, c, optarg))
+		else
 			parse_option(&o, c, optarg);
 	}
 	if (optind < argc)

@@ -102,9 +102,8 @@ void tool_bad_option(void)
 	exit(2);
 }
 
-void tool_help(const char *text)
+void tool_exit_printed(void)
 {
-	fputs(text, stdout);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		die("write error: <stdout>: %s", strerror(errno));
 	exit(0);
@@ -113,9 +112,7 @@ void tool_help(const char *text)
 void tool_version(void)
 {
 	printf("%s (llmkit) %s\n", llm_prog(), LLM_VERSION);
-	if (fflush(stdout) != 0 || ferror(stdout))
-		die("write error: <stdout>: %s", strerror(errno));
-	exit(0);
+	tool_exit_printed();
 }
 
 uint64_t tool_size(const char *opt, const char *arg)
@@ -205,13 +202,13 @@ int tool_parsed(const char *opt, const char *arg, int (*parse)(const char *s, in
 	return v;
 }
 
-void tool_common_init(struct tool_common *co, const char *help)
+void tool_common_init(struct tool_common *co, const struct tool_cli *cli)
 {
 	memset(co, 0, sizeof *co);
 	co->max_line = (size_t)64 << 20;
 	co->field = "text";
 	co->threads = 1;
-	co->help = help;
+	co->cli = cli;
 }
 
 int tool_common_option(struct tool_common *co, int c, const char *arg)
@@ -220,7 +217,9 @@ int tool_common_option(struct tool_common *co, int c, const char *arg)
 	case 'o': co->output = arg; return 1;
 	case 'q': llm_set_verbosity(0); return 1;
 	case 'v': llm_set_verbosity(2); return 1;
-	case 'h': tool_help(co->help);
+	case 'h':
+		tool_print_help(co->cli);
+		tool_exit_printed();
 	case TOOL_OPT_VERSION: tool_version();
 	case TOOL_OPT_STATS: co->stats = arg; return 1;
 	case TOOL_OPT_REJECTS: co->rejects = arg; return 1;
@@ -242,10 +241,9 @@ int tool_common_option(struct tool_common *co, int c, const char *arg)
 			n = cores > 0 ? cores : 1;
 		}
 		co->threads = (int)n;
+		co->threads_given = 1;
 		return 1;
 	}
-	case '?':
-	case ':': tool_bad_option();
 	}
 	return 0;
 }

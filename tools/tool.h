@@ -5,7 +5,8 @@
  *
  * This is the one place allowed to call exit(): lib/ reports, tools decide.
  *
- * Common options (TOOL_COMMON_OPTIONS in a getopt_long table, tool_common_option in the switch):
+ * Options are a table (opt.h) parsed by tool_getopt. The common ones, which a tool names in
+ * its table with TOOL_COMMON, fill struct tool_common:
  *   -o, --output FILE   output (default stdout; .zst, .gz, .xz, .bz2 compress)
  *   -q, --quiet         no progress or summary
  *   -v, --verbose
@@ -26,6 +27,7 @@
 
 #include "core/err.h"
 #include "core/run.h"
+#include "opt.h"
 
 /* Set program name, OOM handler (message + exit 1), SIGPIPE default, SIGINT/SIGTERM/SIGHUP
  * cleanup of temporary output files, and deferred publishing of outputs: every file written
@@ -36,9 +38,9 @@ void tool_init(const char *name);
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "PROG: msg" and "Try 'PROG --help' for more information.", exit 2. */
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Print usage text to stdout, exit 0 (for --help). */
-_Noreturn void tool_help(const char *text);
 _Noreturn void tool_version(void);
+/* Flush what --help, --version or the like printed and exit 0 (1 on a write error). */
+_Noreturn void tool_exit_printed(void);
 
 /* Option value parsers: on a bad value they call usage_error naming the option. */
 uint64_t tool_size(const char *opt, const char *arg);          /* 64K, 1.5M, 1G, 2T; base 1024 */
@@ -52,31 +54,6 @@ int tool_choice(const char *opt, const char *arg, const char *words);
 /* A choice that a library function parses (its error names the choices); usage error else. */
 int tool_parsed(const char *opt, const char *arg, int (*parse)(const char *s, int *out));
 
-enum {
-	TOOL_OPT_STATS = 0x1000,
-	TOOL_OPT_REJECTS,
-	TOOL_OPT_STRICT,
-	TOOL_OPT_MAX_LINE,
-	TOOL_OPT_FIELD,
-	TOOL_OPT_THREADS,
-	TOOL_OPT_VERSION,
-	TOOL_OPT_FIRST_PRIVATE = 0x1100 /* tools number their own long-only options from here */
-};
-
-#define TOOL_COMMON_SHORT "o:qvh"
-#define TOOL_COMMON_OPTIONS                                        \
-	{ "output", required_argument, NULL, 'o' },                \
-	{ "quiet", no_argument, NULL, 'q' },                       \
-	{ "verbose", no_argument, NULL, 'v' },                     \
-	{ "help", no_argument, NULL, 'h' },                        \
-	{ "version", no_argument, NULL, TOOL_OPT_VERSION },        \
-	{ "stats", required_argument, NULL, TOOL_OPT_STATS },      \
-	{ "rejects", required_argument, NULL, TOOL_OPT_REJECTS },  \
-	{ "strict", no_argument, NULL, TOOL_OPT_STRICT },          \
-	{ "max-line", required_argument, NULL, TOOL_OPT_MAX_LINE }, \
-	{ "field", required_argument, NULL, TOOL_OPT_FIELD },      \
-	{ "threads", required_argument, NULL, TOOL_OPT_THREADS }
-
 struct tool_common {
 	const char *output;  /* NULL = stdout */
 	const char *stats;
@@ -85,11 +62,14 @@ struct tool_common {
 	size_t max_line;
 	const char *field;   /* "text" */
 	int threads;         /* resolved: >= 1 */
-	const char *help;    /* usage text printed by -h/--help */
+	int threads_given;   /* --threads was given */
+	const struct tool_cli *cli; /* the command line's table, for tool_getopt and --help */
 };
 
-void tool_common_init(struct tool_common *co, const char *help);
-/* Handle a common option; returns 1 if c was one (exits for --help/--version/bad values). */
+/* Defaults, and the table that tool_getopt parses. */
+void tool_common_init(struct tool_common *co, const struct tool_cli *cli);
+/* Handle a common option (tool_getopt calls it); returns 1 if c was one (exits for --help,
+ * --version and bad values). */
 int tool_common_option(struct tool_common *co, int c, const char *arg);
 /* A getopt '?' or ':' result: usage error (getopt already printed why). */
 _Noreturn void tool_bad_option(void);

@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='every tool: --help matches its man page SYNOPSIS, --version, bad flags'
+test_description='every tool: --help matches its man page SYNOPSIS, every option of its table is in its man page, --version, bad flags'
 . "$(dirname "$0")/../lib.sh"
 
 # SYNOPSIS of a man page as one line of words.
@@ -29,11 +29,40 @@ for t in "$TOP"/bin/llm-*; do
 			grep -F -- \"\$l\" syn >/dev/null || { echo \"not in SYNOPSIS: \$l\"; cat syn; exit 1; }
 		done <lines
 	"
+	test_expect_success "$n: every option of its table is in its man page" "
+		'$t' --list-options >opts && test -s opts &&
+		groff -mdoc -Tutf8 -P-c -P-b -P-u '$TOP/man/man1/$n.1' >man 2>/dev/null &&
+		awk -F'\t' '/^-/ { print \$1 }' opts >names && test -s names &&
+		while read -r o; do
+			grep -E -- \"(^|[^-[:alnum:]])\$o([^-[:alnum:]]|\\\$)\" man >/dev/null ||
+			{ echo \"\$o is not in man/man1/$n.1\"; exit 1; }
+		done <names
+	"
 	test_expect_success "$n --version and a bad flag (exit 2)" "
 		'$t' --version | grep -q '(llmkit)' &&
 		test_must_fail --code=2 '$t' --no-such-option </dev/null 2>err &&
 		grep -q 'Try .$n --help' err
 	"
 done
+
+test_expect_success 'a tool refuses a common option it has no use for' '
+	test_must_fail --code=2 llm-shard --rejects x -o out </dev/null 2>err &&
+	test_grep "unrecognized option" err && test ! -e x &&
+	test_must_fail --code=2 llm-train --stats x 2>err
+'
+
+test_expect_success '--help comes from the table: every option once, common ones included' '
+	llm-noise --help >help && llm-noise --list-options >opts &&
+	for o in $(awk -F"\t" "/^--/ { print \$1 }" opts); do
+		test $(grep -c -- "$o\b" help) -ge 1 || { echo "$o not in --help"; exit 1; }
+	done &&
+	test_grep "^  -o, --output FILE" help && test_grep "^      --stats FILE" help &&
+	! grep -- --rejects help
+'
+
+test_expect_success 'llm-eval: --stats writes the results, --json is the same' '
+	llm-eval --list-options >opts && test_grep "^--stats	FILE" opts && test_grep "^--json	FILE" opts &&
+	llm-eval --help >help && test_grep "stats FILE" help
+'
 
 test_done
