@@ -9,7 +9,8 @@
 #   make bench-scale     the data pipeline on generated corpora (SCALE_GB="0.5 1 2"; hours)
 #   make fuzz            run every fuzz target for FUZZ_SECONDS (default 300)
 #   make deps            install the Debian packages llmkit needs (as root), or print the command
-#   make install         PREFIX=/usr/local: programs, man pages, data files and pipelines
+#   make install         PREFIX=/usr/local: programs, man pages, bash completion, data files
+#                        and pipelines
 #
 # Build probes (each prints what it found; override on the command line):
 #   CUDA=auto|0|1        compile kernels/ with nvcc; 1 fails when nvcc is missing
@@ -245,9 +246,17 @@ DATA_FILES = LICENSE samples/NOTICE $(wildcard samples/wordlists/* samples/stopw
 JIEBA_DICT ?= /usr/lib/python3/dist-packages/jieba/dict.txt
 JIEBA_COPYRIGHT ?= /usr/share/doc/python3-jieba/copyright
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+# Bash completion of every program, from its option table (mk/completion.sh).
+COMPLETIONS := $(TOOL_SRC:tools/%.c=$(B)/completion/%)
+$(B)/completion/%: $(BINDIR)/% mk/completion.sh
+	@mkdir -p $(@D)
+	sh mk/completion.sh $< >$@.tmp && mv $@.tmp $@
+
+install: all $(COMPLETIONS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(COMPLETIONS) $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 644 $(wildcard man/man1/*.1) $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 $(wildcard man/man5/*.5) $(DESTDIR)$(PREFIX)/share/man/man5
 	@for f in $(DATA_FILES); do \

@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='every tool: --help matches its man page SYNOPSIS, every option of its table is in its man page, --version, bad flags'
+test_description='every tool: --help matches its man page SYNOPSIS, every option of its table is in its man page, --version, bad flags, bash completion'
 . "$(dirname "$0")/../lib.sh"
 
 # SYNOPSIS of a man page as one line of words.
@@ -17,6 +17,7 @@ usage_lines() {
 for t in "$TOP"/bin/llm-*; do
 	[ -x "$t" ] || continue
 	n=${t##*/}
+	fn=_$(echo "$n" | tr - _)
 	test_expect_success "$n has a man page that lints clean" "
 		test -f '$TOP/man/man1/$n.1' &&
 		test -z \"\$(groff -mdoc -ww -z '$TOP/man/man1/$n.1' 2>&1)\"
@@ -38,12 +39,33 @@ for t in "$TOP"/bin/llm-*; do
 			{ echo \"\$o is not in man/man1/$n.1\"; exit 1; }
 		done <names
 	"
+	test_expect_success "$n: bash completion from its option table" "
+		sh '$TOP/mk/completion.sh' '$t' >compl &&
+		bash -c '. ./compl && COMP_WORDS=($n --he) && COMP_CWORD=1 && $fn &&
+			echo \"\${COMPREPLY[*]}\"' >got &&
+		echo --help >want && test_cmp want got
+	"
 	test_expect_success "$n --version and a bad flag (exit 2)" "
 		'$t' --version | grep -q '(llmkit)' &&
 		test_must_fail --code=2 '$t' --no-such-option </dev/null 2>err &&
 		grep -q 'Try .$n --help' err
 	"
 done
+
+test_expect_success 'completion offers subcommands first, values of an option, files after one' '
+	sh "$TOP/mk/completion.sh" "$TOP/bin/llm-eval" >compl &&
+	bash -c ". ./compl && COMP_WORDS=(llm-eval ge) && COMP_CWORD=1 && _llm_eval &&
+		echo \${COMPREPLY[*]}" >got &&
+	echo generate >want && test_cmp want got &&
+	sh "$TOP/mk/completion.sh" "$TOP/bin/llm-cat" >compl &&
+	bash -c ". ./compl && COMP_WORDS=(llm-cat -f wa) && COMP_CWORD=2 && _llm_cat &&
+		echo \${COMPREPLY[*]}" >got &&
+	echo warc >want && test_cmp want got &&
+	bash -c ". ./compl && COMP_WORDS=(llm-cat -o o) && COMP_CWORD=2 && _llm_cat &&
+		echo \${#COMPREPLY[*]}" >got &&
+	echo 0 >want && test_cmp want got &&
+	test_grep "^complete -o default -F _llm_cat llm-cat$" compl
+'
 
 test_expect_success 'a tool refuses a common option it has no use for' '
 	test_must_fail --code=2 llm-shard --rejects x -o out </dev/null 2>err &&

@@ -94,6 +94,9 @@ test_expect_success 'make install puts programs and man pages under PREFIX' '
 	make -s -C "$TOP" install PREFIX="$TRASH/inst" >out 2>&1 &&
 	test -x inst/bin/llm-cat && test -f inst/share/man/man1/llm-cat.1 &&
 	test -f inst/share/man/man5/llmkit-formats.5 &&
+	for p in "$TOP"/bin/llm-*; do
+		test -s "inst/share/bash-completion/completions/${p##*/}" || return 1
+	done &&
 	inst/bin/llm-cat --version >v && test_grep "llm-cat (llmkit)" v
 '
 
