@@ -5,6 +5,9 @@
  * pattern is rewritten before compiling (see pretok.h): \s becomes the explicit White_Space
  * set, letter/number/mark properties gain the code points newer than this PCRE2's Unicode
  * tables, and $ becomes \z.
+ *
+ * The named patterns (and the other spellings of them that tokenizer files use) skip PCRE2:
+ * hand-compiled matchers (pretok_fast.c) find the same matches several times faster.
  */
 #include "pretok.h"
 
@@ -16,6 +19,7 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/utf8.h"
+#include "pretok_fast.h"
 #include "pretok_unicode.h"
 
 /*
@@ -27,24 +31,25 @@
 static const struct {
 	const char *name;
 	const char *pattern;
+	int fast; /* its hand-compiled matcher (pretok_fast.h) */
 } named[] = {
-	{ "gpt2", "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+" },
-	{ "r50k", "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+" },
-	{ "p50k", "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+" },
+	{ "gpt2", "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", PRETOK_FAST_GPT2 },
+	{ "r50k", "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", PRETOK_FAST_GPT2 },
+	{ "p50k", "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", PRETOK_FAST_GPT2 },
 	{ "cl100k", "'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}"
-	            "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
+	            "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", PRETOK_FAST_CL100K },
 	{ "o200k", "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
 	           "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
 	           "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
 	           "(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
-	           "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
+	           "|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", PRETOK_FAST_O200K },
 	{ "llama3", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}"
-	            "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
+	            "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", PRETOK_FAST_CL100K },
 	{ "qwen", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}"
-	          "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
+	          "| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", PRETOK_FAST_QWEN },
 	/* Qwen3.5 and 3.6: marks join the letters they follow */
 	{ "qwen3.5", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}"
-	             "| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
+	             "| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+", PRETOK_FAST_QWEN35 },
 };
 
 /* DeepSeek-V3's pre-tokenizer: digits in threes, then runs of CJK ideographs and kana, then
@@ -55,6 +60,32 @@ static const char *const deepseek_seq[] = {
 	"[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\\r\\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
 	"| ?[\\p{P}\\p{S}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
 };
+
+/* The other patterns with a matcher of their own: DeepSeek's, and GPT-2's as tokenizer.json's
+ * ByteLevel applies it (its contractions spelt out, the same seven alternatives). */
+static const struct {
+	const char *pattern;
+	int fast;
+} fast_other[] = {
+	{ "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", PRETOK_FAST_GPT2 },
+	{ NULL, PRETOK_FAST_DIGITS3 }, /* deepseek_seq[i] for i = 0, 1, 2 */
+	{ NULL, PRETOK_FAST_CJK },
+	{ NULL, PRETOK_FAST_DEEPSEEK },
+};
+
+/* The matcher of pattern re, or PRETOK_FAST_NONE. */
+static int fast_kind(const char *re)
+{
+	for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+		if (strcmp(named[i].pattern, re) == 0)
+			return named[i].fast;
+	for (size_t i = 0; i < sizeof fast_other / sizeof fast_other[0]; i++) {
+		const char *p = fast_other[i].pattern ? fast_other[i].pattern : deepseek_seq[i - 1];
+		if (strcmp(p, re) == 0)
+			return fast_other[i].fast;
+	}
+	return PRETOK_FAST_NONE;
+}
 
 const char *const *llm_pretok_named_seq(const char *name, size_t *n)
 {
@@ -90,7 +121,8 @@ const char *llm_pretok_named(const char *name)
 
 struct llm_pretok {
 	char *pattern;
-	pcre2_code *code;
+	pcre2_code *code; /* NULL with a hand-compiled matcher */
+	int fast;         /* that matcher (pretok_fast.h), or PRETOK_FAST_NONE */
 	bool jit;
 	bool keep_gaps;
 };
@@ -190,27 +222,47 @@ static void rewrite(const char *re, llm_buf *out)
 	}
 }
 
-int llm_pretok_new(llm_pretok **ptp, const char *regex, bool keep_gaps)
+static int pretok_new(llm_pretok **ptp, const char *regex, bool keep_gaps, bool fast)
 {
 	*ptp = NULL;
-	llm_buf re = LLM_BUF_INIT;
-	rewrite(regex, &re);
-	int err;
-	PCRE2_SIZE off;
-	pcre2_code *code = pcre2_compile((PCRE2_SPTR)re.p, re.len, PCRE2_UTF | PCRE2_UCP, &err, &off, NULL);
-	llm_buf_release(&re);
-	if (!code) {
-		PCRE2_UCHAR msg[256];
-		pcre2_get_error_message(err, msg, sizeof msg);
-		return llm_fail(LLM_EINVAL, "bad pre-tokenizer pattern: %s", (const char *)msg);
+	int kind = fast ? fast_kind(regex) : PRETOK_FAST_NONE;
+	pcre2_code *code = NULL;
+	if (kind == PRETOK_FAST_NONE) {
+		llm_buf re = LLM_BUF_INIT;
+		rewrite(regex, &re);
+		int err;
+		PCRE2_SIZE off;
+		code = pcre2_compile((PCRE2_SPTR)re.p, re.len, PCRE2_UTF | PCRE2_UCP, &err, &off, NULL);
+		llm_buf_release(&re);
+		if (!code) {
+			PCRE2_UCHAR msg[256];
+			pcre2_get_error_message(err, msg, sizeof msg);
+			return llm_fail(LLM_EINVAL, "bad pre-tokenizer pattern: %s", (const char *)msg);
+		}
 	}
 	llm_pretok *pt = llm_calloc(1, sizeof *pt);
 	pt->pattern = llm_strdup(regex);
 	pt->code = code;
+	pt->fast = kind;
 	pt->keep_gaps = keep_gaps;
-	pt->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
+	pt->jit = code && pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;
 	*ptp = pt;
 	return LLM_OK;
+}
+
+int llm_pretok_new(llm_pretok **ptp, const char *regex, bool keep_gaps)
+{
+	return pretok_new(ptp, regex, keep_gaps, true);
+}
+
+int llm_pretok_new_pcre2(llm_pretok **ptp, const char *regex, bool keep_gaps)
+{
+	return pretok_new(ptp, regex, keep_gaps, false);
+}
+
+bool llm_pretok_is_fast(const llm_pretok *pt)
+{
+	return pt->fast != PRETOK_FAST_NONE;
 }
 
 void llm_pretok_free(llm_pretok *pt)
@@ -231,6 +283,8 @@ llm_pretok_state *llm_pretok_state_new(const llm_pretok *pt)
 {
 	llm_pretok_state *st = llm_calloc(1, sizeof *st);
 	st->pt = pt;
+	if (!pt->code)
+		return st;
 	st->md = pcre2_match_data_create_from_pattern(pt->code, NULL);
 	st->mctx = pcre2_match_context_create(NULL);
 	if (!st->md || !st->mctx)
@@ -297,6 +351,25 @@ int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end)
 			}
 			st->valid_end = st->pos + v;
 			st->search = st->pos;
+		}
+		if (st->pt->fast) {
+			size_t ms, me;
+			if (!pretok_fast_find(st->pt->fast, st->s, st->valid_end, st->search, &ms, &me)) {
+				st->search = st->valid_end;
+				continue;
+			}
+			if (ms > st->pos && st->pt->keep_gaps) {
+				*start = st->pos;
+				*end = st->pos = ms;
+				st->pending = true;
+				st->pend_start = ms;
+				st->pend_end = me;
+				return LLM_OK;
+			}
+			*start = ms;
+			*end = st->pos = st->search = me;
+			st->matched = true;
+			return LLM_OK;
 		}
 		int rc;
 		if (st->pt->jit)

@@ -14,6 +14,9 @@
  *     Unicode versions assigned beyond this PCRE2's tables (Kawi, CJK extension H, ...).
  *   - $ matches only at the end of the text.
  *
+ * The named patterns are not compiled: a hand-compiled matcher for each (pretok_fast.h) finds
+ * the same pieces several times faster than PCRE2's JIT.
+ *
  * Splitting: llm_pretok_next returns the pieces in order and covers every byte of the text.
  * Text the pattern does not match ("gaps") is returned as pieces too when keep_gaps is set
  * (Hugging Face Split/ByteLevel "isolated" behaviour), else skipped (tiktoken's find_iter).
@@ -42,8 +45,14 @@ const char *llm_pretok_named(const char *name);
  * for "deepseek" (digits, CJK runs, its main pattern). NULL when the name is unknown. */
 const char *const *llm_pretok_named_seq(const char *name, size_t *n);
 
-/* Compile regex (a pattern, not a name). LLM_EINVAL with PCRE2's message and offset on error. */
+/* Compile regex (a pattern, not a name). LLM_EINVAL with PCRE2's message and offset on error.
+ * The named patterns (and DeepSeek's, and tokenizer.json's spelling of GPT-2's) are matched by
+ * hand-compiled matchers instead, with the same pieces as PCRE2 (test_pretok, fuzz_pretok). */
 int llm_pretok_new(llm_pretok **pt, const char *regex, bool keep_gaps);
+/* The same with PCRE2 for every pattern: the reference the matchers are tested against. */
+int llm_pretok_new_pcre2(llm_pretok **pt, const char *regex, bool keep_gaps);
+/* Whether pt uses a hand-compiled matcher. */
+bool llm_pretok_is_fast(const llm_pretok *pt);
 void llm_pretok_free(llm_pretok *pt);
 /* The pattern as given (before rewriting). */
 const char *llm_pretok_pattern(const llm_pretok *pt);

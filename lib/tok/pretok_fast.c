@@ -1,0 +1,332 @@
+/*
+ * pretok_fast.c — the named pre-tokenizer patterns as hand-written matchers.
+ *
+ * A matcher takes a start position p and returns the end of the pattern's match there (0:
+ * none; a match is never empty, so a real end is never 0), trying the alternatives in order
+ * as PCRE2 does. Where PCRE2 would backtrack, the first path that succeeds is computed
+ * directly:
+ *   - `X? Y+` with X and Y disjoint takes X when Y follows, else starts at Y;
+ *   - `\s+(?!\S)` gives back the last white-space character unless the run ends the text (or
+ *     is a single character, which `\s+` then takes whole);
+ *   - `\s*[\r\n]+` ends after the last CR or LF of the white-space run;
+ *   - o200k's `[UP]*[LO]+` (the classes overlap in Lm, Lo and marks) either continues into a
+ *     run of LO after the longest run of UP, or ends after the last LO inside that run.
+ * The case-insensitive contractions are those of PCRE2's caseless matching: 's' also matches
+ * U+017F (long s), and no other letter of them has a non-ASCII case partner.
+ */
+#include "pretok_fast.h"
+
+#include <stdint.h>
+
+#include "pretok_classes.h"
+
+const char *const pretok_fast_class_re[PRETOK_FAST_NCLASS] = {
+	"\\p{L}", "\\p{N}", "\\s", "\\p{M}", "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]",
+	"[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]", "\\p{P}", "\\p{S}",
+};
+
+unsigned pretok_fast_class(unsigned cp)
+{
+	return cp > 0x10FFFF ? 0 : pt_stage2[pt_stage1[cp >> 8]][cp & 255];
+}
+
+typedef const unsigned char uchar;
+
+/* The code point at s[i] (valid UTF-8) and its length. */
+static inline uint32_t cp_at(uchar *s, size_t i, size_t *len)
+{
+	unsigned c = s[i];
+	if (c < 0x80) {
+		*len = 1;
+		return c;
+	}
+	if (c < 0xe0) {
+		*len = 2;
+		return (c & 0x1fu) << 6 | (s[i + 1] & 0x3fu);
+	}
+	if (c < 0xf0) {
+		*len = 3;
+		return (c & 0x0fu) << 12 | (s[i + 1] & 0x3fu) << 6 | (s[i + 2] & 0x3fu);
+	}
+	*len = 4;
+	return (c & 0x07u) << 18 | (s[i + 1] & 0x3fu) << 12 | (s[i + 2] & 0x3fu) << 6 | (s[i + 3] & 0x3fu);
+}
+
+/* The class bits of the character at s[i] and its length. */
+static inline unsigned cls_at(uchar *s, size_t i, size_t *len)
+{
+	if (s[i] < 0x80) {
+		*len = 1;
+		return pt_stage2[0][s[i]];
+	}
+	uint32_t cp = cp_at(s, i, len);
+	return pt_stage2[pt_stage1[cp >> 8]][cp & 255];
+}
+
+/* The end of the run from i of characters with a bit of mask (in), or with none (out). */
+static inline size_t run_in(uchar *s, size_t i, size_t end, unsigned mask)
+{
+	size_t len;
+	while (i < end && (cls_at(s, i, &len) & mask))
+		i += len;
+	return i;
+}
+
+static inline size_t run_out(uchar *s, size_t i, size_t end, unsigned mask)
+{
+	size_t len;
+	while (i < end && !(cls_at(s, i, &len) & mask))
+		i += len;
+	return i;
+}
+
+static inline bool is_crlf(unsigned c)
+{
+	return c == '\r' || c == '\n';
+}
+
+static inline unsigned ascii_lower(unsigned c)
+{
+	return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+
+/* The length of a contraction at s[i]: 's 't 'm 'd 'll 've 're (caseless: any case, and
+ * U+017F for s), else 0. The seven alternatives share no prefix, so their order in the
+ * pattern does not matter. */
+static inline size_t contraction(uchar *s, size_t i, size_t end, bool caseless)
+{
+	if (i + 1 >= end || s[i] != '\'')
+		return 0;
+	unsigned a = s[i + 1], b = i + 2 < end ? s[i + 2] : 0;
+	if (caseless) {
+		if (a == 0xc5 && b == 0xbf) /* U+017F LATIN SMALL LETTER LONG S */
+			return 3;
+		a = ascii_lower(a);
+		b = ascii_lower(b);
+	}
+	switch (a) {
+	case 's': case 't': case 'm': case 'd':
+		return 2;
+	case 'l':
+		return b == 'l' ? 3 : 0;
+	case 'v': case 'r':
+		return b == 'e' ? 3 : 0;
+	}
+	return 0;
+}
+
+/* At most max characters of \p{N} from i (the first one known to be one, of length len). */
+static inline size_t digits(uchar *s, size_t i, size_t len, size_t end, unsigned max)
+{
+	size_t e = i + len;
+	for (unsigned k = 1; k < max && e < end && (cls_at(s, e, &len) & PT_N); k++)
+		e += len;
+	return e;
+}
+
+/* `\s*[\r\n]+` (when crlf) | `\s+(?!\S)` | `\s+` at i, where s[i] is white space. */
+static inline size_t white(uchar *s, size_t i, size_t end, bool crlf)
+{
+	size_t e = i, last = i, nl = 0, len;
+	bool has_nl = false, one = true;
+	while (e < end && (cls_at(s, e, &len) & PT_WS)) {
+		if (is_crlf(s[e])) {
+			nl = e;
+			has_nl = true;
+		}
+		one = e == i;
+		last = e;
+		e += len;
+	}
+	if (crlf && has_nl)
+		return nl + 1;
+	return e == end || one ? e : last;
+}
+
+/* ` ?[^OTHER]+` followed by the run of CR, LF (and '/' when slash) after it, or 0. */
+static inline size_t punct(uchar *s, size_t p, size_t end, unsigned other, bool slash)
+{
+	size_t q = p + (s[p] == ' '), len;
+	if (q >= end || (cls_at(s, q, &len) & other))
+		return 0;
+	size_t e = run_out(s, q + len, end, other);
+	while (e < end && (is_crlf(s[e]) || (slash && s[e] == '/')))
+		e++;
+	return e;
+}
+
+/* gpt2: '(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ */
+static size_t m_gpt2(uchar *s, size_t p, size_t end)
+{
+	size_t k = contraction(s, p, end, false), len;
+	if (k)
+		return p + k;
+	size_t q = p + (s[p] == ' ');
+	if (q < end) {
+		unsigned c = cls_at(s, q, &len);
+		if (c & PT_L)
+			return run_in(s, q + len, end, PT_L);
+		if (c & PT_N)
+			return run_in(s, q + len, end, PT_N);
+		if (!(c & (PT_WS | PT_L | PT_N)))
+			return run_out(s, q + len, end, PT_WS | PT_L | PT_N);
+	}
+	return white(s, p, end, false);
+}
+
+/*
+ * cl100k and Llama 3 (letters \p{L}, ndig 3), Qwen (ndig 1), Qwen 3.5 (letters [\p{L}\p{M}]):
+ * (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?LETTERS+|\p{N}{1,ndig}
+ * | ?[^\s LETTERS \p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ * A prefix that is itself in LETTERS (a mark, for Qwen 3.5) gives the same match either way.
+ */
+static size_t m_cl100k(uchar *s, size_t p, size_t end, unsigned letters, unsigned ndig)
+{
+	size_t k = contraction(s, p, end, true), len, l2;
+	if (k)
+		return p + k;
+	unsigned c = cls_at(s, p, &len);
+	if (c & letters)
+		return run_in(s, p + len, end, letters);
+	if (!(c & PT_N) && !is_crlf(s[p]) && p + len < end && (cls_at(s, p + len, &l2) & letters))
+		return run_in(s, p + len + l2, end, letters);
+	if (c & PT_N)
+		return digits(s, p, len, end, ndig);
+	size_t e = punct(s, p, end, PT_WS | letters | PT_N, false);
+	return e ? e : white(s, p, end, true);
+}
+
+/* o200k's `[UP]*[LO]+` from t, or 0. */
+static size_t o200k_lower(uchar *s, size_t t, size_t end)
+{
+	size_t i = t, lo_end = 0, len;
+	unsigned c = 0;
+	while (i < end && ((c = cls_at(s, i, &len)) & PT_UP)) {
+		i += len;
+		if (c & PT_LO)
+			lo_end = i;
+	}
+	if (i < end && (c & PT_LO))
+		return run_in(s, i + len, end, PT_LO);
+	return lo_end;
+}
+
+/* o200k's `[UP]+[LO]*` from t, or 0. */
+static size_t o200k_upper(uchar *s, size_t t, size_t end)
+{
+	size_t u = run_in(s, t, end, PT_UP);
+	return u == t ? 0 : run_in(s, u, end, PT_LO);
+}
+
+/*
+ * o200k: [^\r\n\p{L}\p{N}]?[UP]*[LO]+C?|[^\r\n\p{L}\p{N}]?[UP]+[LO]*C?|\p{N}{1,3}
+ * | ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+   with C the contractions
+ */
+static size_t m_o200k(uchar *s, size_t p, size_t end)
+{
+	size_t len;
+	unsigned c = cls_at(s, p, &len);
+	bool pre = !(c & (PT_L | PT_N)) && !is_crlf(s[p]) && p + len < end;
+	size_t e = 0;
+	if (pre)
+		e = o200k_lower(s, p + len, end);
+	if (!e)
+		e = o200k_lower(s, p, end);
+	if (!e && pre)
+		e = o200k_upper(s, p + len, end);
+	if (!e)
+		e = o200k_upper(s, p, end);
+	if (e)
+		return e + contraction(s, e, end, true);
+	if (c & PT_N)
+		return digits(s, p, len, end, 3);
+	e = punct(s, p, end, PT_WS | PT_L | PT_N, true);
+	return e ? e : white(s, p, end, true);
+}
+
+static inline bool ascii_alpha(unsigned c)
+{
+	return (c | 32) >= 'a' && (c | 32) <= 'z';
+}
+
+/* The 32 ASCII punctuation characters and symbols of DeepSeek's first alternative. */
+static inline bool ascii_punct(unsigned c)
+{
+	return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') || (c >= '[' && c <= '`') ||
+	       (c >= '{' && c <= '~');
+}
+
+/*
+ * DeepSeek: [ASCII punctuation][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+ * | ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+   — no match at a lone digit or control.
+ */
+static size_t m_deepseek(uchar *s, size_t p, size_t end)
+{
+	size_t len, l2;
+	if (ascii_punct(s[p]) && p + 1 < end && ascii_alpha(s[p + 1])) {
+		size_t e = p + 2;
+		while (e < end && ascii_alpha(s[e]))
+			e++;
+		return e;
+	}
+	unsigned c = cls_at(s, p, &len);
+	if (c & (PT_L | PT_M))
+		return run_in(s, p + len, end, PT_L | PT_M);
+	if (!(c & (PT_P | PT_S)) && !is_crlf(s[p]) && p + len < end &&
+	    (cls_at(s, p + len, &l2) & (PT_L | PT_M)))
+		return run_in(s, p + len + l2, end, PT_L | PT_M);
+	size_t q = p + (s[p] == ' ');
+	if (q < end && (cls_at(s, q, &l2) & (PT_P | PT_S))) {
+		size_t e = run_in(s, q + l2, end, PT_P | PT_S);
+		while (e < end && is_crlf(s[e]))
+			e++;
+		return e;
+	}
+	return c & PT_WS ? white(s, p, end, true) : 0;
+}
+
+static inline bool cjk(uint32_t cp)
+{
+	return (cp >= 0x4e00 && cp <= 0x9fa5) || (cp >= 0x3040 && cp <= 0x30ff);
+}
+
+/* [\x{4e00}-\x{9fa5}\x{3040}-\x{309f}\x{30a0}-\x{30ff}]+ */
+static size_t m_cjk(uchar *s, size_t p, size_t end)
+{
+	size_t len, e = p;
+	while (e < end && cjk(cp_at(s, e, &len)))
+		e += len;
+	return e == p ? 0 : e;
+}
+
+static size_t match(int kind, uchar *s, size_t p, size_t end)
+{
+	size_t len;
+	switch (kind) {
+	case PRETOK_FAST_GPT2: return m_gpt2(s, p, end);
+	case PRETOK_FAST_CL100K: return m_cl100k(s, p, end, PT_L, 3);
+	case PRETOK_FAST_QWEN: return m_cl100k(s, p, end, PT_L, 1);
+	case PRETOK_FAST_QWEN35: return m_cl100k(s, p, end, PT_L | PT_M, 1);
+	case PRETOK_FAST_O200K: return m_o200k(s, p, end);
+	case PRETOK_FAST_DIGITS3: return cls_at(s, p, &len) & PT_N ? digits(s, p, len, end, 3) : 0;
+	case PRETOK_FAST_CJK: return m_cjk(s, p, end);
+	case PRETOK_FAST_DEEPSEEK: return m_deepseek(s, p, end);
+	}
+	return 0;
+}
+
+bool pretok_fast_find(int kind, const char *str, size_t end, size_t from, size_t *ms, size_t *me)
+{
+	uchar *s = (uchar *)str;
+	size_t len;
+	for (size_t p = from; p < end; p += len) {
+		size_t e = match(kind, s, p, end);
+		if (e) {
+			*ms = p;
+			*me = e;
+			return true;
+		}
+		cp_at(s, p, &len);
+	}
+	return false;
+}
