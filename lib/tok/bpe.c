@@ -125,6 +125,7 @@ void llm_bpe_free(llm_bpe *b)
 	free(b->pkey);
 	free(b->prank);
 	free(b->pres);
+	bpe_bt_free(b->bt);
 	for (size_t i = 0; i < b->nsp; i++)
 		free(b->sp[i].text);
 	free(b->sp);
@@ -287,8 +288,6 @@ static int cmp_pentry(const void *x, const void *y)
 	return a->r < b->r ? -1 : a->r > b->r;
 }
 
-static inline uint32_t pair_lookup(const llm_bpe *b, uint32_t l, uint32_t r, uint32_t *res);
-
 typedef struct {
 	uint32_t l, r, rank, res;
 } pair4;
@@ -324,8 +323,9 @@ static void csr_from(llm_bpe *b, const pair4 *all, size_t n)
 	for (unsigned x = 0; x < 65536; x++) {
 		uint32_t l = b->byte_id[x >> 8], r = b->byte_id[x & 255];
 		b->bb_res[x] = 0;
-		b->bb_rank[x] = l == NO_TOKEN || r == NO_TOKEN ? NO_TOKEN : pair_lookup(b, l, r, &b->bb_res[x]);
+		b->bb_rank[x] = l == NO_TOKEN || r == NO_TOKEN ? NO_TOKEN : bpe_pair_lookup(b, l, r, &b->bb_res[x]);
 	}
+	b->bt = bpe_bt_new(b);
 }
 
 /* The CSR lists from the pair hash table of the merges loaders, which then goes. */
@@ -496,15 +496,6 @@ typedef struct {
 	uint32_t vl, vr;
 } hentry;
 
-/* Recently looked-up pairs (including pairs that do not merge): the same few thousand pairs
- * recur in every text, and this table stays in L1/L2 where the vocabulary's do not. */
-#define PCACHE_BITS 12
-
-typedef struct {
-	uint64_t key; /* (l + 1) << 32 | r; 0 = empty */
-	uint32_t rank, res;
-} pcache_slot;
-
 struct llm_bpe_enc {
 	const llm_bpe *bpe;
 	llm_pretok_state *st;
@@ -514,7 +505,9 @@ struct llm_bpe_enc {
 	uint32_t *id, *rank, *next, *prev, *ver;
 	hentry *heap;
 	llm_buf seg; /* a segment with the ByteLevel prefix space */
-	pcache_slot *pcache;
+	bpe_pcache *pcache;
+	uint64_t *dead;   /* backtracking scratch, cap / 64 + 1 words */
+	bool reference;   /* merge by rank even where backtracking tables exist */
 	llm_hfpretok_state *hs;
 	llm_hfnorm_state *ns;
 	llm_buf norm; /* a segment normalized */
@@ -534,6 +527,7 @@ static void scratch(llm_bpe_enc *e, size_t n)
 	e->ver = llm_realloc(e->ver, cap * sizeof *e->ver);
 	/* Each merge pushes at most two entries on top of the n - 1 initial ones. */
 	e->heap = llm_realloc(e->heap, 3 * cap * sizeof *e->heap);
+	e->dead = llm_realloc(e->dead, (cap / 64 + 1) * sizeof *e->dead);
 	e->cap = cap;
 }
 
@@ -544,7 +538,7 @@ llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 	if (b->pt)
 		e->st = llm_pretok_state_new(b->pt);
 	e->cache = llm_calloc((size_t)1 << CACHE_BITS, sizeof *e->cache);
-	e->pcache = llm_calloc((size_t)1 << PCACHE_BITS, sizeof *e->pcache);
+	e->pcache = llm_calloc((size_t)1 << BPE_PCACHE_BITS, sizeof *e->pcache);
 	if (b->hp)
 		e->hs = llm_hfpretok_state_new(b->hp);
 	if (b->norm)
@@ -553,6 +547,11 @@ llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 	llm_buf_init(&e->seg);
 	llm_buf_init(&e->norm);
 	return e;
+}
+
+void bpe_enc_reference(llm_bpe_enc *e, bool on)
+{
+	e->reference = on;
 }
 
 void llm_bpe_enc_free(llm_bpe_enc *e)
@@ -568,6 +567,7 @@ void llm_bpe_enc_free(llm_bpe_enc *e)
 	free(e->prev);
 	free(e->ver);
 	free(e->heap);
+	free(e->dead);
 	llm_buf_release(&e->seg);
 	llm_hfpretok_state_free(e->hs);
 	llm_hfnorm_state_free(e->ns);
@@ -576,35 +576,9 @@ void llm_bpe_enc_free(llm_bpe_enc *e)
 }
 
 
-static inline uint32_t pair_lookup(const llm_bpe *b, uint32_t l, uint32_t r, uint32_t *res)
-{
-	uint32_t lo = b->poff[l], end = b->poff[l + 1], hi = end;
-	const uint32_t *k = b->pkey;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) >> 1;
-		if (k[mid] < r)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == end || k[lo] != r)
-		return NO_TOKEN;
-	*res = b->pres[lo];
-	return b->prank[lo];
-}
-
 static inline uint32_t pair_rank(llm_bpe_enc *e, uint32_t l, uint32_t r, uint32_t *res)
 {
-	uint64_t key = ((uint64_t)l + 1) << 32 | r;
-	pcache_slot *c = &e->pcache[(key * 0x9e3779b97f4a7c15ULL) >> (64 - PCACHE_BITS)];
-	if (c->key != key) {
-		uint32_t rr = 0;
-		c->rank = pair_lookup(e->bpe, l, r, &rr);
-		c->res = rr;
-		c->key = key;
-	}
-	*res = c->res;
-	return c->rank;
+	return bpe_pair_cached(e->bpe, e->pcache, l, r, res);
 }
 
 /* Merge by linear scan: O(n^2) but with tiny constants for the short pieces of real text.
@@ -801,22 +775,28 @@ static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_i
 		}
 	}
 	size_t nids = 1;
-	int64_t id = b->whole_first && n <= b->max_len ? bmap_find(b, p, n, llm_hash64(p, n, 0)) : -1;
+	bool bt = b->bt && !e->reference; /* it does the whole-piece lookup itself */
+	int64_t id = !bt && b->whole_first && n <= b->max_len ? bmap_find(b, p, n, llm_hash64(p, n, 0)) : -1;
 	if (id >= 0) {
 		llm_ids_push(out, (uint32_t)id);
 		e->id[0] = (uint32_t)id;
 	} else {
 		scratch(e, n);
-		if (b->bytelevel) {
-			init_bytes(e, p, n);
-			nids = n;
-		} else {
-			nids = init_chars(e, p, n);
+		nids = bt ? bpe_bt_encode(b, e->pcache, p, n, e->id, e->dead) : SIZE_MAX;
+		if (nids == SIZE_MAX) {
+			if (b->bytelevel) {
+				init_bytes(e, p, n);
+				nids = n;
+			} else {
+				nids = init_chars(e, p, n);
+			}
+			nids = nids <= LINEAR_MAX ? merge_linear(e, nids) : merge_heap(e, nids);
 		}
-		nids = nids <= LINEAR_MAX ? merge_linear(e, nids) : merge_heap(e, nids);
-		ids_reserve(out, nids);
-		memcpy(out->v + out->n, e->id, nids * sizeof *e->id);
-		out->n += nids;
+		if (nids) { /* a character-level piece may give none (no unk token) */
+			ids_reserve(out, nids);
+			memcpy(out->v + out->n, e->id, nids * sizeof *e->id);
+			out->n += nids;
+		}
 	}
 	if (c && nids <= CACHE_IDS) {
 		c->k[0] = k[0];
@@ -952,6 +932,8 @@ static int encode_normalized(llm_bpe_enc *e, const char *s, size_t n, bool at_st
 		s = e->norm.p;
 		n = e->norm.len;
 	}
+	if (n == 0) /* normalized away (and e->norm.p may be NULL) */
+		return LLM_OK;
 	if (!b->any_normalized)
 		return encode_ordinary(e, s, n, at_start, out);
 	size_t pos = 0;

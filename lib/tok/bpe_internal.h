@@ -30,6 +30,8 @@ typedef struct {
 	uint32_t rank, id;
 } pslot;
 
+typedef struct bpe_bt bpe_bt;
+
 /* An added token: split off before pre-tokenization. tiktoken's specials and tokenizer.json
  * tokens marked special follow the caller's llm_bpe_special mode; other added tokens are
  * always split off, as tokenizers does. */
@@ -61,6 +63,7 @@ struct llm_bpe {
 	uint32_t byte_id[256];
 	/* Merges of two single bytes, by byte values: every piece starts with these lookups. */
 	uint32_t *bb_rank, *bb_res;
+	bpe_bt *bt;             /* backtracking tables (bpe_bt.c), NULL: merge by rank */
 	special *sp;            /* sorted longest first, so the first match is the longest */
 	size_t nsp;
 	unsigned char sp_first[256];
@@ -115,5 +118,65 @@ void bpe_build_csr(llm_bpe *b);
 void bpe_build_pairs_from_ranks(llm_bpe *b);
 /* Common end of every loader: index, sort specials, find EOS/BOS, compile the pattern. */
 int bpe_finish(llm_bpe *b, const char *pattern, bool keep_gaps);
+
+/* The rank of the merge of (l, r) and its result in *res, or NO_TOKEN. */
+static inline uint32_t bpe_pair_lookup(const llm_bpe *b, uint32_t l, uint32_t r, uint32_t *res)
+{
+	uint32_t lo = b->poff[l], end = b->poff[l + 1], hi = end;
+	const uint32_t *k = b->pkey;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) >> 1;
+		if (k[mid] < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == end || k[lo] != r)
+		return NO_TOKEN;
+	*res = b->pres[lo];
+	return b->prank[lo];
+}
+
+/* Recently looked-up pairs (including pairs that do not merge), one table per encoder: the
+ * same few thousand pairs recur in every text, and this table stays in L1/L2 where the
+ * vocabulary's do not. */
+#define BPE_PCACHE_BITS 12
+
+typedef struct {
+	uint64_t key; /* (l + 1) << 32 | r; 0 = empty */
+	uint32_t rank, res;
+} bpe_pcache;
+
+/* bpe_pair_lookup through the cache pc (1 << BPE_PCACHE_BITS slots). */
+static inline uint32_t bpe_pair_cached(const llm_bpe *b, bpe_pcache *pc, uint32_t l, uint32_t r,
+                                       uint32_t *res)
+{
+	uint64_t key = ((uint64_t)l + 1) << 32 | r;
+	bpe_pcache *c = &pc[(key * 0x9e3779b97f4a7c15ULL) >> (64 - BPE_PCACHE_BITS)];
+	if (c->key != key) {
+		uint32_t rr = 0;
+		c->rank = bpe_pair_lookup(b, l, r, &rr);
+		c->res = rr;
+		c->key = key;
+	}
+	*res = c->res;
+	return c->rank;
+}
+
+/*
+ * Backtracking BPE (bpe_bt.c): exact linear-time encoding for byte-level vocabularies.
+ * bpe_bt_new builds the tables from the finished pair lists, or returns NULL when the
+ * vocabulary does not allow the method (then encoding merges by rank). bpe_bt_encode writes
+ * the ids of p[0..n) (n > 0; the whole piece first when whole_first) to out (n entries) and
+ * returns their count; dead is scratch for n / 64 + 1 words. SIZE_MAX would mean the tables
+ * are wrong.
+ */
+bpe_bt *bpe_bt_new(const llm_bpe *b);
+void bpe_bt_free(bpe_bt *t);
+/* Make e merge by rank even where backtracking tables exist: the reference the tests
+ * compare bpe_bt with. */
+void bpe_enc_reference(llm_bpe_enc *e, bool on);
+size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, const unsigned char *p, size_t n,
+                     uint32_t *out, uint64_t *dead);
 
 #endif

@@ -1,0 +1,405 @@
+/*
+ * bpe_bt.c — byte-level BPE by backtracking over a trie of the vocabulary, in linear time.
+ *
+ * The method is that of GitHub's rust-gems `bpe` crate (van Antwerpen and Neubeck, 2024).
+ * Two facts make it exact:
+ *   - a token sequence is the BPE encoding of its bytes if and only if every token is the
+ *     encoding of its own bytes and every two neighbours are the encoding of their
+ *     concatenation;
+ *   - whether [x, y] encodes bytes(x) + bytes(y) can be decided from the merge history of x
+ *     and y alone, without bytes: walk that history backwards (undo whichever of the two
+ *     boundary tokens formed last) and ask at each step whether the two tokens that meet at
+ *     the boundary form a pair that BPE would have merged before the next merge that, in
+ *     the history, consumed one of them.
+ * Encoding then takes the longest token that is a prefix of the rest and is compatible with
+ * the last one taken, else the next shorter prefix, else backtracks one token; a bit per
+ * position remembers positions from which nothing can succeed, so no work is repeated.
+ *
+ * "Formation time" orders the history: 0 for a byte, 1 + the rank of a token's last merge
+ * otherwise. The walk is exact only if every token forms after its two parts; the tables
+ * are built only for vocabularies where that holds for every token (all shipped ones), and
+ * the caller keeps the merge-by-rank encoder for the others. The tests compare the two on
+ * the test strings, random strings and the sample corpus.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpe_internal.h"
+#include "core/err.h"
+
+/* Tokens longer than this make the tables unavailable: finding a token's last merge is
+ * quadratic in its length (no shipped vocabulary has tokens near it). */
+#define BT_MAX_TOKEN 1024
+
+/* A slot of the double-array trie: the children of the node in slot s are in slots
+ * base + c for their bytes c, each with check == s. The array is filled breadth first, so
+ * the nodes text visits most (the first bytes of characters, then whole characters) lie
+ * together and stay in cache. */
+typedef struct {
+	uint32_t check; /* the parent's slot; UINT32_MAX: free */
+	int32_t base;
+	uint32_t tok;   /* the producible token the node spells, or NO_TOKEN */
+	uint32_t whole; /* any ordinary token it spells (the whole-piece lookup), or NO_TOKEN */
+} da_slot;
+
+struct bpe_bt {
+	uint32_t *time;          /* formation time of each id; NO_TOKEN: BPE never produces it */
+	uint32_t *left, *right;  /* the last merge of a merged token */
+	uint32_t *prefix;        /* longest producible token that is a proper prefix, or NO_TOKEN */
+	da_slot *da;             /* the trie of producible tokens; slot 0 is the root */
+	size_t nda;
+};
+
+/* The trie as it is built, from the tokens in byte order: nodes in depth-first order, each
+ * with its parent, the byte that leads to it and its token. */
+typedef struct {
+	uint32_t *parent, *tok, *whole;
+	unsigned char *label;
+	uint32_t nnodes;
+} ltrie;
+
+static const llm_bpe *sort_bpe; /* qsort has no context argument; the build is serial */
+
+static int cmp_bytes(const void *x, const void *y)
+{
+	const llm_bpe *b = sort_bpe;
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	uint32_t li = b->len[i], lj = b->len[j];
+	int c = memcmp(b->arena.p + b->off[i], b->arena.p + b->off[j], li < lj ? li : lj);
+	return c ? c : (li > lj) - (li < lj);
+}
+
+/* The slot of the child of slot s by byte c, or 0 (the root is nobody's child). */
+static inline uint32_t da_child(const bpe_bt *t, uint32_t s, unsigned c)
+{
+	uint32_t x = (uint32_t)(t->da[s].base + (int32_t)c);
+	return x < t->nda && t->da[x].check == s ? x : 0;
+}
+
+/* Lay the hash trie out as a double array, breadth first. Each node's children go at the
+ * first base where all their slots are free, found along a list of the free slots. */
+static void build_da(bpe_bt *t, const ltrie *h)
+{
+	uint32_t nn = h->nnodes;
+	/* the children of each node, in byte order (the nodes are in depth-first order) */
+	uint32_t *coff = llm_calloc((size_t)nn + 1, sizeof *coff);
+	uint32_t *kids = llm_malloc((size_t)nn * sizeof *kids); /* child << 8 | byte */
+	for (uint32_t i = 1; i < nn; i++)
+		coff[h->parent[i]]++;
+	for (uint32_t i = 0, sum = 0; i <= nn; i++) {
+		uint32_t c = coff[i];
+		coff[i] = sum;
+		sum += c;
+	}
+	for (uint32_t i = 1; i < nn; i++)
+		kids[coff[h->parent[i]]++] = i << 8 | h->label[i];
+	for (uint32_t i = nn; i > 0; i--) /* coff[i] is now the end of i's list: shift back */
+		coff[i] = coff[i - 1];
+	coff[0] = 0;
+
+	size_t cap = (size_t)nn + nn / 2 + 512;
+	da_slot *da = llm_malloc(cap * sizeof *da);
+	uint32_t *nextf = llm_malloc(cap * sizeof *nextf), *prevf = llm_malloc(cap * sizeof *prevf);
+	for (size_t i = 0; i < cap; i++) {
+		da[i] = (da_slot){ UINT32_MAX, 0, NO_TOKEN, NO_TOKEN };
+		nextf[i] = (uint32_t)i + 1;
+		prevf[i] = (uint32_t)i - 1;
+	}
+	/* slot 0 (the root) is used; the free list runs from nextf[0] */
+	da[0].check = 0;
+	nextf[0] = 1;
+	uint32_t *queue = llm_malloc((size_t)nn * 2 * sizeof *queue); /* node, slot */
+	size_t qh = 0, qt = 0;
+	queue[qt++] = 0;
+	queue[qt++] = 0;
+	size_t used_end = 1;
+	while (qh < qt) {
+		uint32_t node = queue[qh++], s = queue[qh++];
+		uint32_t lo = coff[node], hi = coff[node + 1];
+		da[s].tok = h->tok[node];
+		da[s].whole = h->whole[node];
+		if (lo == hi)
+			continue;
+		unsigned c0 = kids[lo] & 255, clast = kids[hi - 1] & 255;
+		int32_t b = 0;
+		for (uint32_t f = nextf[0];; f = nextf[f]) {
+			while (f + (clast - c0) >= cap) { /* grow: the new slots join the free list */
+				size_t ncap = cap * 2;
+				da = llm_realloc(da, ncap * sizeof *da);
+				nextf = llm_realloc(nextf, ncap * sizeof *nextf);
+				prevf = llm_realloc(prevf, ncap * sizeof *prevf);
+				for (size_t i = cap; i < ncap; i++) {
+					da[i] = (da_slot){ UINT32_MAX, 0, NO_TOKEN, NO_TOKEN };
+					nextf[i] = (uint32_t)i + 1;
+					prevf[i] = (uint32_t)i - 1;
+				}
+				cap = ncap;
+			}
+			if (f < c0 + 1u) /* base must be positive: slot 0 is the root */
+				continue;
+			b = (int32_t)(f - c0);
+			uint32_t i = lo; /* f too: after a growth the list may hold used slots */
+			while (i < hi && da[b + (int32_t)(kids[i] & 255)].check == UINT32_MAX)
+				i++;
+			if (i == hi)
+				break;
+		}
+		da[s].base = b;
+		for (uint32_t i = lo; i < hi; i++) {
+			uint32_t x = (uint32_t)(b + (int32_t)(kids[i] & 255));
+			da[x].check = s;
+			nextf[prevf[x]] = nextf[x]; /* off the free list */
+			prevf[nextf[x]] = prevf[x];
+			if (x + 1 > used_end)
+				used_end = x + 1;
+			queue[qt++] = kids[i] >> 8;
+			queue[qt++] = x;
+		}
+	}
+	free(queue);
+	free(nextf);
+	free(prevf);
+	free(kids);
+	free(coff);
+	t->da = llm_realloc(da, used_end * sizeof *da);
+	t->nda = used_end;
+}
+
+/*
+ * The last merge of token id when its bytes are encoded alone, by merging the lowest-ranked
+ * pair (leftmost on ties) until two symbols are left: true with them in *l and *r when they
+ * form id, false when BPE never produces id. sym and rk are scratch for len entries.
+ */
+static bool last_merge(const llm_bpe *b, bpe_pcache *pc, uint32_t id, uint32_t *sym, uint32_t *rk,
+                       uint32_t *l, uint32_t *r)
+{
+	const unsigned char *s = (const unsigned char *)b->arena.p + b->off[id];
+	size_t n = b->len[id];
+	uint32_t *res = rk + n;
+	for (size_t i = 0; i < n; i++)
+		sym[i] = b->byte_id[s[i]];
+	for (size_t i = 0; i + 1 < n; i++) {
+		rk[i] = b->bb_rank[s[i] << 8 | s[i + 1]];
+		res[i] = b->bb_res[s[i] << 8 | s[i + 1]];
+	}
+	while (n > 2) {
+		size_t bi = 0;
+		for (size_t i = 1; i + 1 < n; i++)
+			if (rk[i] < rk[bi])
+				bi = i;
+		if (rk[bi] == NO_TOKEN)
+			return false;
+		size_t tail = n - bi - 2; /* symbols after the pair; one pair fewer */
+		sym[bi] = res[bi];
+		memmove(sym + bi + 1, sym + bi + 2, tail * sizeof *sym);
+		if (tail > 1) {
+			memmove(rk + bi + 1, rk + bi + 2, (tail - 1) * sizeof *rk);
+			memmove(res + bi + 1, res + bi + 2, (tail - 1) * sizeof *res);
+		}
+		n--;
+		if (bi > 0)
+			rk[bi - 1] = bpe_pair_cached(b, pc, sym[bi - 1], sym[bi], &res[bi - 1]);
+		if (bi + 1 < n)
+			rk[bi] = bpe_pair_cached(b, pc, sym[bi], sym[bi + 1], &res[bi]);
+	}
+	uint32_t got = NO_TOKEN;
+	if (bpe_pair_lookup(b, sym[0], sym[1], &got) == NO_TOKEN || got != id)
+		return false;
+	*l = sym[0];
+	*r = sym[1];
+	return true;
+}
+
+void bpe_bt_free(bpe_bt *t)
+{
+	if (!t)
+		return;
+	free(t->time);
+	free(t->left);
+	free(t->right);
+	free(t->prefix);
+	free(t->da);
+	free(t);
+}
+
+bpe_bt *bpe_bt_new(const llm_bpe *b)
+{
+	if (!b->bytelevel || b->max_len > BT_MAX_TOKEN || !b->poff)
+		return NULL;
+	size_t total = 0;
+	for (uint32_t id = 0; id < b->ntok; id++)
+		if (b->len[id] != NO_TOKEN && !(b->flags[id] & TOK_ADDED))
+			total += b->len[id];
+	if (total >= (size_t)1 << 24) /* a node and its byte share 32 bits */
+		return NULL;
+	bpe_bt *t = llm_calloc(1, sizeof *t);
+	size_t nt = b->ntok;
+	t->time = llm_malloc(nt * sizeof *t->time);
+	t->left = llm_malloc(nt * sizeof *t->left);
+	t->right = llm_malloc(nt * sizeof *t->right);
+	t->prefix = llm_malloc(nt * sizeof *t->prefix);
+	for (size_t i = 0; i < nt; i++)
+		t->time[i] = t->left[i] = t->right[i] = t->prefix[i] = NO_TOKEN;
+	for (int c = 0; c < 256; c++)
+		t->time[b->byte_id[c]] = 0;
+
+	uint32_t *sym = llm_malloc(3 * (b->max_len + 1) * sizeof *sym), *rk = sym + b->max_len + 1;
+	/* The merges inside tokens are mostly between a few thousand short tokens. */
+	bpe_pcache *pc = llm_calloc((size_t)1 << BPE_PCACHE_BITS, sizeof *pc);
+	bool ok = true;
+	for (uint32_t id = 0; id < nt && ok; id++) {
+		if (b->len[id] == NO_TOKEN || (b->flags[id] & TOK_ADDED) || b->len[id] < 2)
+			continue;
+		uint32_t l, r, res;
+		if (!last_merge(b, pc, id, sym, rk, &l, &r))
+			continue;
+		t->left[id] = l;
+		t->right[id] = r;
+		t->time[id] = bpe_pair_lookup(b, l, r, &res) + 1;
+	}
+	free(sym);
+	free(pc);
+	/* Every token forms after its parts (and a rank + 1 cannot overflow into NO_TOKEN). */
+	for (uint32_t id = 0; id < nt && ok; id++)
+		if (t->left[id] != NO_TOKEN)
+			ok = t->time[id] != NO_TOKEN && t->time[id] > t->time[t->left[id]] &&
+			     t->time[id] > t->time[t->right[id]];
+	if (!ok) {
+		bpe_bt_free(t);
+		return NULL;
+	}
+
+	/* The trie holds every ordinary token (for the whole-piece lookup); the producible ones
+	 * are marked. In byte order a token comes right before the tokens it is a prefix of, so
+	 * each token's longest producible prefix is on the path built so far. */
+	uint32_t *ids = llm_malloc(nt * sizeof *ids), nids = 0;
+	for (uint32_t id = 0; id < nt; id++)
+		if (b->len[id] != NO_TOKEN && !(b->flags[id] & TOK_ADDED))
+			ids[nids++] = id;
+	sort_bpe = b;
+	qsort(ids, nids, sizeof *ids, cmp_bytes);
+	ltrie h = { llm_malloc((total + 1) * sizeof *h.parent), llm_malloc((total + 1) * sizeof *h.tok),
+	            llm_malloc((total + 1) * sizeof *h.whole), llm_malloc(total + 1), 1 };
+	h.parent[0] = 0;
+	h.tok[0] = h.whole[0] = NO_TOKEN;
+	/* path[d]: the node at depth d + 1 of the previous token; best[d]: the longest
+	 * producible token among path[0..d] */
+	uint32_t *path = llm_malloc(2 * (b->max_len + 1) * sizeof *path), *best = path + b->max_len + 1;
+	const unsigned char *prev = NULL;
+	size_t plen = 0;
+	for (uint32_t k = 0; k < nids; k++) {
+		uint32_t id = ids[k];
+		const unsigned char *s = (const unsigned char *)b->arena.p + b->off[id];
+		size_t len = b->len[id], lcp = 0;
+		while (lcp < plen && lcp < len && prev[lcp] == s[lcp])
+			lcp++;
+		for (size_t d = lcp; d < len; d++) {
+			uint32_t n = h.nnodes++;
+			h.parent[n] = d ? path[d - 1] : 0;
+			h.label[n] = s[d];
+			h.tok[n] = h.whole[n] = NO_TOKEN;
+			path[d] = n;
+			best[d] = d ? best[d - 1] : NO_TOKEN;
+		}
+		h.whole[path[len - 1]] = id;
+		if (t->time[id] != NO_TOKEN) {
+			t->prefix[id] = len > 1 ? best[len - 2] : NO_TOKEN;
+			h.tok[path[len - 1]] = best[len - 1] = id;
+		}
+		prev = s;
+		plen = len;
+	}
+	free(path);
+	free(ids);
+	build_da(t, &h);
+	free(h.parent);
+	free(h.tok);
+	free(h.label);
+	free(h.whole);
+	return t;
+}
+
+/* Whether [x, y] is the BPE encoding of bytes(x) + bytes(y) (see the top of the file). A
+ * pair that crosses the boundary merges before a merge on the left at the same rank loses
+ * to it (that one is further left), and before one on the right at the same rank wins. */
+static bool compatible(const llm_bpe *b, const bpe_bt *t, bpe_pcache *pc, uint32_t x, uint32_t y)
+{
+	uint32_t limit = NO_TOKEN, res;
+	for (;;) {
+		uint32_t rank = bpe_pair_cached(b, pc, x, y, &res);
+		if (rank != NO_TOKEN && rank + 1 < limit)
+			return false;
+		if (t->time[x] > t->time[y]) {
+			limit = t->time[x];
+			x = t->right[x];
+		} else if (t->time[y] > 0) {
+			limit = t->time[y] + 1;
+			y = t->left[y];
+		} else {
+			return true;
+		}
+	}
+}
+
+/* The longest producible token that is a prefix of p[0..n), n > 0: at least p[0]'s. With
+ * whole, *whole is the ordinary token that is all of p[0..n), or NO_TOKEN. */
+static inline uint32_t longest(const bpe_bt *t, const unsigned char *p, size_t n, uint32_t *whole)
+{
+	const da_slot *da = t->da;
+	uint32_t s = 0, best = NO_TOKEN;
+	size_t i = 0;
+	for (; i < n; i++) {
+		uint32_t x = (uint32_t)(da[s].base + p[i]);
+		if (x >= t->nda || da[x].check != s)
+			break;
+		s = x;
+		if (da[s].tok != NO_TOKEN)
+			best = da[s].tok;
+	}
+	if (whole)
+		*whole = i == n ? da[s].whole : NO_TOKEN;
+	return best;
+}
+
+size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, const unsigned char *p, size_t n,
+                     uint32_t *out, uint64_t *dead)
+{
+	const bpe_bt *t = b->bt;
+	uint32_t whole;
+	uint32_t tok = longest(t, p, n, b->whole_first ? &whole : NULL);
+	if (b->whole_first && whole != NO_TOKEN) {
+		out[0] = whole;
+		return 1;
+	}
+	memset(dead, 0, ((n >> 6) + 1) * sizeof *dead);
+	size_t k = 0, pos = 0;
+	while (pos < n) {
+		uint32_t last = k ? out[k - 1] : NO_TOKEN;
+		for (;;) {
+			size_t end = pos + b->len[tok];
+			if (!(dead[end >> 6] >> (end & 63) & 1) &&
+			    (last == NO_TOKEN || compatible(b, t, pc, last, tok))) {
+				out[k++] = tok;
+				pos = end;
+				if (pos < n)
+					tok = longest(t, p + pos, n - pos, NULL);
+				break;
+			}
+			if (t->prefix[tok] != NO_TOKEN) {
+				tok = t->prefix[tok];
+				continue;
+			}
+			/* Nothing fits at pos: no encoding of the rest starts there. Take back the
+			 * last token and try its shorter prefixes. */
+			if (!k)
+				return SIZE_MAX; /* cannot happen when the tables are right */
+			dead[pos >> 6] |= (uint64_t)1 << (pos & 63);
+			k--;
+			pos -= b->len[last];
+			tok = last;
+			break;
+		}
+	}
+	return k;
+}
