@@ -40,14 +40,21 @@ typedef struct {
 	uint32_t check; /* the parent's slot; UINT32_MAX: free */
 	int32_t base;
 	uint32_t tok;   /* the producible token the node spells, or NO_TOKEN */
-	uint32_t whole; /* any ordinary token it spells (the whole-piece lookup), or NO_TOKEN */
 } da_slot;
 
+/* What encoding needs of a token, together: a compatibility test reads time, left and right
+ * of two tokens, a step its length and prefix. */
+typedef struct {
+	uint32_t time;          /* formation time; NO_TOKEN: BPE never produces the token */
+	uint32_t left, right;   /* its last merge (a merged token) */
+	uint32_t prefix;        /* longest producible token that is a proper prefix, or NO_TOKEN */
+	uint32_t len;           /* bytes */
+} bt_tok;
+
 struct bpe_bt {
-	uint32_t *time;          /* formation time of each id; NO_TOKEN: BPE never produces it */
-	uint32_t *left, *right;  /* the last merge of a merged token */
-	uint32_t *prefix;        /* longest producible token that is a proper prefix, or NO_TOKEN */
-	da_slot *da;             /* the trie of producible tokens; slot 0 is the root */
+	bt_tok *tok;            /* by id */
+	da_slot *da;            /* the trie of the ordinary tokens; slot 0 is the root */
+	uint32_t *whole;        /* by slot: the ordinary token the node spells, or NO_TOKEN */
 	size_t nda;
 };
 
@@ -100,9 +107,11 @@ static void build_da(bpe_bt *t, const ltrie *h)
 
 	size_t cap = (size_t)nn + nn / 2 + 512;
 	da_slot *da = llm_malloc(cap * sizeof *da);
+	uint32_t *whole = llm_malloc(cap * sizeof *whole);
 	uint32_t *nextf = llm_malloc(cap * sizeof *nextf), *prevf = llm_malloc(cap * sizeof *prevf);
 	for (size_t i = 0; i < cap; i++) {
-		da[i] = (da_slot){ UINT32_MAX, 0, NO_TOKEN, NO_TOKEN };
+		da[i] = (da_slot){ UINT32_MAX, 0, NO_TOKEN };
+		whole[i] = NO_TOKEN;
 		nextf[i] = (uint32_t)i + 1;
 		prevf[i] = (uint32_t)i - 1;
 	}
@@ -118,7 +127,7 @@ static void build_da(bpe_bt *t, const ltrie *h)
 		uint32_t node = queue[qh++], s = queue[qh++];
 		uint32_t lo = coff[node], hi = coff[node + 1];
 		da[s].tok = h->tok[node];
-		da[s].whole = h->whole[node];
+		whole[s] = h->whole[node];
 		if (lo == hi)
 			continue;
 		unsigned c0 = kids[lo] & 255, clast = kids[hi - 1] & 255;
@@ -127,10 +136,12 @@ static void build_da(bpe_bt *t, const ltrie *h)
 			while (f + (clast - c0) >= cap) { /* grow: the new slots join the free list */
 				size_t ncap = cap * 2;
 				da = llm_realloc(da, ncap * sizeof *da);
+				whole = llm_realloc(whole, ncap * sizeof *whole);
 				nextf = llm_realloc(nextf, ncap * sizeof *nextf);
 				prevf = llm_realloc(prevf, ncap * sizeof *prevf);
 				for (size_t i = cap; i < ncap; i++) {
-					da[i] = (da_slot){ UINT32_MAX, 0, NO_TOKEN, NO_TOKEN };
+					da[i] = (da_slot){ UINT32_MAX, 0, NO_TOKEN };
+					whole[i] = NO_TOKEN;
 					nextf[i] = (uint32_t)i + 1;
 					prevf[i] = (uint32_t)i - 1;
 				}
@@ -163,6 +174,7 @@ static void build_da(bpe_bt *t, const ltrie *h)
 	free(kids);
 	free(coff);
 	t->da = llm_realloc(da, used_end * sizeof *da);
+	t->whole = llm_realloc(whole, used_end * sizeof *whole);
 	t->nda = used_end;
 }
 
@@ -215,10 +227,8 @@ void bpe_bt_free(bpe_bt *t)
 {
 	if (!t)
 		return;
-	free(t->time);
-	free(t->left);
-	free(t->right);
-	free(t->prefix);
+	free(t->tok);
+	free(t->whole);
 	free(t->da);
 	free(t);
 }
@@ -235,14 +245,11 @@ bpe_bt *bpe_bt_new(const llm_bpe *b)
 		return NULL;
 	bpe_bt *t = llm_calloc(1, sizeof *t);
 	size_t nt = b->ntok;
-	t->time = llm_malloc(nt * sizeof *t->time);
-	t->left = llm_malloc(nt * sizeof *t->left);
-	t->right = llm_malloc(nt * sizeof *t->right);
-	t->prefix = llm_malloc(nt * sizeof *t->prefix);
+	t->tok = llm_malloc(nt * sizeof *t->tok);
 	for (size_t i = 0; i < nt; i++)
-		t->time[i] = t->left[i] = t->right[i] = t->prefix[i] = NO_TOKEN;
+		t->tok[i] = (bt_tok){ NO_TOKEN, NO_TOKEN, NO_TOKEN, NO_TOKEN, b->len[i] };
 	for (int c = 0; c < 256; c++)
-		t->time[b->byte_id[c]] = 0;
+		t->tok[b->byte_id[c]].time = 0;
 
 	uint32_t *sym = llm_malloc(3 * (b->max_len + 1) * sizeof *sym), *rk = sym + b->max_len + 1;
 	/* The merges inside tokens are mostly between a few thousand short tokens. */
@@ -254,17 +261,17 @@ bpe_bt *bpe_bt_new(const llm_bpe *b)
 		uint32_t l, r, res;
 		if (!last_merge(b, pc, id, sym, rk, &l, &r))
 			continue;
-		t->left[id] = l;
-		t->right[id] = r;
-		t->time[id] = bpe_pair_lookup(b, l, r, &res) + 1;
+		t->tok[id].left = l;
+		t->tok[id].right = r;
+		t->tok[id].time = bpe_pair_lookup(b, l, r, &res) + 1;
 	}
 	free(sym);
 	free(pc);
 	/* Every token forms after its parts (and a rank + 1 cannot overflow into NO_TOKEN). */
 	for (uint32_t id = 0; id < nt && ok; id++)
-		if (t->left[id] != NO_TOKEN)
-			ok = t->time[id] != NO_TOKEN && t->time[id] > t->time[t->left[id]] &&
-			     t->time[id] > t->time[t->right[id]];
+		if (t->tok[id].left != NO_TOKEN)
+			ok = t->tok[id].time != NO_TOKEN && t->tok[id].time > t->tok[t->tok[id].left].time &&
+			     t->tok[id].time > t->tok[t->tok[id].right].time;
 	if (!ok) {
 		bpe_bt_free(t);
 		return NULL;
@@ -303,8 +310,8 @@ bpe_bt *bpe_bt_new(const llm_bpe *b)
 			best[d] = d ? best[d - 1] : NO_TOKEN;
 		}
 		h.whole[path[len - 1]] = id;
-		if (t->time[id] != NO_TOKEN) {
-			t->prefix[id] = len > 1 ? best[len - 2] : NO_TOKEN;
+		if (t->tok[id].time != NO_TOKEN) {
+			t->tok[id].prefix = len > 1 ? best[len - 2] : NO_TOKEN;
 			h.tok[path[len - 1]] = best[len - 1] = id;
 		}
 		prev = s;
@@ -325,17 +332,18 @@ bpe_bt *bpe_bt_new(const llm_bpe *b)
  * to it (that one is further left), and before one on the right at the same rank wins. */
 static bool compatible(const llm_bpe *b, const bpe_bt *t, bpe_pcache *pc, uint32_t x, uint32_t y)
 {
+	const bt_tok *tk = t->tok;
 	uint32_t limit = NO_TOKEN, res;
 	for (;;) {
 		uint32_t rank = bpe_pair_cached(b, pc, x, y, &res);
 		if (rank != NO_TOKEN && rank + 1 < limit)
 			return false;
-		if (t->time[x] > t->time[y]) {
-			limit = t->time[x];
-			x = t->right[x];
-		} else if (t->time[y] > 0) {
-			limit = t->time[y] + 1;
-			y = t->left[y];
+		if (tk[x].time > tk[y].time) {
+			limit = tk[x].time;
+			x = tk[x].right;
+		} else if (tk[y].time > 0) {
+			limit = tk[y].time + 1;
+			y = tk[y].left;
 		} else {
 			return true;
 		}
@@ -358,7 +366,7 @@ static inline uint32_t longest(const bpe_bt *t, const unsigned char *p, size_t n
 			best = da[s].tok;
 	}
 	if (whole)
-		*whole = i == n ? da[s].whole : NO_TOKEN;
+		*whole = i == n ? t->whole[s] : NO_TOKEN;
 	return best;
 }
 
@@ -377,7 +385,7 @@ size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, const unsigned char *p, s
 	while (pos < n) {
 		uint32_t last = k ? out[k - 1] : NO_TOKEN;
 		for (;;) {
-			size_t end = pos + b->len[tok];
+			size_t end = pos + t->tok[tok].len;
 			if (!(dead[end >> 6] >> (end & 63) & 1) &&
 			    (last == NO_TOKEN || compatible(b, t, pc, last, tok))) {
 				out[k++] = tok;
@@ -386,8 +394,8 @@ size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, const unsigned char *p, s
 					tok = longest(t, p + pos, n - pos, NULL);
 				break;
 			}
-			if (t->prefix[tok] != NO_TOKEN) {
-				tok = t->prefix[tok];
+			if (t->tok[tok].prefix != NO_TOKEN) {
+				tok = t->tok[tok].prefix;
 				continue;
 			}
 			/* Nothing fits at pos: no encoding of the rest starts there. Take back the
@@ -396,7 +404,7 @@ size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, const unsigned char *p, s
 				return SIZE_MAX; /* cannot happen when the tables are right */
 			dead[pos >> 6] |= (uint64_t)1 << (pos & 63);
 			k--;
-			pos -= b->len[last];
+			pos -= t->tok[last].len;
 			tok = last;
 			break;
 		}
