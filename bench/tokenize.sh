@@ -1,10 +1,13 @@
 #!/bin/sh
-# llm-tokenize throughput: MB/s of text per thread on ~10 MB of English and ~10 MB of Chinese
-# from samples/corpus, for r50k, cl100k and o200k, beside tiktoken (ranks read from the same
-# local files) and, for GPT-2's tokenizer.json, Hugging Face tokenizers, when they are
-# installed (pip install tiktoken tokenizers). Rates come from CPU time with the tokenizer's
-# load time taken off, so they compare encoding work even on a busy machine. Then --threads
-# scaling, and training a 32k vocabulary beside HF's BPE trainer.
+# llm-tokenize throughput: MB/s of text per CPU second on one thread, ~10 MB of English and
+# ~10 MB of Chinese from samples/corpus held apart, for r50k, cl100k and o200k (and llama3 and
+# qwen when the restricted rank files are present: ../shared/data/tokenizers/restricted, or
+# $TOK_RESTRICTED), beside tiktoken (ranks read from the same local files) and Hugging Face
+# tokenizers (the rank file through transformers' TikTokenConverter; GPT-2's tokenizer.json
+# for r50k), when they are installed (pip install tiktoken tokenizers transformers). Rates
+# come from CPU time with the tokenizer's load time taken off, so they compare encoding work
+# even on a busy machine; every encoding's ids are checked against tiktoken on all documents.
+# Then --threads scaling by CPU time, and training a 32k vocabulary beside HF's BPE trainer.
 . "$(dirname "$0")/lib.sh"
 
 D=$TOP/tests/data/tokenize
@@ -43,32 +46,59 @@ cpu() {
 for l in en zh; do eval "bytes_$l=$(textbytes "$W/tok-$l.jsonl")"; done
 echo "input: $(rate "$bytes_en" 1) MB English, $(rate "$bytes_zh" 1) MB Chinese (text bytes)"
 
-for e in r50k_base cl100k_base o200k_base; do
-	[ -s "$W/$e.tiktoken" ] || zstd -q -d -c "$D/$e.tiktoken.zst" >"$W/$e.tiktoken"
-	load=$(cpu llm-tokenize -q -t "$W/$e.tiktoken" "$W/tok-empty.jsonl" -o /dev/null)
+R=${TOK_RESTRICTED:-$TOP/../shared/data/tokenizers/restricted}
+encodings="r50k_base cl100k_base o200k_base"
+[ -s "$R/llama3_tokenizer.model" ] && encodings="$encodings llama3"
+[ -s "$R/qwen.tiktoken" ] && encodings="$encodings qwen"
+for e in $encodings; do
+	case $e in
+	llama3) ranks=$R/llama3_tokenizer.model ;;
+	qwen) ranks=$R/qwen.tiktoken ;;
+	*) ranks=$W/$e.tiktoken
+	   [ -s "$ranks" ] || zstd -q -d -c "$D/$e.tiktoken.zst" >"$ranks" ;;
+	esac
+	load=$(cpu llm-tokenize -q -t "$ranks" -e "${e%_base}" "$W/tok-empty.jsonl" -o /dev/null)
+	hf="--hf ranks"
+	[ "$e" = r50k_base ] && { [ -s "$W/gpt2.json" ] || zstd -q -d -c "$D/hf_gpt2/tokenizer.json.zst" >"$W/gpt2.json"; hf="--hf $W/gpt2.json"; }
 	for l in en zh; do
 		eval "b=\$bytes_$l"
-		t=$(cpu llm-tokenize -q -t "$W/$e.tiktoken" "$W/tok-$l.jsonl" -o /dev/null)
+		t=$(cpu llm-tokenize -q -t "$ranks" -e "${e%_base}" "$W/tok-$l.jsonl" -o /dev/null)
 		ours=$(echo "$b $t $load" | awk '{printf "%.1f", $1 / 1e6 / ($2 - $3)}')
-		hf=
-		[ "$e" = r50k_base ] && { [ -s "$W/gpt2.json" ] || zstd -q -d -c "$D/hf_gpt2/tokenizer.json.zst" >"$W/gpt2.json"; hf="--hf $W/gpt2.json"; }
-		peers=$($PEERS bench --ranks "$W/$e.tiktoken" --encoding "$e" --docs "$W/tok-$l.jsonl" $hf 2>/dev/null)
+		llm-tokenize -q -t "$ranks" -e "${e%_base}" -f jsonl --no-eos "$W/tok-$l.jsonl" -o "$W/tok-ours.jsonl"
+		same=$($PEERS check --ranks "$ranks" --encoding "$e" --docs "$W/tok-$l.jsonl" --ours "$W/tok-ours.jsonl" 2>&1 |
+			awk '/differ/ {n++} END {print n ? n " documents differ" : "ids identical"}')
+		peers=$($PEERS bench --ranks "$ranks" --encoding "$e" --docs "$W/tok-$l.jsonl" $hf 2>/dev/null)
 		line="$e $l: llm-tokenize $ours MB/s (load ${load}s)"
 		tk=$(echo "$peers" | awk '$1 == "tiktoken" && $2 + 0 > 0 {print $2}')
-		[ -n "$tk" ] && line="$line, tiktoken $tk MB/s ($(echo "$ours $tk" | awk '{printf "%.1fx", $1 / $2}'))"
+		[ -n "$tk" ] && line="$line, tiktoken $tk MB/s ($(echo "$ours $tk" | awk '{printf "%.1fx", $1 / $2}'), $same)"
 		h=$(echo "$peers" | awk '$1 == "hf" && $2 + 0 > 0 {print $2}')
 		[ -n "$h" ] && line="$line, HF tokenizers $h MB/s ($(echo "$ours $h" | awk '{printf "%.1fx", $1 / $2}'))"
 		echo "$line"
 	done
 done
 
-# Thread scaling (wall clock; meaningful only on an otherwise idle machine).
+# Thread scaling, measured so that other load on the machine does not distort it: total CPU
+# time with N threads against one (constant CPU time means no work is added by threading),
+# and, with perf, each thread's share of the samples (balance). On N free cores the speed-up
+# is then N x (CPU at 1) / (CPU at N) less the serial load time (Amdahl).
 cat "$W/tok-en.jsonl" "$W/tok-zh.jsonl" >"$W/tok-mix.jsonl"
 b=$((bytes_en + bytes_zh))
-t1=$(seconds llm-tokenize -q -t "$W/cl100k_base.tiktoken" "$W/tok-mix.jsonl" -o /dev/null)
 n=$(nproc)
-tn=$(seconds llm-tokenize -q -t "$W/cl100k_base.tiktoken" --threads "$n" "$W/tok-mix.jsonl" -o /dev/null)
-echo "cl100k threads: 1 thread $(rate "$b" "$t1") MB/s, $n threads $(rate "$b" "$tn") MB/s (wall clock)"
+[ "$n" -lt 2 ] && n=2
+c1=$(cpu llm-tokenize -q -t "$W/cl100k_base.tiktoken" "$W/tok-mix.jsonl" -o /dev/null)
+cn=$(cpu llm-tokenize -q -t "$W/cl100k_base.tiktoken" --threads "$n" "$W/tok-mix.jsonl" -o /dev/null)
+cl=$(cpu llm-tokenize -q -t "$W/cl100k_base.tiktoken" "$W/tok-empty.jsonl" -o /dev/null)
+line="cl100k threads: CPU $c1 s on 1 thread, $cn s on $n (load $cl s serial)"
+line="$line; ideal speed-up on $n free cores $(echo "$c1 $cn $cl $n" | awk '{printf "%.2fx", $1 / ($3 + ($2 - $3) / $4)}')"
+if command -v perf >/dev/null 2>&1 &&
+	perf record -q -o "$W/tok-perf.data" llm-tokenize -q -t "$W/cl100k_base.tiktoken" --threads "$n" "$W/tok-mix.jsonl" -o /dev/null >/dev/null 2>&1; then
+	# the lowest thread id is the main thread (loading, reading, writing); the others encode
+	share=$(perf report -i "$W/tok-perf.data" --sort pid --stdio 2>/dev/null |
+		awk '/%/ {split($2, t, ":"); print t[1], $1}' | sort -n |
+		awk 'NR == 1 {printf "main %s, workers", $2; next} {printf " %s", $2}')
+	line="$line; perf samples by thread: $share"
+fi
+echo "$line"
 
 # Training a 32k vocabulary on the English + Chinese sample.
 tt=$(REPEAT=1 seconds llm-tokenize train -q --vocab-size 32000 -o "$W/tok-trained.json" "$W/tok-mix.jsonl")

@@ -4,10 +4,13 @@
   check --ranks FILE --encoding NAME --docs D.jsonl --ours O.jsonl
       tiktoken (ranks read from the local file, pattern and special tokens from tiktoken's own
       definition of the encoding) must give the ids of llm-tokenize's JSONL output, line by line.
-  bench --ranks FILE --encoding NAME [--hf tokenizer.json] --docs D.jsonl
+  bench --ranks FILE --encoding NAME [--hf tokenizer.json | --hf ranks] --docs D.jsonl
       MB/s of tiktoken (and HF tokenizers) encoding the documents' text on one thread, from
       CPU time (best of two), so that a busy machine does not distort the ratio much; prints
-      "tiktoken MBPS" and "hf MBPS" lines, or "NAME unavailable".
+      "tiktoken MBPS" and "hf MBPS" lines, or "NAME unavailable". "--hf ranks" gives HF the
+      rank file through transformers' TikTokenConverter, as transformers loads one.
+  Encodings that tiktoken does not define (llama3, qwen) take their pattern from
+  tests/data/tokenize/gen-peer-tokenizers.py and no special tokens.
   train --docs D.jsonl --vocab-size N --out tokenizer.json
       HF tokenizers' BPE trainer (ByteLevel, like llm-tokenize train); prints "hf-train SECONDS".
   hfcheck --hf tokenizer.json --docs D.jsonl --ours O.jsonl [--decoded T.jsonl]
@@ -21,10 +24,26 @@ import sys
 import time
 
 
+def peer_patterns():
+    """The patterns of the encodings tiktoken lacks, from the peer tokenizers' generator."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data",
+                        "tokenize", "gen-peer-tokenizers.py")
+    spec = importlib.util.spec_from_file_location("gen_peer_tokenizers", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return {"llama3": mod.LLAMA3_PAT, "qwen": mod.QWEN_PAT}
+
+
 def tiktoken_encoding(ranks, name):
     import tiktoken
     import tiktoken.load
     import tiktoken_ext.openai_public as pub
+    own = peer_patterns()
+    if name in own:
+        return tiktoken.Encoding(name=name, pat_str=own[name], special_tokens={},
+                                 mergeable_ranks=tiktoken.load.load_tiktoken_bpe(ranks))
     # tiktoken's own definition of the encoding, with the ranks read from the local file
     # instead of downloaded (load_tiktoken_bpe checks the same SHA-256).
     real = tiktoken.load.load_tiktoken_bpe
@@ -72,7 +91,12 @@ def bench(a):
     if a.hf:
         try:
             from tokenizers import Tokenizer
-            tk = Tokenizer.from_file(a.hf)
+            if a.hf == "ranks":
+                from transformers.convert_slow_tokenizer import TikTokenConverter
+                pat = tiktoken_encoding(a.ranks, a.encoding)._pat_str
+                tk = TikTokenConverter(vocab_file=a.ranks, pattern=pat).converted()
+            else:
+                tk = Tokenizer.from_file(a.hf)
             print(f"hf {rate(lambda t: tk.encode(t, add_special_tokens=False), docs):.2f}")
         except ImportError:
             print("hf unavailable")
