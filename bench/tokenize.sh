@@ -8,6 +8,7 @@
 # come from CPU time with the tokenizer's load time taken off, so they compare encoding work
 # even on a busy machine; every encoding's ids are checked against tiktoken on all documents.
 # Then --threads scaling by CPU time, and training a 32k vocabulary beside HF's BPE trainer.
+# TOK_ENCODINGS="cl100k_base o200k_base" and TOK_HF=0 shorten a run.
 . "$(dirname "$0")/lib.sh"
 
 D=$TOP/tests/data/tokenize
@@ -50,6 +51,8 @@ R=${TOK_RESTRICTED:-$TOP/../shared/data/tokenizers/restricted}
 encodings="r50k_base cl100k_base o200k_base"
 [ -s "$R/llama3_tokenizer.model" ] && encodings="$encodings llama3"
 [ -s "$R/qwen.tiktoken" ] && encodings="$encodings qwen"
+# TOK_ENCODINGS picks some of them, TOK_HF=0 leaves HF out (its conversions take minutes).
+encodings=${TOK_ENCODINGS:-$encodings}
 for e in $encodings; do
 	case $e in
 	llama3) ranks=$R/llama3_tokenizer.model ;;
@@ -59,7 +62,8 @@ for e in $encodings; do
 	esac
 	load=$(cpu llm-tokenize -q -t "$ranks" -e "${e%_base}" "$W/tok-empty.jsonl" -o /dev/null)
 	hf="--hf ranks"
-	[ "$e" = r50k_base ] && { [ -s "$W/gpt2.json" ] || zstd -q -d -c "$D/hf_gpt2/tokenizer.json.zst" >"$W/gpt2.json"; hf="--hf $W/gpt2.json"; }
+	[ "${TOK_HF:-1}" = 0 ] && hf=
+	[ "$e" = r50k_base ] && [ -n "$hf" ] && { [ -s "$W/gpt2.json" ] || zstd -q -d -c "$D/hf_gpt2/tokenizer.json.zst" >"$W/gpt2.json"; hf="--hf $W/gpt2.json"; }
 	for l in en zh; do
 		eval "b=\$bytes_$l"
 		t=$(cpu llm-tokenize -q -t "$ranks" -e "${e%_base}" "$W/tok-$l.jsonl" -o /dev/null)

@@ -581,12 +581,10 @@ static inline uint32_t pair_rank(llm_bpe_enc *e, uint32_t l, uint32_t r, uint32_
 	return bpe_pair_cached(e->bpe, e->pcache, l, r, res);
 }
 
-/* Merge by linear scan: O(n^2) but with tiny constants for the short pieces of real text.
- * The symbols are in e->id; the ranks and results of their pairs in e->rank and e->next. */
-static size_t merge_linear(llm_bpe_enc *e, size_t n)
+size_t bpe_merge_linear(const llm_bpe *b, bpe_pcache *pc, uint32_t *id, uint32_t *rank,
+                        uint32_t *res, size_t n, size_t stop)
 {
-	uint32_t *id = e->id, *rank = e->rank, *res = e->next;
-	while (n > 1) {
+	while (n > stop) {
 		uint32_t best = NO_TOKEN;
 		size_t bi = 0;
 		for (size_t i = 0; i + 1 < n; i++)
@@ -606,11 +604,18 @@ static size_t merge_linear(llm_bpe_enc *e, size_t n)
 		}
 		n--;
 		if (bi > 0)
-			rank[bi - 1] = pair_rank(e, id[bi - 1], id[bi], &res[bi - 1]);
+			rank[bi - 1] = bpe_pair_cached(b, pc, id[bi - 1], id[bi], &res[bi - 1]);
 		if (bi + 1 < n)
-			rank[bi] = pair_rank(e, id[bi], id[bi + 1], &res[bi]);
+			rank[bi] = bpe_pair_cached(b, pc, id[bi], id[bi + 1], &res[bi]);
 	}
 	return n;
+}
+
+/* Merge by linear scan: O(n^2) but with tiny constants for the short pieces of real text.
+ * The symbols are in e->id; the ranks and results of their pairs in e->rank and e->next. */
+static size_t merge_linear(llm_bpe_enc *e, size_t n)
+{
+	return bpe_merge_linear(e->bpe, e->pcache, e->id, e->rank, e->next, n, 1);
 }
 
 static inline bool hless(const hentry *a, const hentry *b)

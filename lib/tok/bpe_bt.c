@@ -196,26 +196,9 @@ static bool last_merge(const llm_bpe *b, bpe_pcache *pc, uint32_t id, uint32_t *
 		rk[i] = b->bb_rank[s[i] << 8 | s[i + 1]];
 		res[i] = b->bb_res[s[i] << 8 | s[i + 1]];
 	}
-	while (n > 2) {
-		size_t bi = 0;
-		for (size_t i = 1; i + 1 < n; i++)
-			if (rk[i] < rk[bi])
-				bi = i;
-		if (rk[bi] == NO_TOKEN)
-			return false;
-		size_t tail = n - bi - 2; /* symbols after the pair; one pair fewer */
-		sym[bi] = res[bi];
-		memmove(sym + bi + 1, sym + bi + 2, tail * sizeof *sym);
-		if (tail > 1) {
-			memmove(rk + bi + 1, rk + bi + 2, (tail - 1) * sizeof *rk);
-			memmove(res + bi + 1, res + bi + 2, (tail - 1) * sizeof *res);
-		}
-		n--;
-		if (bi > 0)
-			rk[bi - 1] = bpe_pair_cached(b, pc, sym[bi - 1], sym[bi], &res[bi - 1]);
-		if (bi + 1 < n)
-			rk[bi] = bpe_pair_cached(b, pc, sym[bi], sym[bi + 1], &res[bi]);
-	}
+	n = bpe_merge_linear(b, pc, sym, rk, res, n, 2);
+	if (n != 2)
+		return false;
 	uint32_t got = NO_TOKEN;
 	if (bpe_pair_lookup(b, sym[0], sym[1], &got) == NO_TOKEN || got != id)
 		return false;

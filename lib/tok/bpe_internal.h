@@ -163,6 +163,12 @@ static inline uint32_t bpe_pair_cached(const llm_bpe *b, bpe_pcache *pc, uint32_
 	return c->rank;
 }
 
+/* Merge the n symbols in id, whose pairs have their ranks and results in rank and res, by
+ * lowest rank, leftmost first, until stop symbols are left or no pair merges (the reference
+ * BPE, for short pieces); returns the count left. */
+size_t bpe_merge_linear(const llm_bpe *b, bpe_pcache *pc, uint32_t *id, uint32_t *rank,
+                        uint32_t *res, size_t n, size_t stop);
+
 /*
  * Backtracking BPE (bpe_bt.c): exact linear-time encoding for byte-level vocabularies.
  * bpe_bt_new builds the tables from the finished pair lists, or returns NULL when the

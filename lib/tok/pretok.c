@@ -352,47 +352,38 @@ int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end)
 			st->valid_end = st->pos + v;
 			st->search = st->pos;
 		}
+		size_t ms, me;
 		if (st->pt->fast) {
-			size_t ms, me;
 			if (!pretok_fast_find(st->pt->fast, st->s, st->valid_end, st->search, &ms, &me)) {
 				st->search = st->valid_end;
 				continue;
 			}
-			if (ms > st->pos && st->pt->keep_gaps) {
-				*start = st->pos;
-				*end = st->pos = ms;
-				st->pending = true;
-				st->pend_start = ms;
-				st->pend_end = me;
-				return LLM_OK;
+		} else {
+			int rc;
+			if (st->pt->jit)
+				rc = pcre2_jit_match(st->pt->code, (PCRE2_SPTR)st->s, st->valid_end, st->search, 0,
+				                     st->md, st->mctx);
+			else
+				rc = pcre2_match(st->pt->code, (PCRE2_SPTR)st->s, st->valid_end, st->search,
+				                 PCRE2_NO_UTF_CHECK, st->md, st->mctx);
+			if (rc == PCRE2_ERROR_NOMATCH) {
+				st->search = st->valid_end;
+				continue;
 			}
-			*start = ms;
-			*end = st->pos = st->search = me;
-			st->matched = true;
-			return LLM_OK;
-		}
-		int rc;
-		if (st->pt->jit)
-			rc = pcre2_jit_match(st->pt->code, (PCRE2_SPTR)st->s, st->valid_end, st->search, 0,
-			                     st->md, st->mctx);
-		else
-			rc = pcre2_match(st->pt->code, (PCRE2_SPTR)st->s, st->valid_end, st->search,
-			                 PCRE2_NO_UTF_CHECK, st->md, st->mctx);
-		if (rc == PCRE2_ERROR_NOMATCH) {
-			st->search = st->valid_end;
-			continue;
-		}
-		if (rc < 0) {
-			PCRE2_UCHAR msg[256];
-			pcre2_get_error_message(rc, msg, sizeof msg);
-			return llm_fail(LLM_EINTERNAL, "pre-tokenizer: %s", (const char *)msg);
-		}
-		PCRE2_SIZE *ov = pcre2_get_ovector_pointer(st->md);
-		size_t ms = ov[0], me = ov[1];
-		if (me == ms) { /* an empty match consumes nothing: search again one character on */
-			uint32_t cp;
-			st->search = ms + (ms < st->valid_end ? llm_utf8_decode(st->s + ms, st->valid_end - ms, &cp) : 1);
-			continue;
+			if (rc < 0) {
+				PCRE2_UCHAR msg[256];
+				pcre2_get_error_message(rc, msg, sizeof msg);
+				return llm_fail(LLM_EINTERNAL, "pre-tokenizer: %s", (const char *)msg);
+			}
+			PCRE2_SIZE *ov = pcre2_get_ovector_pointer(st->md);
+			ms = ov[0];
+			me = ov[1];
+			if (me == ms) { /* an empty match consumes nothing: search again one character on */
+				uint32_t cp;
+				st->search = ms + (ms < st->valid_end ?
+				                   llm_utf8_decode(st->s + ms, st->valid_end - ms, &cp) : 1);
+				continue;
+			}
 		}
 		if (ms > st->pos && st->pt->keep_gaps) {
 			*start = st->pos;
