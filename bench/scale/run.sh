@@ -5,7 +5,7 @@
 # For each size: bench/scale/gen.py writes 16 JSONL files with 10% exact and 15% near
 # duplicates and the truth of what each document copies; pipelines/Makefile runs up to the
 # shards with production.mk-style settings (a fixed tokenizer, as production.mk has, trained
-# once on the samples), make -j$SCALE_JOBS; bench/scale/report.py prints, per stage, wall
+# once on the samples), make -j$SCALE_JOBS; bench/scale/figures.py prints, per stage, wall
 # and CPU time, MB of raw input per CPU second, peak RSS and disk, the dedup cluster step's
 # bytes per document and recall against the truth. Then one table over the sizes: memory
 # should stay flat and time grow linearly. Work files: $SCALE_DIR (build/bench-scale).
@@ -50,6 +50,6 @@ EOF
 	LLM_RUSAGE=1 /usr/bin/time -f "%e %U %S %M" -o "$W/total.time" \
 		make -s -f pipelines/Makefile CONFIG="$W/scale.mk" -j"$SCALE_JOBS" shards 2>"$W/make.log" ||
 		{ tail -n 20 "$W/make.log" >&2; exit 1; }
-	python3 bench/scale/report.py "$W"
+	python3 bench/scale/figures.py "$W"
 done
-python3 bench/scale/report.py --compare $(for gb in $SCALE_GB; do echo "$SCALE_DIR/$gb"; done)
+python3 bench/scale/figures.py --compare $(for gb in $SCALE_GB; do echo "$SCALE_DIR/$gb"; done)

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The figures of one bench-scale run, or a comparison of several (bench/scale/run.sh).
 
-  report.py WORKDIR               per stage: wall, CPU, MB/s per core, peak RSS, disk;
+  figures.py WORKDIR               per stage: wall, CPU, MB/s per core, peak RSS, disk;
                                   dedup bytes per document and recall; WORKDIR/report.json
-  report.py --compare WORKDIR...  one line per size and stage: is memory flat, time linear?
+  figures.py --compare WORKDIR...  one line per size and stage: is memory flat, time linear?
 
 Per step the pipeline's stage.sh recorded (LLM_RUSAGE=1) "wall user sys maxrss_kib" in
 OUT/times/STAGE.NAME.rusage. A stage's wall time is the sum over its steps (they ran two at
