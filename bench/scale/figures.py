@@ -135,6 +135,9 @@ def compare(ws):
 
 
 def main():
+    if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0 if len(sys.argv) >= 2 else 2)
     if sys.argv[1] == "--compare":
         compare(sys.argv[2:])
         return
