@@ -82,7 +82,7 @@ static int cat_one(const char *path, const llm_docsrc_opts *o, const struct tool
 			count_encoding(run, d);
 			if (llm_writer_write(out, d->out, d->out_len) != LLM_OK ||
 			    llm_writer_write(out, "\n", 1) != LLM_OK)
-				die("%s", llm_last_error());
+				die_lib();
 			llm_run_out(run, dom, d->out_len + 1);
 		} else if (rc == LLM_EFORMAT && d->reason) {
 			if (co->strict)
@@ -93,7 +93,7 @@ static int cat_one(const char *path, const llm_docsrc_opts *o, const struct tool
 			dom = llm_run_lang(run, dom, d->lang, d->lang_len);
 			if (llm_run_reject(run, dom, d->reason, d->raw ? d->raw : "", d->raw_len, d->rec,
 			                   d->extra.len ? d->extra.p : NULL, d->file, d->line) != LLM_OK)
-				die("%s", llm_last_error());
+				die_lib();
 		} else {
 			llm_error("%s", llm_last_error());
 			failed = 1;
@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 
 	llm_writer *out;
 	if (llm_writer_open(&out, co.output) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_run *run = tool_run_new(&co);
 	llm_doc d;
 	llm_doc_init(&d);

@@ -283,7 +283,7 @@ static int flush_batch(struct ctx *c)
 			llm_buf_addf(&extra, "\"length\": %zu", it->full_len);
 			if (llm_run_reject(c->run, dom, "line_too_long", line, it->len, NULL, extra.p,
 			                   c->name, it->lineno) != LLM_OK)
-				die("%s", llm_last_error());
+				die_lib();
 			continue;
 		}
 		llm_clean_result *r = &it->res;
@@ -295,7 +295,7 @@ static int flush_batch(struct ctx *c)
 		if (r->status == LLM_CLEAN_KEEP) {
 			if (llm_writer_write(c->out, it->out.p, it->out.len) != LLM_OK ||
 			    llm_writer_write(c->out, "\n", 1) != LLM_OK)
-				die("%s", llm_last_error());
+				die_lib();
 			llm_run_out(c->run, dom, it->out.len + 1);
 			if (r->changed)
 				llm_run_count(c->run, "changed", 1);
@@ -316,7 +316,7 @@ static int flush_batch(struct ctx *c)
 				extra_judged(&extra, &it->out, c->judged_max);
 			if (llm_run_reject(c->run, dom, r->reason, line, it->len, parsed ? &it->rec : NULL,
 			                   extra.len ? extra.p : NULL, c->name, it->lineno) != LLM_OK)
-				die("%s", llm_last_error());
+				die_lib();
 		}
 		for (int k = 0; k < LLM_FILTER_NCOUNTERS; k++)
 			if (r->counts[k])
@@ -435,7 +435,7 @@ int main(int argc, char **argv)
 		case OPT_JUDGED_TEXT: judged_max = tool_size("--judged-text", optarg); break;
 		case OPT_RECIPE:
 			if (llm_recipe_load(recipe, optarg) != LLM_OK)
-				die("%s", llm_last_error());
+				die_lib();
 			break;
 		case OPT_EXPLAIN: explain = true; break;
 		case OPT_LIST_FILTERS: list = true; break;
@@ -521,29 +521,29 @@ int main(int argc, char **argv)
 	if (stop_file) {
 		stop = llm_wordset_new();
 		if (llm_wordset_load(stop, stop_file) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		cfg.stop_words = stop;
 	}
 	llm_patterns *dp = NULL, *dlp = NULL;
 	if (drop_file && llm_patterns_load(&dp, drop_file) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	if (drop_line_file && llm_patterns_load(&dlp, drop_line_file) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	cfg.drop_pattern = dp;
 	cfg.drop_line_pattern = dlp;
 	llm_fasttext *model = NULL;
 	if (model_file && llm_fasttext_load(&model, model_file) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	cfg.lang_model = model;
 	llm_timemask *tm = NULL;
 	if (mask_time && !(tm = llm_timemask_new(time_ph, 0)))
-		die("%s", llm_last_error());
+		die_lib();
 	cfg.timemask = tm;
 
 	const llm_zhseg_dict *zh = NULL;
 	if (seg_field) {
 		if (llm_zhseg_dict_default(&zh) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		llm_debug("--segment: dictionary %s (%zu words)", llm_zhseg_dict_path(zh),
 		          llm_zhseg_dict_size(zh));
 	}
@@ -568,7 +568,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (llm_writer_open(&x.out, co.output) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	x.run = tool_run_new(&co);
 	x.tally = llm_clean_tally_new();
 	int failed = 0;

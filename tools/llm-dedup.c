@@ -161,7 +161,7 @@ static llm_dedup *new_engine(const struct cfg *c, const llm_dedup_params *p)
 {
 	llm_dedup *d;
 	if (llm_dedup_new(&d, p))
-		die("%s", llm_last_error());
+		die_lib();
 	llm_dedup_set_memory(d, c->memory, c->tmpdir);
 	char **names = llm_calloc((size_t)c->nfiles + 1, sizeof *names);
 	for (int i = 0; i < c->nfiles; i++)
@@ -172,7 +172,7 @@ static llm_dedup *new_engine(const struct cfg *c, const llm_dedup_params *p)
 	free(names);
 	if (c->index && access(c->index, F_OK) == 0) {
 		if (llm_dedup_load_index(d, c->index))
-			die("%s", llm_last_error());
+			die_lib();
 		if (llm_dedup_replaces(d))
 			llm_info("%s: this run has the inputs of the index's run %u: it replaces that run",
 			         c->index, llm_dedup_replaces(d));
@@ -281,14 +281,14 @@ static void emit_with(emitter *e, llm_dedup_doc *r, const char *file, uint64_t l
 		llm_warn_at(file, lineno, "%s", r->msg);
 		if (llm_run_reject(e->run, dom, r->reason, r->line, r->len, r->rec_ok ? &r->rec : NULL,
 		                   r->extra.len ? r->extra.p : NULL, file, lineno) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		return;
 	}
 	if (kind == KIND_ALL_LINES || kind == KIND_SUBSTRING) {
 		e->dups++;
 		if (llm_run_reject(e->run, dom, kind == KIND_SUBSTRING ? "substring_dup" : "duplicate",
 		                   r->line, r->len, &r->rec, NULL, file, lineno) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		return;
 	}
 	if (kind == LLM_RMLIST_DUPLICATE && !c->annotate) {
@@ -298,7 +298,7 @@ static void emit_with(emitter *e, llm_dedup_doc *r, const char *file, uint64_t l
 		e->dups++;
 		if (llm_run_reject(e->run, dom, "duplicate", r->line, r->len, &r->rec, r->extra.p, file,
 		                   lineno) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		return;
 	}
 	const char *out = r->line;
@@ -321,7 +321,7 @@ static void emit_with(emitter *e, llm_dedup_doc *r, const char *file, uint64_t l
 		outlen = e->line.len;
 	}
 	if (llm_writer_write(e->out, out, outlen) != LLM_OK || llm_writer_write(e->out, "\n", 1))
-		die("%s", llm_last_error());
+		die_lib();
 	llm_run_out(e->run, dom, outlen + 1);
 }
 
@@ -359,14 +359,14 @@ static void signed_doc(void *ctx, const llm_dedup_doc *doc, const llm_dedup_sig 
 	if (!x->sigw)
 		llm_dedup_add(x->d, sig);
 	else if (llm_sigfile_add(x->sigw, sig, doc->id.p ? doc->id.p : "", doc->id.len))
-		die("%s", llm_last_error());
+		die_lib();
 }
 
 static llm_signpool *new_pool(const struct cfg *c, runctx *x)
 {
 	llm_signpool *pool;
 	if (llm_signpool_new(&pool, &c->p, c->co.threads, c->co.field, c->co.max_line, signed_doc, x))
-		die("%s", llm_last_error());
+		die_lib();
 	return pool;
 }
 
@@ -428,7 +428,7 @@ static int run_docs(const struct cfg *c)
 	emitter em = { .c = c };
 	llm_json_edit_init(&em.ed);
 	if (llm_writer_open(&em.out, c->co.output))
-		die("%s", llm_last_error());
+		die_lib();
 	em.run = tool_run_new(&c->co);
 	llm_dedup_doc r;
 	llm_dedup_doc_init(&r);
@@ -449,7 +449,7 @@ static int run_docs(const struct cfg *c)
 	if (failed) /* an unreadable input: the clusters are incomplete, write nothing */
 		die("no output written");
 	if (llm_dedup_finish(x.d))
-		die("%s", llm_last_error());
+		die_lib();
 	llm_info("%llu documents, %llu joined as duplicates; %.0f bytes per document in memory, "
 	         "%u sorted runs on disk", (unsigned long long)x.docs,
 	         (unsigned long long)llm_dedup_joins(x.d),
@@ -496,7 +496,7 @@ static int run_filter(const struct cfg *c, const filter *f, void *ctx)
 	*em = (emitter){ .c = c };
 	llm_json_edit_init(&em->ed);
 	if (llm_writer_open(&em->out, c->co.output))
-		die("%s", llm_last_error());
+		die_lib();
 	em->run = tool_run_new(&c->co);
 	llm_dedup_doc r;
 	llm_dedup_doc_init(&r);
@@ -613,7 +613,7 @@ static int substr_add(void *ctx, llm_dedup_doc *r, const char *file, uint64_t li
 {
 	substrctx *x = ctx;
 	if (!r->reason && llm_substr_add(x->ss, r->text.p, r->text.len))
-		die("%s", llm_last_error());
+		die_lib();
 	return 0;
 }
 
@@ -758,7 +758,7 @@ static void load_benchmarks(deconctx *x, const struct cfg *c)
 		for (size_t k = 0; k < n; k++) {
 			llm_reader *rd;
 			if (llm_reader_open(&rd, list[k]))
-				die("%s", llm_last_error());
+				die_lib();
 			llm_json_rec rec;
 			llm_json_rec_init(&rec);
 			char *line;
@@ -771,14 +771,14 @@ static void load_benchmarks(deconctx *x, const struct cfg *c)
 				add_item(x, list[k], llm_reader_lineno(rd), &rec, c->co.field);
 			}
 			if (rc != LLM_EOF)
-				die("%s", llm_last_error());
+				die_lib();
 			llm_json_rec_release(&rec);
 			llm_reader_free(rd);
 		}
 		globfree(&g);
 	}
 	if (llm_decon_ready(x->dc))
-		die("%s", llm_last_error());
+		die_lib();
 	x->docs = llm_calloc(x->nitems ? x->nitems : 1, sizeof *x->docs);
 	x->first_doc = llm_calloc(x->nitems ? x->nitems : 1, sizeof *x->first_doc);
 	llm_info("%u benchmark items, %llu distinct %u-grams%s; %llu items too short to match",
@@ -804,7 +804,7 @@ static int decon_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 	if (!r->reason)
 		llm_decon_match(x->dc, r->text.p, r->text.len, &items, &nitems, &err);
 	if (err)
-		die("%s", llm_last_error());
+		die_lib();
 	if (!nitems) {
 		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
 		return 0;
@@ -837,7 +837,7 @@ static int decon_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 	llm_buf_add(&x->extra, x->ids.p, x->ids.len);
 	if (llm_run_reject(x->em.run, dom, "contaminated", r->line, r->len, &r->rec, x->extra.p, file,
 	                   lineno) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	return 0;
 }
 
@@ -846,7 +846,7 @@ static void decon_report(const deconctx *x, const char *path)
 {
 	llm_writer *w;
 	if (llm_writer_open(&w, path))
-		die("%s", llm_last_error());
+		die_lib();
 	llm_buf b = LLM_BUF_INIT;
 	for (uint32_t i = 0; i < x->nitems; i++) {
 		if (!x->docs[i])
@@ -865,11 +865,11 @@ static void decon_report(const deconctx *x, const char *path)
 		llm_json_put_str(&b, fd, strlen(fd));
 		llm_buf_adds(&b, "}\n");
 		if (llm_writer_write(w, b.p, b.len))
-			die("%s", llm_last_error());
+			die_lib();
 	}
 	llm_buf_release(&b);
 	if (llm_writer_close(w))
-		die("%s", llm_last_error());
+		die_lib();
 }
 
 static int run_decon(const struct cfg *c)
@@ -880,7 +880,7 @@ static int run_decon(const struct cfg *c)
 	*em = (emitter){ .c = c };
 	llm_json_edit_init(&em->ed);
 	if (llm_writer_open(&em->out, c->co.output))
-		die("%s", llm_last_error());
+		die_lib();
 	em->run = tool_run_new(&c->co);
 	llm_dedup_doc r;
 	llm_dedup_doc_init(&r);
@@ -930,7 +930,7 @@ static int run_sign(const struct cfg *c)
 		usage_error("sign needs -o SIGFILE");
 	runctx x = { .c = c };
 	if (llm_sigfile_create(&x.sigw, c->co.output, &c->p))
-		die("%s", llm_last_error());
+		die_lib();
 	llm_signpool *pool = new_pool(c, &x);
 	int failed = 0, nin = c->nfiles ? c->nfiles : 1;
 	for (int i = 0; i < nin && !failed; i++)
@@ -992,7 +992,7 @@ static int run_cluster(const struct cfg *c)
 	for (int i = 0; i < c->nfiles; i++) {
 		llm_sigfile_reader *sr;
 		if (llm_sigfile_open(&sr, c->files[i], &p))
-			die("%s", llm_last_error());
+			die_lib();
 		if (!d) {
 			d = new_engine(c, &p);
 			llm_buf desc = LLM_BUF_INIT;
@@ -1006,7 +1006,7 @@ static int run_cluster(const struct cfg *c)
 			llm_sigfile_free(sr);
 			if (llm_sigfile_open(&sr, c->files[0], &q) || (llm_sigfile_free(sr), 0) ||
 			    llm_sigfile_open(&sr, c->files[i], &p))
-				die("%s", llm_last_error());
+				die_lib();
 			if (!same_params(&p, &q))
 				die("%s: signed with other parameters than %s", c->files[i], c->files[0]);
 		}
@@ -1015,12 +1015,12 @@ static int run_cluster(const struct cfg *c)
 			docs++;
 		}
 		if (rc != LLM_EOF)
-			die("%s", llm_last_error());
+			die_lib();
 		sums[i] = llm_sigfile_checksum(sr);
 		llm_sigfile_free(sr);
 	}
 	if (llm_dedup_finish(d))
-		die("%s", llm_last_error());
+		die_lib();
 	/* Pass 2: name the survivors and write each shard's removal list. */
 	uint64_t v = llm_dedup_base(d), dups = 0;
 	llm_dedup_doc r;
@@ -1028,7 +1028,7 @@ static int run_cluster(const struct cfg *c)
 	for (int i = 0; i < c->nfiles; i++) {
 		llm_sigfile_reader *sr;
 		if (llm_sigfile_open(&sr, c->files[i], &p))
-			die("%s", llm_last_error());
+			die_lib();
 		llm_rmlist_writer w;
 		llm_rmlist_writer_init(&w);
 		uint64_t k = 0;
@@ -1049,13 +1049,13 @@ static int run_cluster(const struct cfg *c)
 			die("%s: %s", c->files[i], rc != LLM_EOF ? llm_last_error() : "changed while clustering");
 		char *out = rm_name(c->files[i], c->outdir);
 		if (llm_rmlist_write(&w, out, k, sums[i]))
-			die("%s", llm_last_error());
+			die_lib();
 		free(out);
 		llm_rmlist_writer_release(&w);
 		llm_sigfile_free(sr);
 	}
 	if (c->index && llm_dedup_save_index(d, c->index))
-		die("%s", llm_last_error());
+		die_lib();
 	llm_info("%llu documents in %d shards: %llu duplicates; %.0f bytes per document in memory",
 	         (unsigned long long)docs, c->nfiles, (unsigned long long)dups,
 	         docs ? (double)llm_dedup_memory(d) / (double)docs : 0.0);
@@ -1082,7 +1082,7 @@ static int apply_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 		emit(x->em, r, file, lineno, kind, x->e.id, x->e.idlen, x->e.count, NULL);
 		int rc = llm_rmlist_next(&x->l, &x->e);
 		if (rc != LLM_OK && rc != LLM_EOF)
-			die("%s", llm_last_error());
+			die_lib();
 		x->have = rc == LLM_OK;
 	} else {
 		emit(x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
@@ -1097,15 +1097,15 @@ static int run_apply(const struct cfg *c)
 		usage_error("apply needs --removals FILE");
 	applyctx x = { 0 };
 	if (llm_rmlist_load(&x.l, c->removals))
-		die("%s", llm_last_error());
+		die_lib();
 	int rc = llm_rmlist_next(&x.l, &x.e);
 	if (rc != LLM_OK && rc != LLM_EOF)
-		die("%s", llm_last_error());
+		die_lib();
 	x.have = rc == LLM_OK;
 	emitter em = { .c = c };
 	llm_json_edit_init(&em.ed);
 	if (llm_writer_open(&em.out, c->co.output))
-		die("%s", llm_last_error());
+		die_lib();
 	em.run = tool_run_new(&c->co);
 	x.em = &em;
 	llm_dedup_doc r;
@@ -1143,7 +1143,7 @@ static void cluster_line(void *ctx, const char *id, size_t idlen, uint64_t size,
 	llm_json_put_str(&b, id, idlen);
 	llm_buf_addf(&b, ", \"dup_count\": %llu, \"run\": %u}\n", (unsigned long long)size, run);
 	if (llm_writer_write(w, b.p, b.len))
-		die("%s", llm_last_error());
+		die_lib();
 	llm_buf_release(&b);
 }
 
@@ -1153,7 +1153,7 @@ static int run_info(const struct cfg *c)
 		usage_error("--info needs index files");
 	llm_writer *w;
 	if (llm_writer_open(&w, c->co.output))
-		die("%s", llm_last_error());
+		die_lib();
 	int failed = 0;
 	for (int i = 0; i < c->nfiles; i++) {
 		const char *f = c->files[i];
@@ -1181,7 +1181,7 @@ static int run_info(const struct cfg *c)
 		             (unsigned long long)in.dup_clusters, (unsigned long long)in.entries);
 		llm_buf_add(&b, runs.p ? runs.p : "", runs.len);
 		if (llm_writer_write(w, b.p, b.len))
-			die("%s", llm_last_error());
+			die_lib();
 		llm_buf_release(&runs);
 		llm_buf_release(&b);
 	}

@@ -145,7 +145,7 @@ static void load_model(model_t *mt, const char *path, const opts *o)
 {
 	memset(mt, 0, sizeof *mt);
 	if (llm_hf_open(path, &mt->m, &mt->info) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_info("%s: %d layers, width %d, vocab %d, %s weights%s", mt->info.dir,
 	         llm_model_get_config(mt->m)->num_hidden_layers,
 	         llm_model_get_config(mt->m)->hidden_size, llm_model_get_config(mt->m)->vocab_size,
@@ -201,7 +201,7 @@ static llm_bpe *model_tokenizer(const opts *o, const model_t *mt)
 		return NULL;
 	llm_bpe *bpe;
 	if (llm_bpe_load(&bpe, path, NULL, NULL, NULL) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	uint64_t want = mt->info.tokenizer_id, got = llm_bpe_file_id(bpe);
 	if (want && got != want)
 		die("%s: tokenizer id %016llx, but %s was trained with %016llx", path,
@@ -224,7 +224,7 @@ static void write_json(const char *path, llm_buf *b)
 {
 	llm_buf_addc(b, '\n');
 	if (path && llm_write_file(path, b->p, b->len) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 }
 
 static void check_stdout(void)
@@ -275,7 +275,7 @@ static void eval_shard(llm_evaluator *ev, const char *path, const llm_manifest *
 	llm_shard *s;
 	if (llm_shard_open(&s, path, 0) != LLM_OK ||
 	    (man && llm_manifest_check_shard(man, ms, s) != LLM_OK) || llm_shard_verify(s) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	const llm_shard_info *si = llm_shard_get_info(s);
 	check_tokenizer(path, si->tokenizer_id, bpe, mt);
 	uint32_t *tok = NULL;
@@ -302,7 +302,7 @@ static void eval_manifest(llm_evaluator *ev, const char *path, int split, const 
 	llm_manifest man;
 	llm_manifest_init(&man);
 	if (llm_manifest_load(&man, path) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	check_tokenizer(path, man.tokenizer_id, bpe, mt);
 	size_t n = 0;
 	for (size_t i = 0; i < man.nshards; i++)
@@ -326,7 +326,7 @@ static uint64_t eval_docs(llm_evaluator *ev, const char *path, const opts *o,
 		usage_error("documents need a tokenizer (-t)");
 	llm_reader *r;
 	if (llm_reader_open(&r, path) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_reader_set_max_line(r, o->co.max_line);
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
@@ -371,7 +371,7 @@ static uint64_t eval_docs(llm_evaluator *ev, const char *path, const opts *o,
 			    llm_last_error());
 	}
 	if (st != LLM_EOF)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_ids_release(&ids);
 	llm_buf_release(&text);
 	llm_buf_release(&dom);
@@ -386,7 +386,7 @@ static void eval_sampled(llm_evaluator *ev, const char *path, const opts *o, int
 {
 	llm_loader *L;
 	if (llm_loader_open(&L, path, LLM_SPLIT_VAL, NULL, 0, llm_train_val_seed(seed)) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	int32_t *x = llm_malloc(2 * (size_t)B * T * sizeof *x), *y = x + (size_t)B * T;
 	for (int i = 0; i < o->sampled; i++) {
 		llm_loader_next(L, B, T, x, y);
@@ -462,7 +462,7 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 		llm_bpe_enc_free(enc);
 	}
 	if (llm_eval_flush(ev) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	*secs = now() - t0;
 	return ev;
 }
@@ -567,7 +567,7 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 	for (int f = 0; f < nfiles; f++) {
 		llm_reader *r;
 		if (llm_reader_open(&r, files[f]) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		llm_reader_set_max_line(r, o->co.max_line);
 		char *line;
 		size_t len;
@@ -602,7 +602,7 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 			}
 		}
 		if (st != LLM_EOF)
-			die("%s", llm_last_error());
+			die_lib();
 		llm_reader_free(r);
 	}
 	free(ll);
@@ -750,7 +750,7 @@ static int cmd_generate(const opts *o, int nfiles)
 	double t0 = now();
 	if (llm_generate(mt.m, prompt, (int)ids.n, o->max_tokens, stop, s, !o->no_cache, emit, &e,
 	                 out, &nout) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	double secs = now() - t0;
 	putchar('\n');
 	check_stdout();
@@ -911,7 +911,7 @@ int main(int argc, char **argv)
 		o.device = LLM_DEVICE_CPU;
 	}
 	if (llm_device_resolve(o.device, &o.device) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	char **files = argv + optind;
 	int nfiles = argc - optind;
 	int rc;

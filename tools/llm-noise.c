@@ -89,7 +89,7 @@ static int check_header(struct state *s, const llm_tokreader *r)
 		llm_tok_header oh = *h;
 		oh.flags |= LLM_TOK_NOISED;
 		if (llm_tokwriter_open(&s->out, s->output, &oh) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		return 0;
 	}
 	const llm_tok_header *oh = llm_tokwriter_header(s->out);
@@ -166,7 +166,7 @@ static int noise_one(struct state *s, const char *path)
 			wst = llm_tokwriter_write(s->out, t.meta, t.meta_len, labels, s->inputs, t.n);
 		}
 		if (wst != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		llm_run_out(s->run, dom, bytes);
 		llm_run_progress(s->run, llm_tokreader_raw_bytes(r));
 	}
@@ -217,13 +217,13 @@ int main(int argc, char **argv)
 	if (confusions) {
 		llm_bpe *bpe = NULL;
 		if (tokenizer && llm_bpe_load(&bpe, tokenizer, NULL, NULL, NULL) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		if (bpe)
 			s.tokenizer_id = llm_bpe_file_id(bpe);
 		conf = llm_confusions_new();
 		uint64_t skipped = 0;
 		if (llm_confusions_load(conf, confusions, bpe, &skipped) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		llm_bpe_free(bpe);
 		if (skipped)
 			llm_warn("%s: %llu pairs skipped: their sides have different token lengths",

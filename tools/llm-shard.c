@@ -215,7 +215,7 @@ static void load_sketches(struct shard_run *r, const char *path)
 	char *text;
 	size_t len, pos;
 	if (llm_read_file(path, &text, &len) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_json_val top, map, key, v;
 	const char *msg;
 	if (llm_json_parse_value(text, len, &top, &pos, &msg) != LLM_OK || top.type != LLM_JSON_OBJECT)
@@ -242,7 +242,7 @@ static char *spool_stdin(const char *dir)
 {
 	int fd = llm_tmpfd(dir);
 	if (fd < 0)
-		die("%s", llm_last_error());
+		die_lib();
 	char buf[1 << 16];
 	ssize_t n;
 	while ((n = read(0, buf, sizeof buf)) != 0) {
@@ -533,7 +533,7 @@ static int sink_ready(struct shard_run *r, sink *s, size_t ntok, size_t meta_len
 		st = llm_export_open(&s->e, r->format, s->path, r->h.vocab_size);
 	}
 	if (st != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	return 0;
 }
 
@@ -569,7 +569,7 @@ static int add_doc(struct shard_run *r, const llm_tok_rec *t, const meta_fields 
 		st = llm_export_add_raw(s->e, t->raw_tokens, r->h.width, n, eos ? r->eos : LLM_SHARD_NO_EOS);
 	}
 	if (st != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	return 0;
 }
 
@@ -673,7 +673,7 @@ static int dump_shard(struct dumper *dp, const llm_shard *s)
 		int st = dp->jsonl ? llm_writer_open(&dp->jw, dp->output)
 		                   : llm_tokwriter_open(&dp->tw, dp->output, &h);
 		if (st != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 	} else if (memcmp(&h, &dp->h, sizeof h) != 0) {
 		llm_error("%s: token width, vocab size, tokenizer or noise flag differ from the first shard",
 		          llm_shard_path(s));
@@ -714,7 +714,7 @@ static int dump_shard(struct dumper *dp, const llm_shard *s)
 			st = llm_writer_write(dp->jw, dp->line.p, dp->line.len);
 		}
 		if (st != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 	}
 	return 0;
 }
@@ -876,7 +876,7 @@ int main(int argc, char **argv)
 	if (tokenizer) {
 		llm_bpe *bpe;
 		if (llm_bpe_load(&bpe, tokenizer, NULL, NULL, NULL) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		r.tokenizer_id = llm_bpe_file_id(bpe);
 		if (r.eos == LLM_SHARD_NO_EOS) {
 			if (llm_bpe_eos(bpe) < 0)

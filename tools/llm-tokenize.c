@@ -250,10 +250,10 @@ static int batch_write(encoder *e, batch *b, llm_writer *w, llm_run *run)
 			                        b->file, b->lineno[i]);
 			llm_json_rec_release(&rec);
 			if (rc)
-				die("%s", llm_last_error());
+				die_lib();
 		} else {
 			if (llm_writer_write(w, b->out.p + start, end - start) != LLM_OK)
-				die("%s", llm_last_error());
+				die_lib();
 			llm_run_out(run, dom, end - start);
 			struct domain_stats *d = domain_of(e, r->domain);
 			d->docs++;
@@ -389,7 +389,7 @@ static llm_bpe *load_tokenizer(const struct opts *o)
 	llm_bpe *b;
 	llm_bpe_load_opts lo = { o->merges, o->encoding, pattern, o->special_tokens };
 	if (llm_bpe_load_with(&b, o->tokenizer, &lo) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	return b;
 }
 
@@ -414,7 +414,7 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 		e.dopts.special = (llm_bpe_special)tool_choice("--special", o->special_arg,
 		                                               "allow\0ignore\0error\0");
 	if (llm_pool_new(&e.pool, o->co.threads) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	int workers = llm_pool_workers(e.pool);
 	e.docs = llm_calloc((size_t)workers, sizeof *e.docs);
 	for (int i = 0; i < workers; i++)
@@ -427,12 +427,12 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 
 	llm_writer *w;
 	if (llm_writer_open(&w, o->co.output) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	if (!e.dopts.jsonl) {
 		unsigned char hb[LLM_TOK_HEADER_SIZE];
 		llm_tok_header_encode(&h, hb);
 		if (llm_writer_write(w, hb, sizeof hb) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 	}
 	llm_run *run = tool_run_new(&o->co);
 	int failed = 0, fatal = 0;
@@ -573,7 +573,7 @@ static int decode_one(struct decoder *d, const uint32_t *t, size_t n, const char
 			len = d->out.len;
 		}
 		if (llm_run_reject(d->run, dom, "bad_token", line, len, rec, NULL, file, where) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		return 0;
 	}
 	int dom = rec ? llm_run_in_rec(d->run, bytes_in, rec) : llm_run_in(d->run, bytes_in, NULL, 0);
@@ -586,7 +586,7 @@ static int decode_one(struct decoder *d, const uint32_t *t, size_t n, const char
 	}
 	llm_buf_addc(&d->out, '\n');
 	if (llm_writer_write(d->w, d->out.p, d->out.len) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_run_out(d->run, dom, d->out.len);
 	return 0;
 }
@@ -632,7 +632,7 @@ static int decode_jsonl_line(struct decoder *d, struct jsonl_state *js, const ch
 		int dom = parsed ? llm_run_in_rec(d->run, len + 1, &js->rec) : llm_run_in(d->run, len + 1, NULL, 0);
 		if (llm_run_reject(d->run, dom, parsed ? "no_tokens" : "bad_json", line, len,
 		                   parsed ? &js->rec : NULL, NULL, name, ln) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		return 0;
 	}
 	js->ids.n = 0;
@@ -744,7 +744,7 @@ static int cmd_decode(struct opts *o, int nfiles, char **files)
 	if (o->format)
 		d.text = tool_choice("--format", o->format, "jsonl\0text\0") == 1;
 	if (llm_writer_open(&d.w, o->co.output) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	d.run = tool_run_new(&o->co);
 	struct jsonl_state js;
 	llm_json_rec_init(&js.rec);
@@ -879,7 +879,7 @@ static int cmd_train(struct opts *o, int nfiles, char **files)
 				llm_warn_at(llm_reader_name(r), llm_reader_lineno(r), "%s", reason);
 				if (llm_run_reject(run, dom, reason, line, rc == LLM_ETOOLONG ? strlen(line) : len,
 				                   ok ? &rec : NULL, NULL, llm_reader_name(r), llm_reader_lineno(r)))
-					die("%s", llm_last_error());
+					die_lib();
 				continue;
 			}
 			llm_buf_reset(&text);
@@ -909,16 +909,16 @@ static int cmd_train(struct opts *o, int nfiles, char **files)
 		o->specials[o->nspecials++] = "<|endoftext|>";
 	if (llm_bpe_trainer_train(tr, (size_t)o->vocab_size, (uint64_t)o->min_freq, o->specials,
 	                          (size_t)o->nspecials) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_buf out = LLM_BUF_INIT;
 	llm_bpe_trainer_write_hf(tr, &out);
 	if (llm_write_file(o->co.output, out.p, out.len) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	if (o->tiktoken) {
 		llm_buf_reset(&out);
 		llm_bpe_trainer_write_tiktoken(tr, &out);
 		if (llm_write_file(o->tiktoken, out.p, out.len) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 	}
 	llm_buf_release(&out);
 	train_report(o, tr, run);

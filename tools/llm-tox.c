@@ -315,7 +315,7 @@ static llm_tox *make_tox(const struct cfg *c)
 			file = colon + 1;
 		}
 		if (llm_tox_add_words(t, *lang ? lang : NULL, file) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 	}
 	if (!c->no_model) {
 		const char *m = c->model;
@@ -324,7 +324,7 @@ static llm_tox *make_tox(const struct cfg *c)
 		}
 		if (llm_tox_set_model(t, m, c->label) != LLM_OK) {
 			if (c->model)
-				die("%s", llm_last_error());
+				die_lib();
 			die("default model: %s (use --model FILE or --no-model)", llm_last_error());
 		}
 	}
@@ -332,7 +332,7 @@ static llm_tox *make_tox(const struct cfg *c)
 	if (rc == LLM_ENOTFOUND)
 		die("%s (--zh-substrings matches CJK list entries without it)", llm_last_error());
 	if (rc != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	return t;
 }
 
@@ -478,7 +478,7 @@ static void emit(struct filter *f, const batch *b, const item *it)
 		size_t keep = r->too_long ? (it->len < 1024 ? it->len : 1024) : r->len;
 		if (llm_run_reject(f->run, dom, r->reason, r->line, keep, r->rec_ok ? &r->rec : NULL,
 		                   f->extra.len ? f->extra.p : NULL, r->file, r->lineno) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		return;
 	}
 	const llm_tox_result *res = &it->res;
@@ -500,7 +500,7 @@ static void emit(struct filter *f, const batch *b, const item *it)
 		if (llm_run_reject(f->run, dom, verdict == LLM_TOX_WORDS ? "tox_words" : "tox_model",
 		                   r->line, r->len, &r->rec, f->extra.len ? f->extra.p : NULL, r->file,
 		                   r->lineno) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 		return;
 	}
 	if (verdict != LLM_TOX_KEEP)
@@ -511,7 +511,7 @@ static void emit(struct filter *f, const batch *b, const item *it)
 	llm_json_write(&r->rec, &f->ed, &f->buf);
 	llm_buf_addc(&f->buf, '\n');
 	if (llm_writer_write(f->out, f->buf.p, f->buf.len) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_run_out(f->run, dom, f->buf.len);
 }
 
@@ -575,7 +575,7 @@ static int cmd_filter(const struct cfg *c, char **files, int nfiles)
 	if (!llm_tox_has_words(f.tox) && !llm_tox_has_model(f.tox))
 		usage_error("--no-words and --no-model leave nothing to do");
 	if (llm_pool_new(&f.pool, c->co.threads) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	int nw = llm_pool_workers(f.pool);
 	f.w = llm_calloc((size_t)nw, sizeof *f.w);
 	for (int i = 0; i < nw; i++) {
@@ -587,7 +587,7 @@ static int cmd_filter(const struct cfg *c, char **files, int nfiles)
 		f.b[i].items = llm_malloc(BATCH_DOCS * sizeof *f.b[i].items);
 	llm_json_rec_init(&f.r.rec);
 	if (llm_writer_open(&f.out, c->co.output) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	f.run = tool_run_new(&c->co);
 	llm_json_edit_init(&f.ed);
 	int failed = each_record_ex(c, files, nfiles, filter_one, end_of_file, &f, f.run);
@@ -679,9 +679,9 @@ static int cmd_train(const struct cfg *c, char **files, int nfiles)
 	a.threads = c->co.threads;
 	llm_fasttext *m;
 	if (llm_fasttext_train(&m, &a, t.data.p, t.data.len, train_progress, NULL) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	if (llm_fasttext_save(m, c->co.output) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_info("%llu examples (%llu skipped): %d words, labels %s/%s, dim %d -> %s",
 	         (unsigned long long)t.examples, (unsigned long long)t.skipped,
 	         llm_fasttext_nwords(m), llm_fasttext_label_name(m, 0),
@@ -749,9 +749,9 @@ static int cmd_eval(const struct cfg *c, char **files, int nfiles)
 	llm_toxeval_report(e.table, &op, &o);
 	llm_writer *out;
 	if (llm_writer_open(&out, c->co.output) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	if (llm_writer_write(out, o.p, o.len) != LLM_OK || llm_writer_close(out) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_buf_release(&o);
 	llm_buf_release(&e.tmp);
 	llm_buf_release(&e.lang);
@@ -770,14 +770,14 @@ static int cmd_predict(const struct cfg *c, char **args, int nargs)
 		usage_error("predict needs a model and at most one input file");
 	llm_fasttext *m;
 	if (llm_fasttext_load(&m, args[0]) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_reader *rd;
 	if (llm_reader_open(&rd, nargs == 2 ? args[1] : "-") != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_reader_set_max_line(rd, c->co.max_line);
 	llm_writer *out;
 	if (llm_writer_open(&out, c->co.output) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_fasttext_scratch *s = llm_fasttext_scratch_new(m);
 	llm_fasttext_pred *p = llm_calloc((size_t)llm_fasttext_nlabels(m) + 1, sizeof *p);
 	llm_buf o = LLM_BUF_INIT;
@@ -793,12 +793,12 @@ static int cmd_predict(const struct cfg *c, char **args, int nargs)
 			             (double)p[i].prob);
 		llm_buf_addc(&o, '\n');
 		if (llm_writer_write(out, o.p, o.len) != LLM_OK)
-			die("%s", llm_last_error());
+			die_lib();
 	}
 	if (rc != LLM_EOF)
-		die("%s", llm_last_error());
+		die_lib();
 	if (llm_writer_close(out) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_reader_free(rd);
 	llm_buf_release(&o);
 	free(p);
@@ -827,7 +827,7 @@ static int normalize_one(void *ctx, record *r)
 	llm_tox_normalize(r->text.p, r->text.len, n->seg, &n->buf);
 	llm_buf_addc(&n->buf, '\n');
 	if (llm_writer_write(n->out, n->buf.p, n->buf.len) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	return 0;
 }
 
@@ -835,11 +835,11 @@ static int cmd_normalize(const struct cfg *c, char **files, int nfiles)
 {
 	struct norm n = { .c = c, .seg = zh_segmenter(c) };
 	if (llm_writer_open(&n.out, c->co.output) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	int failed = each_record(c, files, nfiles, normalize_one, &n, NULL);
 	llm_zhseg_free(n.seg);
 	if (llm_writer_close(n.out) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	llm_buf_release(&n.buf);
 	return failed;
 }
@@ -924,7 +924,7 @@ int main(int argc, char **argv)
 			if (!c.recipe)
 				c.recipe = llm_recipe_new();
 			if (llm_recipe_load(c.recipe, optarg) != LLM_OK)
-				die("%s", llm_last_error());
+				die_lib();
 			break;
 		case OPT_MAX_FPR:
 		case OPT_MIN_RECALL:

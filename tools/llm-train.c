@@ -318,7 +318,7 @@ static void resolve(options *o)
 	    ((o->precision_given && b->precision != LLM_PREC_FP32) || b->recompute || b->zero1))
 		usage_error("--precision other than fp32, --recompute and --zero1 need --device cuda");
 	if (llm_device_resolve(b->device, &b->device) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	if (b->device == LLM_DEVICE_CPU)
 		b->precision = LLM_PREC_FP32; /* --device auto without a GPU: the CPU runs fp32 */
 	if (!o->have_min_lr)
@@ -340,7 +340,7 @@ static _Noreturn void open_failed(int rc)
 {
 	if (rc == LLM_EINVAL)
 		usage_error("%s", llm_last_error());
-	die("%s", llm_last_error());
+	die_lib();
 }
 
 static int smoke(options *o)
@@ -352,7 +352,7 @@ static int smoke(options *o)
 	int same, rc = llm_train_smoke(&o->t, show_progress, &p, &report, &same);
 	end_progress(o);
 	if (rc)
-		die("%s", llm_last_error());
+		die_lib();
 	fwrite(report.p, 1, report.len, stdout);
 	llm_buf_release(&report);
 	if (!same)
@@ -399,7 +399,7 @@ static int train(options *o)
 	llm_trainer_status(t, &st);
 	int rc2 = llm_trainer_close(t);
 	if (rc || rc2)
-		die("%s", llm_last_error());
+		die_lib();
 	if (o->report_every && o->t.backend.rank == 0) {
 		report_page(&p, 0, 0); /* the trainer has gone: the last page */
 		llm_runlog_free(p.rl);
@@ -432,7 +432,7 @@ int main(int argc, char **argv)
 	llm_train_options_init(&o.t);
 	o.t.command = tool_cmdline();
 	if (llm_mpirt_init(&argc, &argv, &o.t.backend.rank, &o.t.backend.world) != LLM_OK)
-		die("%s", llm_last_error());
+		die_lib();
 	struct tool_common co;
 	tool_common_init(&co, &cli);
 	int list = 0, smoke_run = 0, vocab = 32000, threads = 0, c;

@@ -84,6 +84,11 @@ void die(const char *fmt, ...)
 	exit(1);
 }
 
+void die_lib(void)
+{
+	die("%s", llm_last_error());
+}
+
 void usage_error(const char *fmt, ...)
 {
 	char msg[2048];

@@ -36,6 +36,8 @@
 void tool_init(const char *name);
 
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* die() with the message of the library call that just failed (llm_last_error()). */
+_Noreturn void die_lib(void);
 /* "PROG: msg" and "Try 'PROG --help' for more information.", exit 2. */
 _Noreturn void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void tool_version(void);
