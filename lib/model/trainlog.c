@@ -212,7 +212,11 @@ static int write_prom(llm_trainlog *lg, int64_t step)
 		llm_buf_addf(b, "# TYPE llm_train_%s gauge\nllm_train_%s %s\n", lg->slots[i].key,
 		             lg->slots[i].key, num);
 	}
-	int fd = open(lg->prom_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* Never through a link someone left at the name: a stale file of this name (a dead
+	 * process with the same pid) is removed, a link by itself and not its target. */
+	int fd = open(lg->prom_tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST && unlink(lg->prom_tmp) == 0)
+		fd = open(lg->prom_tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return llm_fail(LLM_EIO, "%s: %s", lg->prom_tmp, strerror(errno));
 	ssize_t k = write(fd, b->p, b->len);

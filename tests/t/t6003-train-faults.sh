@@ -10,21 +10,17 @@ train() {
 		--eval-every 4 --eval-batches 2 --ckpt-every 4 --keep 0 "$@"
 }
 
-# Run llm-train in the background with its progress on a FIFO, its pid in DIR.pid, its exit
-# status in DIR.rc: `started DIR ARGS...`, then read the FIFO DIR.fifo.
-started() {
-	d=$1 && shift && mkfifo "$d.fifo" || return 1
-	{ sh -c 'echo $$ >"$0.pid"; exec llm-train --data data --config cfg.json --batch 2 \
+# Run llm-train in the background, held just before its N-th metrics.prom is renamed into
+# place (killat's pause): `paused DIR N ARGS...`. The test's `exec 4>DIR.go` returns once it is
+# held there, so no step races past a signal; `exec 4>&-` lets it go on. Its pid is in DIR.pid,
+# its exit status in DIR.rc, its stderr in DIR.err.
+paused() {
+	d=$1 n=$2 && shift 2 && mkfifo "$d.go" || return 1
+	{ ( LD_PRELOAD=$TRASH/killat.so LLM_KILL_AT=pause:metrics.prom@$n LLM_PAUSE_FIFO=$d.go \
+	    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	    sh -c 'echo $$ >"$0.pid"; exec llm-train --data data --config cfg.json --batch 2 \
 		--seq-len 32 --warmup 2 --lr 1e-2 --eval-every 0 --log-every 1 --run-dir "$0" "$@" \
-		2>"$0.fifo"' "$d" "$@"; echo $? >"$d.rc"; } &
-}
-
-# Wait (reading the FIFO) for the progress line of step N.
-until_step() {
-	while read -r line; do
-		case $line in *"step $1/"*) return 0 ;; esac
-	done
-	return 1
+		2>"$0.err"' "$d" "$@"; echo $? >"$d.rc"; : <>"$d.go" ) & }
 }
 
 test_expect_success 'setup: shards, a model, and the uninterrupted run' '
@@ -79,10 +75,9 @@ test_expect_success KILLAT 'kill -9 after the checkpoint, before latest points a
 	killed_then_resumed k4 "rename:latest@2"
 '
 
-test_expect_success 'SIGUSR1: the step finishes, a checkpoint is written, --resume continues exactly' '
-	started s1 --steps 40 --decay-steps 40 --ckpt-every 100 &&
-	{ until_step 3 && kill -USR1 "$(cat s1.pid)" && cat >s1.err; } <s1.fifo &&
-	wait &&
+test_expect_success KILLAT 'SIGUSR1: the step finishes, a checkpoint is written, --resume continues exactly' '
+	paused s1 3 --steps 40 --decay-steps 40 --ckpt-every 100 &&
+	exec 4>s1.go && { kill -USR1 "$(cat s1.pid)"; ok=$?; } && exec 4>&- && wait && test $ok = 0 &&
 	test "$(cat s1.rc)" = $((128 + 10)) &&
 	step=$(sed -n "s/.*stopped after step \([0-9]*\);.*/\1/p" s1.err) &&
 	test -n "$step" && test "$step" -ge 3 && test "$step" -lt 40 &&
@@ -93,22 +88,21 @@ test_expect_success 'SIGUSR1: the step finishes, a checkpoint is written, --resu
 	cmp ref40/ckpt/step-0000040/model.safetensors s1/ckpt/step-0000040/model.safetensors
 '
 
-test_expect_success 'a second signal stops at once, without a checkpoint' '
-	started s2 --steps 40 --ckpt-every 100 &&
-	{ until_step 2 && pid=$(cat s2.pid) && kill -STOP "$pid" && kill -TERM "$pid" &&
-	  kill -INT "$pid" && kill -CONT "$pid" && cat >s2.err; } <s2.fifo &&
-	wait &&
+test_expect_success KILLAT 'a second signal stops at once, without a checkpoint' '
+	paused s2 2 --steps 40 --ckpt-every 100 &&
+	exec 4>s2.go && pid=$(cat s2.pid) &&
+	{ kill -STOP "$pid" && kill -TERM "$pid" && kill -INT "$pid" && kill -CONT "$pid"; ok=$?; } &&
+	exec 4>&- && wait && test $ok = 0 &&
 	rc=$(cat s2.rc) && { test "$rc" = 130 || test "$rc" = 143; } &&
 	! test -e s2/ckpt/latest && ! grep "stopped after" s2.err
 '
 
-test_expect_success 'a second llm-train on a run directory in use exits 1 naming the holder' '
-	started busy --steps 40 --ckpt-every 100 &&
-	{ until_step 2 && pid=$(cat busy.pid) && kill -STOP "$pid" &&
-	  test_must_fail train --steps 4 --run-dir busy --resume 2>err &&
-	  test_must_fail train --steps 4 --run-dir busy --force 2>err2 &&
-	  kill -CONT "$pid" && cat >busy.err; } <busy.fifo &&
-	wait && test "$(cat busy.rc)" = 0 &&
+test_expect_success KILLAT 'a second llm-train on a run directory in use exits 1 naming the holder' '
+	paused busy 2 --steps 40 --ckpt-every 100 &&
+	exec 4>busy.go && pid=$(cat busy.pid) &&
+	{ test_must_fail train --steps 4 --run-dir busy --resume 2>err &&
+	  test_must_fail train --steps 4 --run-dir busy --force 2>err2; ok=$?; } &&
+	exec 4>&- && wait && test $ok = 0 && test "$(cat busy.rc)" = 0 &&
 	test_grep "busy: another llm-train is training in it (pid $pid on " err &&
 	test_grep "another llm-train" err2 &&
 	losses busy/metrics.jsonl >busy.losses && test_cmp ref40.losses busy.losses
@@ -139,6 +133,20 @@ test_expect_success 'pruning and stale-temporary cleanup never follow a link out
 	test "$(cat victim2/precious)" = keep &&
 	ls -a links/ckpt >dirs && printf ".\n..\nlatest\nstep-0000012\nstep-0000016\n" >expect &&
 	test_cmp expect dirs
+'
+
+# The trainer's shell waits on a FIFO before it becomes llm-train (same pid), while a link is
+# planted at the name of its metrics.prom temporary.
+test_expect_success 'the metrics.prom temporary is never written through a link' '
+	echo keep >precious3 && mkdir plink && mkfifo plink.gate &&
+	{ ( sh -c '"'"'echo $$ >plink.pid; read x <plink.gate; exec llm-train -q --data data \
+		--config cfg.json --batch 2 --seq-len 32 --warmup 2 --lr 1e-2 --eval-every 0 \
+		--log-every 1 --steps 4 --ckpt-every 100 --run-dir plink'"'"'; \
+	  echo $? >plink.rc ) & } && exec 5>plink.gate &&
+	{ ln -s ../precious3 "plink/.metrics.prom.tmp.$(cat plink.pid)"; ok=$?; } &&
+	echo go >&5 && exec 5>&- && wait && test $ok = 0 && test "$(cat plink.rc)" = 0 &&
+	test "$(cat precious3)" = keep && grep "^llm_train_step 4$" plink/metrics.prom &&
+	! ls -a plink | grep "\.metrics\.prom\.tmp"
 '
 
 test_expect_success 'NaN weights in a checkpoint are refused at load' '
