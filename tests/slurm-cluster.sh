@@ -9,7 +9,7 @@
 # pid files and logs, so the cluster touches nothing in /etc and several can run side by side.
 # One munged, one slurmctld and NODES slurmd daemons (default 2, named n1, n2, ...) that share
 # this host, each on its own port (free ports chosen at start) and with CPUS_PER_NODE CPUs
-# (default 1). `start` returns when sinfo shows every node idle (a bounded poll: up to 60 s);
+# (default 1). `start` returns when sinfo shows every node idle (a bounded poll, generous for a loaded machine: up to 300 s);
 # `stop` ends each daemon by the pid in DIR/run/, waiting for it to exit, and never by name.
 # Needs Debian's slurm-wlm, munge and libpmix-dev (srun --mpi=pmix loads libpmix.so).
 set -eu
@@ -101,8 +101,8 @@ export SLURM_CONF="$S/slurm.conf"
 slurmctld -f "$SLURM_CONF"
 for n in $(echo "$nodes" | tr , ' '); do slurmd -f "$SLURM_CONF" -N "$n"; done
 all_idle() { [ "$(sinfo -N -h -o %t 2>/dev/null | sort -u)" = idle ]; }
-if ! poll 60 all_idle; then
-	echo "slurm-cluster: the nodes are not idle after 60 s:" >&2
+if ! poll 300 all_idle; then
+	echo "slurm-cluster: the nodes are not idle after 300 s:" >&2
 	sinfo -N 2>&1 | sed 's/^/slurm-cluster: /' >&2
 	tail -n 5 "$S"/log/*.log >&2
 	exit 1

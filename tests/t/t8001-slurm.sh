@@ -22,16 +22,14 @@ C=$TRASH/cluster
 trap 'sh "$TOP/tests/slurm-cluster.sh" stop "$C" 2>/dev/null' EXIT
 export SLURM_CONF=$C/slurm.conf
 
-# wait_jobs JOB...: poll until none of the jobs is queued or running (at most 10 minutes; the
-# whole run takes well under one), then print "NAME TASK STATE EXITCODE" for each job and
-# array task ("-" for TASK outside arrays), sorted.
+# wait_jobs JOB...: wait until every one of the jobs (and array task) has ended, in any state,
+# then print "NAME TASK STATE EXITCODE" for each job and array task ("-" for TASK outside
+# arrays), sorted. The wait is Slurm's own: `sbatch --wait` of a job that depends on all of them
+# with afterany returns once it has run, which is only after they all ended.
 wait_jobs() {
-	ids=$(echo "$@" | tr " " ,) n=600
-	while [ -n "$(squeue -h -j "$ids" 2>/dev/null)" ]; do
-		n=$((n - 1))
-		[ $n -gt 0 ] || { echo "jobs $ids still queued after 600 s" >&2; squeue >&2; return 1; }
-		sleep 1
-	done
+	ids=$(echo "$@" | tr " " :)
+	sbatch -Q --wait --dependency="afterany:$ids" -o /dev/null -J wait --wrap true ||
+		{ echo "waiting for jobs $ids failed" >&2; squeue >&2; return 1; }
 	for j; do scontrol -o show job "$j"; done | awk '{
 		split("", f)
 		for (i = 1; i <= NF; i++) { k = $i; sub(/=.*/, "", k); v = $i; sub(/^[^=]*=/, "", v); f[k] = v }
