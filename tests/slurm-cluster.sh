@@ -9,7 +9,8 @@
 # pid files and logs, so the cluster touches nothing in /etc and several can run side by side.
 # One munged, one slurmctld and NODES slurmd daemons (default 2, named n1, n2, ...) that share
 # this host, each on its own port (free ports chosen at start) and with CPUS_PER_NODE CPUs
-# (default 1). `start` returns when sinfo shows every node idle (a bounded poll, generous for a loaded machine: up to 300 s);
+# (default 1). `start` returns when sinfo shows every node idle (a bounded poll, generous for
+# a loaded machine: up to 300 s);
 # `stop` ends each daemon by the pid in DIR/run/, waiting for it to exit, and never by name.
 # Needs Debian's slurm-wlm, munge and libpmix-dev (srun --mpi=pmix loads libpmix.so).
 set -eu
