@@ -1,9 +1,12 @@
 /*
- * charclass.c — datatrove's punctuation sets and the CJK clause ends (see charclass.h).
+ * charclass.c — datatrove's punctuation sets, the CJK clause ends, spaCy's character lists
+ * and the generated class table of the word splitter (see charclass.h).
  */
 #include "charclass.h"
 
 #include <stddef.h>
+
+#include "charclass_table.h"
 
 
 /* datatrove utils/text.py PUNCTUATION + TERMINAL_PUNCTUATION (commit a649de79), sorted. */
@@ -101,4 +104,80 @@ bool llm_charclass_cjk_end(uint32_t cp)
 		return true;
 	}
 	return false;
+}
+
+/* spaCy LIST_QUOTES. */
+static bool is_quote(uint32_t cp)
+{
+	switch (cp) {
+	case '\'': case '"': case 0x201D: case 0x201C: case '`': case 0x2018: case 0xB4:
+	case 0x2019: case 0x201A: case ',': case 0x201E: case 0xBB: case 0xAB: case 0x300C:
+	case 0x300D: case 0x300E: case 0x300F: case 0xFF08: case 0xFF09: case 0x3014: case 0x3015:
+	case 0x3010: case 0x3011: case 0x300A: case 0x300B: case 0x3008: case 0x3009: case 0x2329:
+	case 0x232A: case 0x27E6: case 0x27E7:
+		return true;
+	}
+	return false;
+}
+
+/* spaCy LIST_PUNCT (single characters). */
+static bool is_list_punct(uint32_t cp)
+{
+	switch (cp) {
+	case 0x2026: case ',': case ':': case ';': case '!': case '?': case 0xBF: case 0x61F:
+	case 0xA1: case '(': case ')': case '[': case ']': case '{': case '}': case '<': case '>':
+	case '_': case '#': case '*': case '&': case 0x3002: case 0xFF1F: case 0xFF01: case 0xFF0C:
+	case 0x3001: case 0xFF1B: case 0xFF1A: case 0xFF5E: case 0xB7: case 0x964: case 0x60C:
+	case 0x6D4: case 0x61B: case 0x66A:
+		return true;
+	}
+	return false;
+}
+
+static bool is_currency(uint32_t cp)
+{
+	return cp == '$' || cp == 0xA3 || cp == 0x20AC || cp == 0xA5 || cp == 0xE3F ||
+	       (cp >= 0x20A0 && cp <= 0x20BF);
+}
+
+/* spaCy LIST_ICONS: other symbols (So), e.g. emoji. */
+static bool is_icon(uint32_t cp)
+{
+	/* Sm, Sk and Sc are not icons; utf8.h has one symbol class, so the common math, arrow
+	 * and modifier ranges are excluded by block. */
+	return cp >= 0xA6 && llm_uc_is(cp, LLM_UC_SYMBOL) && !is_currency(cp) &&
+	       !(cp >= 0x2000 && cp < 0x2070) && !(cp >= 0x2190 && cp < 0x2300) &&
+	       !(cp >= 0x27C0 && cp < 0x2800) && !(cp >= 0x2900 && cp < 0x2B00) && cp != 0xAC &&
+	       cp != 0xB1 && cp != 0xD7 && cp != 0xF7 && cp != 0xA8 && cp != 0xAF && cp != 0xB4 &&
+	       cp != 0xB8 && !(cp >= 0x2C2 && cp < 0x300);
+}
+
+/* spaCy's is_punct (Python's unicodedata category P*); ASCII as Python reads it: $ + < = > ^ `
+ * are symbols, not punctuation. */
+static bool is_spacy_punct(uint32_t cp)
+{
+	if (cp < 0x80)
+		return (cp >= 0x21 && cp <= 0x2F && cp != '$' && cp != '+') ||
+		       (cp >= 0x3A && cp <= 0x40 && cp != '<' && cp != '=' && cp != '>') ||
+		       (cp >= 0x5B && cp <= 0x60 && cp != '^' && cp != '`') || cp == '{' || cp == '}';
+	return llm_uc_is(cp, LLM_UC_PUNCT);
+}
+
+unsigned llm_charclass_define(uint32_t cp)
+{
+	if (cp > 0x10FFFF)
+		return 0;
+	return (llm_charclass_space(cp) ? LLM_CC_SPACE : 0) |
+	       (llm_charclass_letter(cp) ? LLM_CC_LETTER : 0) |
+	       (llm_charclass_digit(cp) ? LLM_CC_DIGIT : 0) |
+	       (llm_charclass_lower(cp) ? LLM_CC_LOWER : 0) |
+	       (llm_charclass_upper(cp) ? LLM_CC_UPPER : 0) |
+	       (llm_charclass_cjk(cp) ? LLM_CC_CJK : 0) |
+	       (llm_charclass_punct(cp) ? LLM_CC_SYMBOL : 0) |
+	       (llm_charclass_terminal(cp) ? LLM_CC_TERMINAL : 0) |
+	       (is_spacy_punct(cp) ? LLM_CC_PUNCT : 0) |
+	       (is_quote(cp) ? LLM_CC_QUOTE : 0) |
+	       (is_list_punct(cp) ? LLM_CC_LISTP : 0) |
+	       (is_currency(cp) ? LLM_CC_CURRENCY : 0) |
+	       (is_icon(cp) ? LLM_CC_ICON : 0);
 }
