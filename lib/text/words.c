@@ -1,6 +1,15 @@
 /*
  * words.c — the word splitter of the quality rules (see words.h): spaCy's English
  * tokenizer rules, Han and kana one word per character, or a segmenter's words.
+ *
+ * Speed: the splitter reads every character once through one lookup of the generated class
+ * table (charclass.h: all the classes a rule asks about, as bits), and decodes UTF-8 inline.
+ * Most English chunks (a run between white space) are ASCII letters, perhaps with one
+ * trailing mark: they are recognised by a byte-class table and become words without being
+ * decoded. Other chunks are decoded once into code points with their class bits, which the
+ * affix, infix and URL rules then read. Words are hashed three bytes per modular product.
+ * tests/fuzz/fuzz_words.c compares all of this, word for word, with the splitter as it was
+ * before (one class function per character and per rule).
  */
 #include "words.h"
 
@@ -24,11 +33,12 @@ void llm_words_release(llm_words *ws)
 	free(ws->w);
 	free(ws->cps);
 	free(ws->cofs);
+	free(ws->cls);
 	free(ws->lens);
 	memset(ws, 0, sizeof *ws);
 }
 
-static void words_push(llm_words *ws, const llm_word *w)
+static inline void words_push(llm_words *ws, const llm_word *w)
 {
 	if (ws->n == ws->cap) {
 		ws->cap = ws->cap ? 2 * ws->cap : 256;
@@ -38,67 +48,44 @@ static void words_push(llm_words *ws, const llm_word *w)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Character classes of spaCy's English tokenizer */
+/* Characters */
 
-/* Letters that spaCy's ALPHA class covers: not the CJK ideographs and kana, which we split. */
-static inline bool is_alpha_sp(uint32_t cp)
-{
-	return llm_charclass_letter(cp) && !llm_charclass_cjk(cp);
-}
+/* The class bits of the NUL character: what the rules see past either end of a chunk. */
+#define NUL_CLS (llm_charclass_stage2[0])
 
-/* spaCy LIST_QUOTES. */
-static bool is_quote(uint32_t cp)
+/* One code point at s (n > 0 bytes), as llm_utf8_decode: ASCII and well-formed two- and
+ * three-byte sequences inline, the rest (four bytes, ill-formed) by the library. */
+static inline size_t next_cp(const unsigned char *s, size_t n, uint32_t *cp)
 {
-	switch (cp) {
-	case '\'': case '"': case 0x201D: case 0x201C: case '`': case 0x2018: case 0xB4:
-	case 0x2019: case 0x201A: case ',': case 0x201E: case 0xBB: case 0xAB: case 0x300C:
-	case 0x300D: case 0x300E: case 0x300F: case 0xFF08: case 0xFF09: case 0x3014: case 0x3015:
-	case 0x3010: case 0x3011: case 0x300A: case 0x300B: case 0x3008: case 0x3009: case 0x2329:
-	case 0x232A: case 0x27E6: case 0x27E7:
-		return true;
+	unsigned c = s[0];
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
 	}
-	return false;
-}
-
-/* spaCy LIST_PUNCT (single characters). */
-static bool is_list_punct(uint32_t cp)
-{
-	switch (cp) {
-	case 0x2026: case ',': case ':': case ';': case '!': case '?': case 0xBF: case 0x61F:
-	case 0xA1: case '(': case ')': case '[': case ']': case '{': case '}': case '<': case '>':
-	case '_': case '#': case '*': case '&': case 0x3002: case 0xFF1F: case 0xFF01: case 0xFF0C:
-	case 0x3001: case 0xFF1B: case 0xFF1A: case 0xFF5E: case 0xB7: case 0x964: case 0x60C:
-	case 0x6D4: case 0x61B: case 0x66A:
-		return true;
+	if (c >= 0xC2 && c <= 0xDF && n >= 2 && (s[1] & 0xC0) == 0x80) {
+		*cp = (c & 0x1Fu) << 6 | (s[1] & 0x3Fu);
+		return 2;
 	}
-	return false;
+	if ((c & 0xF0) == 0xE0 && n >= 3 && (s[1] & 0xC0) == 0x80 && (s[2] & 0xC0) == 0x80) {
+		uint32_t v = (c & 0x0Fu) << 12 | (s[1] & 0x3Fu) << 6 | (s[2] & 0x3Fu);
+		if (v >= 0x800 && (v < 0xD800 || v > 0xDFFF)) { /* not overlong, not a surrogate */
+			*cp = v;
+			return 3;
+		}
+	}
+	return llm_utf8_decode((const char *)s, n, cp);
 }
 
-static bool is_currency(uint32_t cp)
-{
-	return cp == '$' || cp == 0xA3 || cp == 0x20AC || cp == 0xA5 || cp == 0xE3F ||
-	       (cp >= 0x20A0 && cp <= 0x20BF);
-}
-
-/* spaCy LIST_ICONS: other symbols (So), e.g. emoji. */
-static inline bool is_icon(uint32_t cp)
-{
-	/* Sm, Sk and Sc are not icons; utf8.h has one symbol class, so the common math, arrow
-	 * and modifier ranges are excluded by block. */
-	return cp >= 0xA6 && llm_uc_is(cp, LLM_UC_SYMBOL) && !is_currency(cp) &&
-	       !(cp >= 0x2000 && cp < 0x2070) && !(cp >= 0x2190 && cp < 0x2300) &&
-	       !(cp >= 0x27C0 && cp < 0x2800) && !(cp >= 0x2900 && cp < 0x2B00) && cp != 0xAC &&
-	       cp != 0xB1 && cp != 0xD7 && cp != 0xF7 && cp != 0xA8 && cp != 0xAF && cp != 0xB4 &&
-	       cp != 0xB8 && !(cp >= 0x2C2 && cp < 0x300);
-}
-
-static bool is_prefix_char(uint32_t cp, uint32_t next)
-{
-	if (cp == '+')
-		return !llm_charclass_digit(next);
-	return cp == 0xA7 || cp == '%' || cp == '=' || cp == 0x2014 || cp == 0x2013 ||
-	       is_list_punct(cp) || is_quote(cp) || is_currency(cp) || is_icon(cp);
-}
+/*
+ * The classes of a byte for the scanner's fast paths, made once from the class table:
+ * an ASCII letter, white space, a byte that starts or continues a multi-byte sequence, and
+ * the marks that the second fast path splits off a word of letters. White space is the
+ * byte read as a code point, so the stray bytes 0x85 and 0xA0 (ill-formed alone) count as
+ * white space where a fast path asks what follows a word: the splitter has always read them
+ * so, and the words stay the same (valid UTF-8 never has them).
+ */
+enum { BY_LETTER = 1, BY_SPACE = 2, BY_HIGH = 4, BY_MARK = 8 };
+static uint8_t byte_cls[256];
 
 /* ------------------------------------------------------------------------------------------ */
 /* Words */
@@ -109,58 +96,92 @@ typedef struct {
 	size_t base;     /* offset of the chunk's text in s */
 } splitter;
 
+/* LLM_WORDS_BASE^k for the lengths of most words. */
+static uint64_t base_pow[64];
+
+/* The polynomial hash of p[0..len) and BASE^len: three bytes per product, since
+ * (b0+1)·B² + (b1+1)·B + (b2+1) < 2^49 needs no reduction. */
+static inline void hash_bytes(const unsigned char *p, size_t len, uint64_t *hp, uint64_t *pwp)
+{
+	const uint64_t b = LLM_WORDS_BASE, b2 = b * b, b3 = b2 * b;
+	uint64_t h = 0;
+	size_t i = 0;
+	for (; i + 3 <= len; i += 3)
+		h = llm_words_addmod(llm_words_mulmod(h, b3), ((p[i] + 1u) * b + (p[i + 1] + 1u)) * b + (p[i + 2] + 1u));
+	if (len - i == 2)
+		h = llm_words_addmod(llm_words_mulmod(h, b2), (p[i] + 1u) * b + (p[i + 1] + 1u));
+	else if (len - i == 1)
+		h = llm_words_addmod(llm_words_mulmod(h, b), p[i] + 1u);
+	*hp = h;
+	if (len < 64) {
+		*pwp = base_pow[len];
+		return;
+	}
+	uint64_t pw = base_pow[63];
+	for (i = 63; i < len; i++)
+		pw = llm_words_mulmod(pw, b);
+	*pwp = pw;
+}
+
+/* The word s[off..off+len) of nchars code points whose class bits, or-ed and and-ed over
+ * them, are any and all; last: the bits of its last code point. */
+static inline llm_word word_of(const char *s, size_t off, size_t len, size_t nchars, unsigned any,
+                               unsigned all, unsigned last)
+{
+	llm_word w;
+	w.off = (uint32_t)off;
+	w.len = (uint32_t)len;
+	w.nchars = (uint32_t)nchars;
+	w.flags = (any & LLM_CC_LETTER ? LLM_WORD_ALPHA : 0) | (all & LLM_CC_SYMBOL ? LLM_WORD_SYMBOL : 0) |
+	          (all & LLM_CC_PUNCT ? LLM_WORD_PUNCT : 0) |
+	          (nchars == 1 && (last & LLM_CC_TERMINAL) ? LLM_WORD_TERMINAL : 0);
+	hash_bytes((const unsigned char *)s + off, len, &w.h, &w.pw);
+	return w;
+}
+
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+static void tables_init(void);
+
 /* The word s[off..off+len): code points, flags and hash. */
 llm_word llm_words_make(const char *s, size_t off, size_t len)
 {
-	llm_word w = { 0 };
-	w.off = (uint32_t)off;
-	w.len = (uint32_t)len;
-	bool symbol = true, punct = true;
-	uint64_t h = 0, pw = 1;
-	uint32_t cp = 0;
-	for (size_t i = off; i < off + len;) {
-		size_t k = (unsigned char)s[i] < 0x80 ? (cp = (unsigned char)s[i], 1)
-		                                      : llm_utf8_decode(s + i, off + len - i, &cp);
-		i += k;
-		w.nchars++;
-		if (llm_charclass_letter(cp))
-			w.flags |= LLM_WORD_ALPHA;
-		if (!llm_charclass_punct(cp))
-			symbol = false;
-		/* spaCy's is_punct: every character in a Unicode P* category */
-		if (cp < 0x80 ? !((cp >= 0x21 && cp <= 0x2F && cp != '$' && cp != '+') ||
-		                  (cp >= 0x3A && cp <= 0x40 && cp != '<' && cp != '=' && cp != '>') ||
-		                  (cp >= 0x5B && cp <= 0x60 && cp != '^' && cp != '`') ||
-		                  cp == '{' || cp == '}')
-		              : !llm_uc_is(cp, LLM_UC_PUNCT))
-			punct = false;
+	pthread_once(&tables_once, tables_init);
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned any = 0, all = ~0u, last = 0;
+	size_t nchars = 0;
+	for (size_t i = off; i < off + len; nchars++) {
+		uint32_t cp;
+		i += next_cp(u + i, off + len - i, &cp);
+		last = llm_charclass_bits(cp);
+		any |= last;
+		all &= last;
 	}
-	const unsigned char *p = (const unsigned char *)s + off;
-	for (size_t i = 0; i < len; i++) {
-		h = llm_words_addmod(llm_words_mulmod(h, LLM_WORDS_BASE), p[i] + 1u);
-		pw = llm_words_mulmod(pw, LLM_WORDS_BASE);
+	return word_of(s, off, len, nchars, any, all, last);
+}
+
+/* The word of code points [a, b) of the current chunk. */
+static inline llm_word chunk_word(const splitter *sp, size_t a, size_t b)
+{
+	const llm_words *wd = sp->wd;
+	unsigned any = 0, all = ~0u;
+	for (size_t i = a; i < b; i++) {
+		any |= wd->cls[i];
+		all &= wd->cls[i];
 	}
-	if (symbol)
-		w.flags |= LLM_WORD_SYMBOL;
-	if (punct)
-		w.flags |= LLM_WORD_PUNCT;
-	if (w.nchars == 1 && llm_charclass_terminal(cp))
-		w.flags |= LLM_WORD_TERMINAL;
-	w.h = h;
-	w.pw = pw;
-	return w;
+	return word_of(sp->s, sp->base + wd->cofs[a], wd->cofs[b] - wd->cofs[a], b - a, any, all,
+	               wd->cls[b - 1]);
 }
 
 /* Emit code points [a, b) of the current chunk as one word (Han/Kana split per character). */
 static void emit(splitter *sp, size_t a, size_t b)
 {
-	llm_words *wd = sp->wd;
+	const uint16_t *cls = sp->wd->cls;
 	while (a < b) {
 		size_t e = a + 1;
-		if (!llm_charclass_cjk(wd->cps[a]))
-			while (e < b && !llm_charclass_cjk(wd->cps[e]))
+		if (!(cls[a] & LLM_CC_CJK))
+			while (e < b && !(cls[e] & LLM_CC_CJK))
 				e++;
-		llm_word w = llm_words_make(sp->s, sp->base + wd->cofs[a], wd->cofs[e] - wd->cofs[a]);
+		llm_word w = chunk_word(sp, a, e);
 		words_push(sp->wd, &w);
 		a = e;
 	}
@@ -172,23 +193,48 @@ static int16_t exc_table[EXC_SLOTS];
 static uint8_t exc_len[LLM_EN_EXC_COUNT];
 /* first and last byte of the special cases, per length: most chunks fail this cheap test */
 static uint32_t exc_first[25][8], exc_last[25][8];
-static pthread_once_t exc_once = PTHREAD_ONCE_INIT;
+/* special cases made only of ASCII letters ("cannot", "gonna"): by length, the masks of their
+ * first and of their last letters; other chunks of only letters need no lookup */
+static uint32_t exc_alpha[25][2];
+/* the same for special cases of ASCII letters and one mark of the second fast path ("Mr."),
+ * with the letter before the mark */
+static uint32_t exc_alpha_mark[25][2];
 
-static void exc_init(void)
+static void tables_init(void)
 {
+	base_pow[0] = 1;
+	for (size_t k = 1; k < 64; k++)
+		base_pow[k] = llm_words_mulmod(base_pow[k - 1], LLM_WORDS_BASE);
 	memset(exc_table, 0xff, sizeof exc_table);
 	for (int i = 0; i < LLM_EN_EXC_COUNT; i++) {
 		const char *k = en_exceptions[i].key;
-		exc_len[i] = (uint8_t)strlen(k);
-		unsigned char f = (unsigned char)k[0], l = (unsigned char)k[exc_len[i] - 1];
-		if (exc_len[i] < 25) {
-			exc_first[exc_len[i]][f >> 5] |= 1u << (f & 31);
-			exc_last[exc_len[i]][l >> 5] |= 1u << (l & 31);
+		size_t n = strlen(k), j = 0;
+		exc_len[i] = (uint8_t)n;
+		unsigned char f = (unsigned char)k[0], l = (unsigned char)k[n - 1];
+		if (n < 25) {
+			exc_first[n][f >> 5] |= 1u << (f & 31);
+			exc_last[n][l >> 5] |= 1u << (l & 31);
 		}
-		size_t j = llm_hash64(k, strlen(k), 0) & (EXC_SLOTS - 1);
-		while (exc_table[j] >= 0)
-			j = (j + 1) & (EXC_SLOTS - 1);
-		exc_table[j] = (int16_t)i;
+		size_t s = llm_hash64(k, n, 0) & (EXC_SLOTS - 1);
+		while (exc_table[s] >= 0)
+			s = (s + 1) & (EXC_SLOTS - 1);
+		exc_table[s] = (int16_t)i;
+		while (j < n && ((k[j] | 0x20) >= 'a' && (k[j] | 0x20) <= 'z'))
+			j++;
+		if (j == n && n < 25) {
+			exc_alpha[n][0] |= 1u << ((k[0] | 0x20) - 'a');
+			exc_alpha[n][1] |= 1u << ((k[n - 1] | 0x20) - 'a');
+		}
+		if (j > 0 && j + 1 == n && n < 25 && strchr(",;:!?).", k[j])) {
+			exc_alpha_mark[n][0] |= 1u << ((k[0] | 0x20) - 'a');
+			exc_alpha_mark[n][1] |= 1u << ((k[n - 2] | 0x20) - 'a');
+		}
+	}
+	for (unsigned c = 0; c < 256; c++) {
+		unsigned k = llm_charclass_bits(c);
+		byte_cls[c] = (uint8_t)((c >= 0x80 ? BY_HIGH : 0) | (k & LLM_CC_SPACE ? BY_SPACE : 0) |
+		                        (c < 0x80 && (k & LLM_CC_LETTER) ? BY_LETTER : 0) |
+		                        (c && strchr(",;:!?).", (int)c) ? BY_MARK : 0));
 	}
 }
 
@@ -197,7 +243,6 @@ static int exception_bytes(const char *k, size_t len)
 {
 	if (len > 24 || len == 0)
 		return -1;
-	pthread_once(&exc_once, exc_init);
 	unsigned char f = (unsigned char)k[0], l = (unsigned char)k[len - 1];
 	if (!(exc_first[len][f >> 5] >> (f & 31) & 1) || !(exc_last[len][l >> 5] >> (l & 31) & 1))
 		return -1;
@@ -210,23 +255,27 @@ static int exception_bytes(const char *k, size_t len)
 	return -1;
 }
 
-/* Special cases made only of ASCII letters ("cannot", "gonna"), by length and first letter;
- * other chunks of only letters need no lookup. */
-static uint32_t exc_alpha[25];
-
-static void exc_alpha_init(void)
+/* Whether the ASCII letters k[0..len) may be a special case (by length, first and last letter). */
+static inline bool alpha_maybe_special(const char *k, size_t len)
 {
-	for (int i = 0; i < LLM_EN_EXC_COUNT; i++) {
-		const char *k = en_exceptions[i].key;
-		size_t n = strlen(k), j = 0;
-		while (j < n && ((k[j] | 0x20) >= 'a' && (k[j] | 0x20) <= 'z'))
-			j++;
-		if (j == n && n < 25)
-			exc_alpha[n] |= 1u << ((k[0] | 0x20) - 'a');
-	}
+	return len <= 24 && (exc_alpha[len][0] >> ((k[0] | 0x20) - 'a') & 1) &&
+	       (exc_alpha[len][1] >> ((k[len - 1] | 0x20) - 'a') & 1);
 }
 
-static pthread_once_t exc_alpha_once = PTHREAD_ONCE_INIT;
+/* Whether the ASCII letters k[0..len) are a special case. */
+static inline bool alpha_special(const char *k, size_t len)
+{
+	return alpha_maybe_special(k, len) && exception_bytes(k, len) >= 0;
+}
+
+/* Whether the ASCII letters and the mark k[0..len) are a special case. */
+static inline bool alpha_mark_special(const char *k, size_t len)
+{
+	if (len > 24 || !(exc_alpha_mark[len][0] >> ((k[0] | 0x20) - 'a') & 1) ||
+	    !(exc_alpha_mark[len][1] >> ((k[len - 2] | 0x20) - 'a') & 1))
+		return false;
+	return exception_bytes(k, len) >= 0;
+}
 
 static int exception(const llm_words *wd, const char *chunk, size_t a, size_t b)
 {
@@ -235,12 +284,9 @@ static int exception(const llm_words *wd, const char *chunk, size_t a, size_t b)
 		return -1;
 	bool letters = true;
 	for (size_t i = a; i < b && letters; i++)
-		letters = wd->cps[i] < 0x80 && ((wd->cps[i] | 0x20) >= 'a' && (wd->cps[i] | 0x20) <= 'z');
-	if (letters) {
-		pthread_once(&exc_alpha_once, exc_alpha_init);
-		if (!(exc_alpha[len] >> ((wd->cps[a] | 0x20) - 'a') & 1))
-			return -1;
-	}
+		letters = wd->cps[i] < 0x80 && (wd->cls[i] & LLM_CC_LETTER);
+	if (letters && !alpha_maybe_special(chunk + wd->cofs[a], len))
+		return -1;
 	return exception_bytes(chunk + wd->cofs[a], len);
 }
 
@@ -249,16 +295,17 @@ static int exception(const llm_words *wd, const char *chunk, size_t a, size_t b)
  * whole: an optional scheme "[\w+-.]{2,}://", an optional "user[:password]@", a host (dotted
  * labels and a lower-case TLD, or a public IPv4 address), an optional port ":NN" of 2 to 5
  * digits and an optional path after '/', '?' or '#'. "http://localhost:631/admin" has no TLD:
- * spaCy splits it at its infixes, and so do we. ALPHA_LOWER is read as Ll.
+ * spaCy splits it at its infixes, and so do we. ALPHA_LOWER is read as Ll. The functions
+ * below read code points c[] and their class bits k[].
  */
-static bool url_label_char(uint32_t c)
+static inline bool url_label_char(const uint32_t *c, const uint16_t *k, size_t i)
 {
-	return (c < 0x80 && (llm_charclass_letter(c) || llm_charclass_digit(c))) || (c >= 0xA1 && c <= 0xFFFF);
+	return (c[i] < 0x80 && (k[i] & (LLM_CC_LETTER | LLM_CC_DIGIT))) || (c[i] >= 0xA1 && c[i] <= 0xFFFF);
 }
 
-static bool url_word_char(uint32_t c)
+static inline bool url_word_char(const uint32_t *c, const uint16_t *k, size_t i)
 {
-	return llm_charclass_letter(c) || llm_charclass_digit(c) || c == '_';
+	return (k[i] & (LLM_CC_LETTER | LLM_CC_DIGIT)) || c[i] == '_';
 }
 
 /* The decimal number c[a..b) as an octet of URL_PATTERN: kind 0 the first (1-223), 1 a
@@ -296,11 +343,11 @@ static bool url_ipv4(const uint32_t *c, size_t a, size_t b)
 	    !url_octet(c, dot[1] + 1, dot[2], 1) || !url_octet(c, dot[2] + 1, b, 2))
 		return false;
 	unsigned o[2] = { 0, 0 };
-	for (size_t i = a, k = 0; k < 2; i++) {
+	for (size_t i = a, j = 0; j < 2; i++) {
 		if (c[i] == '.')
-			k++;
+			j++;
 		else
-			o[k] = 10 * o[k] + (c[i] - '0');
+			o[j] = 10 * o[j] + (c[i] - '0');
 	}
 	return !(o[0] == 10 || o[0] == 127 || (o[0] == 169 && o[1] == 254) || (o[0] == 192 && o[1] == 168) ||
 	         (o[0] == 172 && o[1] >= 16 && o[1] <= 31));
@@ -308,7 +355,7 @@ static bool url_ipv4(const uint32_t *c, size_t a, size_t b)
 
 /* Host names c[a..b): one or more labels, each followed by '.', then a TLD of 2 to 63
  * lower-case letters. A label is 1 to 64 label characters, '_' and '-' allowed inside. */
-static bool url_domain(const uint32_t *c, size_t a, size_t b)
+static bool url_domain(const uint32_t *c, const uint16_t *k, size_t a, size_t b)
 {
 	size_t last = b;
 	while (last > a && c[last - 1] != '.')
@@ -316,16 +363,16 @@ static bool url_domain(const uint32_t *c, size_t a, size_t b)
 	if (last == a || b - last < 2 || b - last > 63)
 		return false;
 	for (size_t i = last; i < b; i++)
-		if (!llm_charclass_lower(c[i]))
+		if (!(k[i] & LLM_CC_LOWER))
 			return false;
 	for (size_t s = a; s < last;) {
 		size_t e = s;
 		while (c[e] != '.')
 			e++;
-		if (e == s || e - s > 64 || !url_label_char(c[s]) || !url_label_char(c[e - 1]))
+		if (e == s || e - s > 64 || !url_label_char(c, k, s) || !url_label_char(c, k, e - 1))
 			return false;
 		for (size_t i = s + 1; i + 1 < e; i++)
-			if (!url_label_char(c[i]) && c[i] != '_' && c[i] != '-')
+			if (!url_label_char(c, k, i) && c[i] != '_' && c[i] != '-')
 				return false;
 		s = e + 1;
 	}
@@ -333,16 +380,16 @@ static bool url_domain(const uint32_t *c, size_t a, size_t b)
 }
 
 /* c[h..n) is a host, an optional port and an optional path, to the end. */
-static bool url_host_to_end(const uint32_t *c, size_t h, size_t n)
+static bool url_host_to_end(const uint32_t *c, const uint16_t *k, size_t h, size_t n)
 {
 	size_t e = h;
-	while (e < n && (url_label_char(c[e]) || c[e] == '.' || c[e] == '_' || c[e] == '-'))
+	while (e < n && (url_label_char(c, k, e) || c[e] == '.' || c[e] == '_' || c[e] == '-'))
 		e++;
-	if (e == h || !(url_ipv4(c, h, e) || url_domain(c, h, e)))
+	if (e == h || !(url_ipv4(c, h, e) || url_domain(c, k, h, e)))
 		return false;
 	if (e < n && c[e] == ':') {
 		size_t d = e + 1;
-		while (d < n && llm_charclass_digit(c[d]))
+		while (d < n && (k[d] & LLM_CC_DIGIT))
 			d++;
 		if (d - e - 1 < 2 || d - e - 1 > 5)
 			return false;
@@ -351,22 +398,28 @@ static bool url_host_to_end(const uint32_t *c, size_t h, size_t n)
 	return e == n || c[e] == '/' || c[e] == '?' || c[e] == '#';
 }
 
-static bool url_match(const uint32_t *c, size_t n)
+static bool url_match(const uint32_t *c, const uint16_t *k, size_t n)
 {
+	/* a host holds a '.' (a domain before its TLD, an IPv4 address between its octets) */
 	size_t i = 0;
-	while (i < n && (url_word_char(c[i]) || c[i] == '+' || c[i] == '-' || c[i] == '.'))
+	while (i < n && c[i] != '.')
+		i++;
+	if (i == n)
+		return false;
+	i = 0;
+	while (i < n && (url_word_char(c, k, i) || c[i] == '+' || c[i] == '-' || c[i] == '.'))
 		i++;
 	size_t starts[2] = { 0, 0 }, ns = 0;
 	if (i >= 2 && i + 2 < n && c[i] == ':' && c[i + 1] == '/' && c[i + 2] == '/')
 		starts[ns++] = i + 3;
 	starts[ns++] = 0; /* the scheme is optional: the pattern backtracks to none */
-	for (size_t k = 0; k < ns; k++) {
-		size_t p = starts[k];
-		if (url_host_to_end(c, p, n))
+	for (size_t s = 0; s < ns; s++) {
+		size_t p = starts[s];
+		if (url_host_to_end(c, k, p, n))
 			return true;
-		if (p < n && (url_word_char(c[p]) || c[p] == '-'))
+		if (p < n && (url_word_char(c, k, p) || c[p] == '-'))
 			for (size_t j = p + 1; j < n; j++)
-				if (c[j] == '@' && url_host_to_end(c, j + 1, n))
+				if (c[j] == '@' && url_host_to_end(c, k, j + 1, n))
 					return true;
 	}
 	return false;
@@ -379,6 +432,16 @@ static const char *const units[] = {
 	"gb", "GB", "tb", "TB", "T", "G", "M", "K", NULL
 };
 
+/* spaCy's prefix characters: LIST_PUNCT, LIST_QUOTES, LIST_CURRENCY, LIST_ICONS and § % = — –,
+ * and '+' before anything but a digit (next: the classes of the code point after). */
+static inline bool is_prefix_char(uint32_t cp, unsigned cls, unsigned next)
+{
+	if (cp == '+')
+		return !(next & LLM_CC_DIGIT);
+	return (cls & (LLM_CC_LISTP | LLM_CC_QUOTE | LLM_CC_CURRENCY | LLM_CC_ICON)) || cp == 0xA7 ||
+	       cp == '%' || cp == '=' || cp == 0x2014 || cp == 0x2013;
+}
+
 /* Length of the prefix at the start of [a, b) (code points), or 0: an ellipsis run or one
  * prefix character. */
 static size_t prefix_len(const llm_words *wd, size_t a, size_t b)
@@ -389,14 +452,14 @@ static size_t prefix_len(const llm_words *wd, size_t a, size_t b)
 			e++;
 		return e - a;
 	}
-	return is_prefix_char(wd->cps[a], a + 1 < b ? wd->cps[a + 1] : 0) ? 1 : 0;
+	return is_prefix_char(wd->cps[a], wd->cls[a], a + 1 < b ? wd->cls[a + 1] : NUL_CLS) ? 1 : 0;
 }
 
-/* Length of the suffix at the end of [a, b) (in code points), or 0. */
+/* Length of the suffix at the end of [a, b) (in code points, b - a >= 2), or 0. */
 static size_t suffix_len(const llm_words *wd, const char *sp_chunk, size_t a, size_t b)
 {
-	uint32_t c = wd->cps[b - 1];
-	uint32_t p = wd->cps[b - 2];
+	uint32_t c = wd->cps[b - 1], p = wd->cps[b - 2];
+	unsigned ck = wd->cls[b - 1], pk = wd->cls[b - 2];
 	if (c == '.' || c == 0x2026) {
 		size_t i = b - 1;
 		while (i > a && wd->cps[i - 1] == '.')
@@ -406,27 +469,25 @@ static size_t suffix_len(const llm_words *wd, const char *sp_chunk, size_t a, si
 		if (b - i >= 2)
 			return b - i; /* an ellipsis run */
 		/* '.' after a digit, lower-case letter, %²-+, punctuation or quote, or two capitals */
-		if (llm_charclass_digit(p) || llm_charclass_lower(p) || p == '%' || p == 0xB2 || p == '-' || p == '+' ||
-		    is_list_punct(p) || is_quote(p) ||
-		    (b - a >= 3 && llm_charclass_upper(p) && llm_charclass_upper(wd->cps[b - 3])) ||
+		if ((pk & (LLM_CC_DIGIT | LLM_CC_LOWER | LLM_CC_LISTP | LLM_CC_QUOTE)) || p == '%' ||
+		    p == 0xB2 || p == '-' || p == '+' ||
+		    (b - a >= 3 && (pk & LLM_CC_UPPER) && (wd->cls[b - 3] & LLM_CC_UPPER)) ||
 		    (b - a >= 3 && wd->cps[b - 3] == 0xB0 && p < 0x80 && strchr("FfCcKk", (int)p)))
 			return 1;
 		return 0;
 	}
 	if ((c == 's' || c == 'S') && (p == '\'' || p == 0x2019) && b - a > 2)
 		return 2;
-	if (is_list_punct(c) || is_quote(c) || is_icon(c) || c == 0x2014 || c == 0x2013)
+	if ((ck & (LLM_CC_LISTP | LLM_CC_QUOTE | LLM_CC_ICON)) || c == 0x2014 || c == 0x2013)
 		return 1;
-	if (c == '+' && llm_charclass_digit(p))
+	if ((c == '+' || c == '%' || (ck & LLM_CC_CURRENCY)) && (pk & LLM_CC_DIGIT))
 		return 1;
-	if ((c == '%' || is_currency(c)) && llm_charclass_digit(p))
-		return 1;
-	if (llm_charclass_letter(c) && c < 0x80) {
+	if (c < 0x80 && (ck & LLM_CC_LETTER)) {
 		/* a unit after a number: "3.5kg" -> "3.5" "kg" */
 		size_t i = b;
-		while (i > a && wd->cps[i - 1] < 0x80 && llm_charclass_letter(wd->cps[i - 1]))
+		while (i > a && wd->cps[i - 1] < 0x80 && (wd->cls[i - 1] & LLM_CC_LETTER))
 			i--;
-		if (i > a && llm_charclass_digit(wd->cps[i - 1]))
+		if (i > a && (wd->cls[i - 1] & LLM_CC_DIGIT))
 			for (int k = 0; units[k]; k++)
 				if (strlen(units[k]) == wd->cofs[b] - wd->cofs[i] &&
 				    memcmp(units[k], sp_chunk + wd->cofs[i], strlen(units[k])) == 0)
@@ -435,9 +496,14 @@ static size_t suffix_len(const llm_words *wd, const char *sp_chunk, size_t a, si
 	return 0;
 }
 
-static bool is_hyphen(uint32_t c)
+static inline bool is_hyphen(uint32_t c)
 {
 	return c == '-' || c == 0x2013 || c == 0x2014 || c == '~';
+}
+
+static inline bool is_alpha_sp(unsigned cls)
+{
+	return (cls & (LLM_CC_LETTER | LLM_CC_CJK)) == LLM_CC_LETTER;
 }
 
 /* Split [a, b) at spaCy's English infixes and emit the pieces. */
@@ -446,30 +512,33 @@ static void emit_infixes(splitter *sp, size_t a, size_t b)
 	const llm_words *wd = sp->wd;
 	size_t start = a;
 	for (size_t i = a + 1; i < b; i++) {
-		uint32_t c = wd->cps[i], p = wd->cps[i - 1];
-		uint32_t nx = i + 1 < b ? wd->cps[i + 1] : 0;
+		/* an infix is an icon or punctuation, never a letter or a digit */
+		if ((wd->cls[i] & (LLM_CC_LETTER | LLM_CC_DIGIT)) && !(wd->cls[i] & LLM_CC_ICON))
+			continue;
+		uint32_t c = wd->cps[i], nx = i + 1 < b ? wd->cps[i + 1] : 0;
+		unsigned ck = wd->cls[i], pk = wd->cls[i - 1], nk = i + 1 < b ? wd->cls[i + 1] : NUL_CLS;
 		size_t len = 0;
 		if (c == '.' && nx == '.') {
 			len = 2;
 			while (i + len < b && wd->cps[i + len] == '.')
 				len++;
-		} else if (c == 0x2026 || is_icon(c)) {
+		} else if (c == 0x2026 || (ck & LLM_CC_ICON)) {
 			len = 1;
-		} else if (llm_charclass_digit(p) && (c == '+' || c == '-' || c == '*' || c == '^') &&
-		           (llm_charclass_digit(nx) || nx == '-')) {
+		} else if ((pk & LLM_CC_DIGIT) && (c == '+' || c == '-' || c == '*' || c == '^') &&
+		           ((nk & LLM_CC_DIGIT) || nx == '-')) {
 			len = 1;
-		} else if (c == '.' && (llm_charclass_lower(p) || is_quote(p)) && (llm_charclass_upper(nx) || is_quote(nx))) {
+		} else if (c == '.' && (pk & (LLM_CC_LOWER | LLM_CC_QUOTE)) && (nk & (LLM_CC_UPPER | LLM_CC_QUOTE))) {
 			len = 1;
-		} else if (c == ',' && is_alpha_sp(p) && is_alpha_sp(nx)) {
+		} else if (c == ',' && is_alpha_sp(pk) && is_alpha_sp(nk)) {
 			len = 1;
-		} else if (is_hyphen(c) && (is_alpha_sp(p) || llm_charclass_digit(p))) {
+		} else if (is_hyphen(c) && (is_alpha_sp(pk) || (pk & LLM_CC_DIGIT))) {
 			size_t k = i;
 			while (k < b && is_hyphen(wd->cps[k]) && k - i < 3)
 				k++;
-			if (k < b && is_alpha_sp(wd->cps[k]))
+			if (k < b && is_alpha_sp(wd->cls[k]))
 				len = k - i;
 		} else if ((c == ':' || c == '<' || c == '>' || c == '=' || c == '/') &&
-		           (is_alpha_sp(p) || llm_charclass_digit(p)) && is_alpha_sp(nx)) {
+		           (is_alpha_sp(pk) || (pk & LLM_CC_DIGIT)) && is_alpha_sp(nk)) {
 			len = 1;
 		}
 		if (!len)
@@ -576,7 +645,7 @@ static void split_chunk(splitter *sp, size_t a, size_t b)
 				emit(sp, i, e);
 				i = e;
 			}
-		} else if (url_match(wd->cps + a, b - a)) {
+		} else if (url_match(wd->cps + a, wd->cls + a, b - a)) {
 			emit(sp, a, b);
 		} else {
 			emit_infixes(sp, a, b);
@@ -590,53 +659,54 @@ static void split_chunk(splitter *sp, size_t a, size_t b)
 		merge_specials(sp, first);
 }
 
-static bool space_at(const char *t, size_t j, size_t end)
+/* Whether white space starts at t[j] (j < end). */
+static inline bool space_at(const unsigned char *t, size_t j, size_t end)
 {
+	if (t[j] < 0x80)
+		return byte_cls[t[j]] & BY_SPACE;
 	uint32_t cp;
-	llm_utf8_decode(t + j, end - j, &cp);
-	return llm_charclass_space(cp);
+	next_cp(t + j, end - j, &cp);
+	return llm_charclass_bits(cp) & LLM_CC_SPACE;
 }
 
-/* Whether letters k[0..len) could be a special case (see exception()). */
-static bool alpha_special(const char *k, size_t len)
+/* The end of the run of ASCII letters at u[j..end): eight bytes at a time where the byte
+ * order allows, testing each byte (top bit clear, lower case in 'a'..'z') by carry-free sums. */
+static inline size_t letter_run(const unsigned char *u, size_t j, size_t end)
 {
-	if (len > 24)
-		return false;
-	pthread_once(&exc_alpha_once, exc_alpha_init);
-	if (!(exc_alpha[len] >> ((k[0] | 0x20) - 'a') & 1))
-		return false;
-	return exception_bytes(k, len) >= 0;
-}
-
-/* make_word for a word of ASCII letters. */
-static llm_word make_word_letters(const char *s, size_t off, size_t len)
-{
-	llm_word w = { 0 };
-	w.off = (uint32_t)off;
-	w.len = (uint32_t)len;
-	w.nchars = (uint32_t)len;
-	w.flags = LLM_WORD_ALPHA;
-	uint64_t h = 0, pw = 1;
-	const unsigned char *p = (const unsigned char *)s + off;
-	for (size_t i = 0; i < len; i++) {
-		h = llm_words_addmod(llm_words_mulmod(h, LLM_WORDS_BASE), p[i] + 1u);
-		pw = llm_words_mulmod(pw, LLM_WORDS_BASE);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ULL, top = 0x80 * ones;
+	while (j + 8 <= end) {
+		uint64_t x;
+		memcpy(&x, u + j, 8);
+		uint64_t l = (x | 0x20 * ones) & 0x7F * ones;
+		uint64_t ge_a = l + 0x1F * ones, gt_z = l + 0x05 * ones; /* top bit: l >= 'a', l > 'z' */
+		uint64_t other = ~(ge_a & ~gt_z & ~x) & top;
+		if (other)
+			return j + (size_t)__builtin_ctzll(other) / 8;
+		j += 8;
 	}
-	w.h = h;
-	w.pw = pw;
-	return w;
+#endif
+	while (j < end && (byte_cls[u[j]] & BY_LETTER))
+		j++;
+	return j;
+}
+
+/* The word of the ASCII letters s[off..off+len). */
+static inline llm_word letters_word(const char *s, size_t off, size_t len)
+{
+	return word_of(s, off, len, len, LLM_CC_LETTER, LLM_CC_LETTER, LLM_CC_LETTER);
 }
 
 /* A segmenter's words for the run of t starting at i and ending at the next white space (or
  * end); returns the end of the run. */
 static size_t segment_run(llm_words *wd, const llm_segmenter *seg, const char *t, size_t i, size_t end)
 {
+	const unsigned char *u = (const unsigned char *)t;
 	size_t j = i;
 	while (j < end) {
 		uint32_t cp;
-		size_t k = (unsigned char)t[j] < 0x80 ? (cp = (unsigned char)t[j], 1)
-		                                      : llm_utf8_decode(t + j, end - j, &cp);
-		if (llm_charclass_space(cp))
+		size_t k = next_cp(u + j, end - j, &cp);
+		if (llm_charclass_bits(cp) & LLM_CC_SPACE)
 			break;
 		j += k;
 	}
@@ -653,25 +723,54 @@ static size_t segment_run(llm_words *wd, const llm_segmenter *seg, const char *t
 	return j;
 }
 
+/* Decode the chunk t[i..) up to the next white space into wd's code points, their offsets
+ * from i and their class bits; returns the number of code points and sets *jp to the end. */
+static size_t decode_chunk(llm_words *wd, const unsigned char *t, size_t i, size_t end, size_t *jp)
+{
+	size_t n = 0, j = i;
+	while (j < end) {
+		uint32_t cp;
+		size_t k = next_cp(t + j, end - j, &cp);
+		unsigned cls = llm_charclass_bits(cp);
+		if (cls & LLM_CC_SPACE)
+			break;
+		if (n + 2 > wd->ccap) {
+			wd->ccap = wd->ccap ? 2 * wd->ccap : 256;
+			wd->cps = llm_realloc(wd->cps, wd->ccap * sizeof *wd->cps);
+			wd->cofs = llm_realloc(wd->cofs, wd->ccap * sizeof *wd->cofs);
+			wd->cls = llm_realloc(wd->cls, wd->ccap * sizeof *wd->cls);
+		}
+		wd->cps[n] = cp;
+		wd->cofs[n] = (uint32_t)(j - i);
+		wd->cls[n] = (uint16_t)cls;
+		n++;
+		j += k;
+	}
+	wd->cofs[n] = (uint32_t)(j - i);
+	wd->cps[n] = 0;
+	wd->cls[n] = NUL_CLS;
+	*jp = j;
+	return n;
+}
+
 void llm_words_split(llm_words *wd, const char *t, size_t start, size_t end, const llm_segmenter *seg)
 {
+	pthread_once(&tables_once, tables_init);
+	const unsigned char *u = (const unsigned char *)t;
 	splitter sp = { wd, t, 0 };
-	llm_words *out = wd;
 	size_t i = start;
-	while (i < end) {
+	for (;;) {
 		/* skip white space */
-		uint32_t cp;
-		size_t k;
 		while (i < end) {
-			unsigned char c = (unsigned char)t[i];
-			if (c < 0x80) {
-				if (!llm_charclass_space(c))
+			if (u[i] < 0x80) {
+				if (!(byte_cls[u[i]] & BY_SPACE))
 					break;
 				i++;
 				continue;
 			}
-			k = llm_utf8_decode(t + i, end - i, &cp);
-			if (!llm_charclass_space(cp))
+			uint32_t cp;
+			size_t k = next_cp(u + i, end - i, &cp);
+			if (!(llm_charclass_bits(cp) & LLM_CC_SPACE))
 				break;
 			i += k;
 		}
@@ -683,57 +782,37 @@ void llm_words_split(llm_words *wd, const char *t, size_t start, size_t end, con
 		}
 		/* Fast path: a chunk of ASCII letters only (most words) splits into itself unless
 		 * it is a special case such as "cannot". */
-		size_t j = i;
-		while (j < end && (((unsigned char)t[j] | 0x20) >= 'a' && ((unsigned char)t[j] | 0x20) <= 'z'))
-			j++;
-		if (j > i && (j == end || llm_charclass_space((unsigned char)t[j]) ||
-		              ((unsigned char)t[j] >= 0x80 && space_at(t, j, end))) &&
-		    !alpha_special(t + i, j - i)) {
-			llm_word w = make_word_letters(t, i, j - i);
-			words_push(out, &w);
-			i = j;
-			continue;
-		}
-		/* Letters and one trailing mark (",", ".", ...) before white space: spaCy's suffix
-		 * rule splits the mark off, unless the whole is a special case ("etc." is not,
-		 * "Mr." is) or the word is one ("cannot,"); '.' only after a lower-case letter. */
-		if (j > i && j + 1 <= end && strchr(",;:!?).", t[j]) && t[j] &&
-		    (j + 1 == end || llm_charclass_space((unsigned char)t[j + 1]) ||
-		     ((unsigned char)t[j + 1] >= 0x80 && space_at(t, j + 1, end))) &&
-		    (t[j] != '.' || (t[j - 1] >= 'a' && t[j - 1] <= 'z')) &&
-		    exception_bytes(t + i, j + 1 - i) < 0 && !alpha_special(t + i, j - i)) {
-			llm_word w = make_word_letters(t, i, j - i);
-			words_push(out, &w);
-			w = llm_words_make(t, j, 1);
-			words_push(out, &w);
-			i = j + 1;
-			continue;
+		size_t j = letter_run(u, i, end);
+		if (j > i) {
+			unsigned next = j < end ? byte_cls[u[j]] : BY_SPACE;
+			if ((next & BY_SPACE || (next & BY_HIGH && space_at(u, j, end))) &&
+			    !alpha_special(t + i, j - i)) {
+				llm_word w = letters_word(t, i, j - i);
+				words_push(wd, &w);
+				i = j;
+				continue;
+			}
+			/* Letters and one trailing mark (",", ".", ...) before white space: spaCy's
+			 * suffix rule splits the mark off, unless the whole is a special case ("etc."
+			 * is not, "Mr." is) or the word is one ("cannot,"); '.' only after a
+			 * lower-case letter. */
+			if (next & BY_MARK) {
+				unsigned after = j + 1 < end ? byte_cls[u[j + 1]] : BY_SPACE;
+				if ((after & BY_SPACE || (after & BY_HIGH && space_at(u, j + 1, end))) &&
+				    (u[j] != '.' || (u[j - 1] >= 'a' && u[j - 1] <= 'z')) &&
+				    !alpha_mark_special(t + i, j + 1 - i) && !alpha_special(t + i, j - i)) {
+					llm_word w = letters_word(t, i, j - i);
+					words_push(wd, &w);
+					unsigned k = llm_charclass_stage2[u[j]];
+					w = word_of(t, j, 1, 1, k, k, k);
+					words_push(wd, &w);
+					i = j + 1;
+					continue;
+				}
+			}
 		}
 		/* a chunk up to the next white space, decoded */
-		size_t n = 0;
-		j = i;
-		while (j < end) {
-			unsigned char c = (unsigned char)t[j];
-			if (c < 0x80) {
-				cp = c;
-				k = 1;
-			} else {
-				k = llm_utf8_decode(t + j, end - j, &cp);
-			}
-			if (llm_charclass_space(cp))
-				break;
-			if (n + 2 > wd->ccap) {
-				wd->ccap = wd->ccap ? 2 * wd->ccap : 256;
-				wd->cps = llm_realloc(wd->cps, wd->ccap * sizeof *wd->cps);
-				wd->cofs = llm_realloc(wd->cofs, wd->ccap * sizeof *wd->cofs);
-			}
-			wd->cps[n] = cp;
-			wd->cofs[n] = (uint32_t)(j - i);
-			n++;
-			j += k;
-		}
-		wd->cofs[n] = (uint32_t)(j - i);
-		wd->cps[n] = 0;
+		size_t n = decode_chunk(wd, u, i, end, &j);
 		sp.base = i;
 		split_chunk(&sp, 0, n);
 		i = j;

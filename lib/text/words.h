@@ -21,7 +21,7 @@
  * collide as they do for datatrove's "".join). Modular, not mod 2^64: power-of-two
  * polynomial hashes have well-known colliding families (Thue–Morse strings).
  *
- * Memory: about 32 bytes per word plus 8 per code point of the longest run between spaces.
+ * Memory: about 32 bytes per word plus 10 per code point of the longest run between spaces.
  * Not thread safe: one llm_words per thread.
  */
 #ifndef LLM_WORDS_H
@@ -59,8 +59,10 @@ typedef struct {
 typedef struct {
 	llm_word *w;
 	size_t n, cap;
-	/* scratch: the code points of one run and their byte offsets, segment lengths */
+	/* scratch: the code points of one run, their byte offsets and class bits (charclass.h),
+	 * segment lengths */
 	uint32_t *cps, *cofs, *lens;
+	uint16_t *cls;
 	size_t ccap, lcap;
 } llm_words;
 
