@@ -36,19 +36,19 @@ bool llm_charclass_cjk_end(uint32_t cp);
 
 /* The classes of llm_charclass_bits(). */
 enum {
-	LLM_CC_SPACE = 1u << 0,    /* llm_charclass_space */
-	LLM_CC_LETTER = 1u << 1,   /* llm_charclass_letter */
-	LLM_CC_DIGIT = 1u << 2,    /* llm_charclass_digit */
-	LLM_CC_LOWER = 1u << 3,    /* llm_charclass_lower */
-	LLM_CC_UPPER = 1u << 4,    /* llm_charclass_upper */
-	LLM_CC_CJK = 1u << 5,      /* llm_charclass_cjk */
-	LLM_CC_SYMBOL = 1u << 6,   /* llm_charclass_punct: datatrove's PUNCTUATION_SET */
-	LLM_CC_TERMINAL = 1u << 7, /* llm_charclass_terminal */
-	LLM_CC_PUNCT = 1u << 8,    /* spaCy's is_punct: General_Category P* (Python's reading of ASCII) */
-	LLM_CC_QUOTE = 1u << 9,    /* spaCy's LIST_QUOTES */
-	LLM_CC_LISTP = 1u << 10,   /* spaCy's LIST_PUNCT (its single characters) */
+	LLM_CC_SPACE = 1u << 0,     /* llm_charclass_space */
+	LLM_CC_LETTER = 1u << 1,    /* llm_charclass_letter */
+	LLM_CC_DIGIT = 1u << 2,     /* llm_charclass_digit */
+	LLM_CC_LOWER = 1u << 3,     /* llm_charclass_lower */
+	LLM_CC_UPPER = 1u << 4,     /* llm_charclass_upper */
+	LLM_CC_CJK = 1u << 5,       /* llm_charclass_cjk */
+	LLM_CC_SYMBOL = 1u << 6,    /* llm_charclass_punct: datatrove's PUNCTUATION_SET */
+	LLM_CC_TERMINAL = 1u << 7,  /* llm_charclass_terminal */
+	LLM_CC_PUNCT = 1u << 8,     /* spaCy's is_punct: P* (ASCII as Python reads it) */
+	LLM_CC_QUOTE = 1u << 9,     /* spaCy's LIST_QUOTES */
+	LLM_CC_LISTP = 1u << 10,    /* spaCy's LIST_PUNCT (its single characters) */
 	LLM_CC_CURRENCY = 1u << 11, /* spaCy's LIST_CURRENCY */
-	LLM_CC_ICON = 1u << 12     /* spaCy's LIST_ICONS: other symbols (So), e.g. emoji */
+	LLM_CC_ICON = 1u << 12      /* spaCy's LIST_ICONS: other symbols (So), e.g. emoji */
 };
 
 /* The LLM_CC_* bits of cp, from their definitions (slow: the table's source). */

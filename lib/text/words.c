@@ -106,8 +106,10 @@ static inline void hash_bytes(const unsigned char *p, size_t len, uint64_t *hp, 
 	const uint64_t b = LLM_WORDS_BASE, b2 = b * b, b3 = b2 * b;
 	uint64_t h = 0;
 	size_t i = 0;
-	for (; i + 3 <= len; i += 3)
-		h = llm_words_addmod(llm_words_mulmod(h, b3), ((p[i] + 1u) * b + (p[i + 1] + 1u)) * b + (p[i + 2] + 1u));
+	for (; i + 3 <= len; i += 3) {
+		uint64_t digit = ((p[i] + 1u) * b + (p[i + 1] + 1u)) * b + (p[i + 2] + 1u);
+		h = llm_words_addmod(llm_words_mulmod(h, b3), digit);
+	}
 	if (len - i == 2)
 		h = llm_words_addmod(llm_words_mulmod(h, b2), (p[i] + 1u) * b + (p[i + 1] + 1u));
 	else if (len - i == 1)
@@ -527,7 +529,8 @@ static void emit_infixes(splitter *sp, size_t a, size_t b)
 		} else if ((pk & LLM_CC_DIGIT) && (c == '+' || c == '-' || c == '*' || c == '^') &&
 		           ((nk & LLM_CC_DIGIT) || nx == '-')) {
 			len = 1;
-		} else if (c == '.' && (pk & (LLM_CC_LOWER | LLM_CC_QUOTE)) && (nk & (LLM_CC_UPPER | LLM_CC_QUOTE))) {
+		} else if (c == '.' && (pk & (LLM_CC_LOWER | LLM_CC_QUOTE)) &&
+		           (nk & (LLM_CC_UPPER | LLM_CC_QUOTE))) {
 			len = 1;
 		} else if (c == ',' && is_alpha_sp(pk) && is_alpha_sp(nk)) {
 			len = 1;

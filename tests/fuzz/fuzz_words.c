@@ -9,6 +9,8 @@
  *   - with the Chinese segmenter, on a small dictionary of its own (jieba's takes seconds to
  *     load under the sanitizers, longer than libFuzzer waits for one input; test_quality's
  *     FineWeb-2 agreement splits the Chinese samples with jieba's).
+ * The corpus is written for this target, except specials-*: spaCy's English special cases
+ * (lib/text/en_exceptions.h, MIT, with spaCy's copyright there), each with affixes around it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,8 +32,8 @@ static void same(const llm_words *a, const llm_words *b)
 		abort();
 	for (size_t i = 0; i < a->n; i++) {
 		const llm_word *x = &a->w[i], *y = &b->w[i];
-		if (x->off != y->off || x->len != y->len || x->nchars != y->nchars || x->flags != y->flags ||
-		    x->h != y->h || x->pw != y->pw)
+		if (x->off != y->off || x->len != y->len || x->nchars != y->nchars ||
+		    x->flags != y->flags || x->h != y->h || x->pw != y->pw)
 			abort();
 	}
 }
