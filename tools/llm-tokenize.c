@@ -2,10 +2,11 @@
  * llm-tokenize — documents to tokens with a byte-level BPE identical to tiktoken and Hugging
  * Face tokenizers; `decode` turns tokens back into documents; `train` learns a tokenizer.
  *
- * encode: JSONL documents -> token stream (DESIGN §4) or JSONL with "tokens". Lines are read
- * in batches, 4N batches to a group; with --threads N, the pool's N workers encode one group
- * while this thread reads the next, then it writes the encoded group in input order, so output
- * is identical for every N. Memory: the vocabulary plus 8N batches of at most 1 MiB of input
+ * encode: JSONL documents -> token stream (DESIGN §4) or JSONL with "tokens". This thread
+ * reads lines into batches and hands each to the pool's stream as it fills; with --threads N
+ * the N workers parse and encode batches as they come, and this thread writes each one back
+ * in input order once it and those before it are done, so output is identical for every N.
+ * Memory: the vocabulary plus a ring of 4N batches of at most 256 KiB of input, their output
  * (and one line up to --max-line).
  * decode: token stream or JSONL with "tokens" -> JSONL documents; one record in memory.
  * train: the distinct pieces of the input and, while training, their adjacent pairs, within
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/io.h"
@@ -117,11 +119,15 @@ struct opts {
 
 /* ---- encode ---- */
 
-#define BATCH_BYTES ((size_t)1 << 20)
+/* A batch is the unit a worker takes: large enough that taking one costs nothing beside
+ * encoding it (~10 ms), small enough that the last ones of the input, encoded while other
+ * workers have nothing left, are a small part of a run. */
+#define BATCH_BYTES ((size_t)256 << 10)
 #define BATCH_LINES 1024
-/* Batches per worker in a group: documents differ in size by orders of magnitude, and the
- * pool hands out batches one at a time, so several per worker keep all of them busy. */
-#define GROUP_PER_WORKER 4
+/* Batches in flight per worker: documents differ in size by orders of magnitude, so a worker
+ * on a whole book must not stop the others; they go on with the batches behind it until the
+ * ring is full, and this thread writes while they encode. */
+#define RING_PER_WORKER 4
 
 typedef struct {
 	llm_buf in;              /* the lines back to back */
@@ -143,24 +149,33 @@ struct domain_stats {
 	llm_sketch *len;
 };
 
-/* Batches read together and encoded as one job of the pool. */
-typedef struct {
-	batch *b;
-	size_t n, cap;           /* batches in use, and allocated */
-	llm_bpe_doc **docs;      /* per pool worker */
-} group;
-
 typedef struct {
 	const struct opts *o;
 	llm_bpe_doc_opts dopts;
 	llm_pool *pool;
-	llm_bpe_doc **docs;
-	group g[2];
-	int cur;                 /* the group being filled */
-	bool running;            /* the other group is being encoded */
+	llm_bpe_doc **docs;      /* per pool worker */
+	batch *ring;             /* batch i of the stream is ring[i % nring] */
+	size_t nring;
+	size_t pushed, popped;   /* batches handed to the pool, and written */
+	batch *fill;             /* the batch being filled (ring[pushed % nring]), or NULL */
+	char **names;            /* the inputs' names, which the batches in flight point to */
+	size_t nnames;
+	llm_writer *w;
+	llm_run *run;
 	struct domain_stats *dom;
 	size_t ndom;
+	/* CPU microseconds, for --stats: this thread before the stream (loading) and in it
+	 * (reading, writing), and each worker's encoding */
+	uint64_t cpu_load, cpu_main, *cpu_worker;
 } encoder;
+
+/* CPU microseconds of the calling thread since it started. */
+static uint64_t thread_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 static void batch_push_line(batch *b, const char *line, size_t len, uint64_t lineno, int toolong)
 {
@@ -203,8 +218,10 @@ static void batch_encode(llm_bpe_doc *d, batch *b)
 
 static void encode_job(void *ctx, size_t i, int worker)
 {
-	group *g = ctx;
-	batch_encode(g->docs[worker], &g->b[i]);
+	encoder *e = ctx;
+	uint64_t t = thread_cpu();
+	batch_encode(e->docs[worker], &e->ring[i % e->nring]);
+	e->cpu_worker[worker] += thread_cpu() - t;
 }
 
 static struct domain_stats *domain_of(encoder *e, const char *name)
@@ -222,9 +239,10 @@ static struct domain_stats *domain_of(encoder *e, const char *name)
 }
 
 /* Account and write a finished batch in input order. Returns 1 on a fatal error. */
-static int batch_write(encoder *e, batch *b, llm_writer *w, llm_run *run)
+static int batch_write(encoder *e, const batch *b)
 {
 	const struct opts *o = e->o;
+	llm_run *run = e->run;
 	size_t start = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		const llm_bpe_doc_result *r = &b->res[i];
@@ -252,7 +270,7 @@ static int batch_write(encoder *e, batch *b, llm_writer *w, llm_run *run)
 			if (rc)
 				die_lib();
 		} else {
-			if (llm_writer_write(w, b->out.p + start, end - start) != LLM_OK)
+			if (llm_writer_write(e->w, b->out.p + start, end - start) != LLM_OK)
 				die_lib();
 			llm_run_out(run, dom, end - start);
 			struct domain_stats *d = domain_of(e, r->domain);
@@ -273,57 +291,49 @@ static void batch_reset(batch *b, const char *file)
 	b->file = file;
 }
 
-/* Wait for the group being encoded, if any, and write it. Returns 1 on a fatal error. */
-static int finish_running(encoder *e, llm_writer *w, llm_run *run)
+/* Write the batches the workers have finished, in input order, and return once the oldest
+ * in flight is still being encoded (when `all`, once every batch is written); wait for it
+ * when the ring is full, so that the next batch to fill is free. Returns 1 on a fatal error. */
+static int write_done(encoder *e, bool all)
 {
-	if (!e->running)
-		return 0;
-	llm_pool_wait(e->pool);
-	e->running = false;
-	group *g = &e->g[!e->cur];
-	for (size_t i = 0; i < g->n; i++)
-		if (batch_write(e, &g->b[i], w, run))
+	while (e->popped < e->pushed) {
+		if (!llm_pool_pop(e->pool, all || e->pushed - e->popped == e->nring))
+			return 0;
+		if (batch_write(e, &e->ring[e->popped++ % e->nring]))
 			return 1;
+	}
 	return 0;
 }
 
-/* Write the group before, start encoding the one filled, and fill the other from now on. */
-static int dispatch(encoder *e, llm_writer *w, llm_run *run)
+/* Hand the batch being filled, if any, to the workers. Returns 1 on a fatal error. */
+static int push_batch(encoder *e)
 {
-	if (finish_running(e, w, run))
-		return 1;
-	group *g = &e->g[e->cur];
-	if (g->n == 0)
+	if (!e->fill)
 		return 0;
-	llm_pool_start(e->pool, g->n, encode_job, g);
-	e->running = true;
-	e->cur = !e->cur;
-	e->g[e->cur].n = 0;
-	return 0;
+	e->fill = NULL;
+	e->pushed++;
+	llm_pool_push(e->pool);
+	return write_done(e, false);
 }
 
-/* The batch lines are added to: the last of the group being filled, a new one when that is
- * full. */
-static batch *fill_batch(encoder *e, const char *file, llm_writer *w, llm_run *run, int *fatal)
+/* The batch lines of `file` are added to: the one being filled, a new one when that is full
+ * or holds another file's lines. NULL on a fatal error. */
+static batch *fill_batch(encoder *e, const char *file)
 {
-	group *g = &e->g[e->cur];
-	batch *b = g->n ? &g->b[g->n - 1] : NULL;
+	batch *b = e->fill;
 	if (b && b->n < BATCH_LINES && b->in.len < BATCH_BYTES && b->file == file)
 		return b;
-	if (g->n == g->cap) {
-		if ((*fatal = dispatch(e, w, run)))
-			return NULL;
-		g = &e->g[e->cur];
-	}
-	b = &g->b[g->n++];
+	if (push_batch(e))
+		return NULL;
+	b = e->fill = &e->ring[e->pushed % e->nring];
 	batch_reset(b, file);
 	return b;
 }
 
-static void group_release(group *g)
+static void ring_release(encoder *e)
 {
-	for (size_t i = 0; i < g->cap; i++) {
-		batch *b = &g->b[i];
+	for (size_t i = 0; i < e->nring; i++) {
+		batch *b = &e->ring[i];
 		llm_buf_release(&b->in);
 		llm_buf_release(&b->out);
 		free(b->off);
@@ -333,7 +343,10 @@ static void group_release(group *g)
 		free(b->res);
 		free(b->out_end);
 	}
-	free(g->b);
+	free(e->ring);
+	for (size_t i = 0; i < e->nnames; i++)
+		free(e->names[i]);
+	free(e->names);
 }
 
 static void stats_json(encoder *e, llm_run *run)
@@ -371,6 +384,13 @@ static void stats_json(encoder *e, llm_run *run)
 	llm_buf_addc(&s, '}');
 	llm_run_stats_extra(run, m.p);
 	llm_run_stats_extra(run, s.p);
+	llm_buf_reset(&m);
+	llm_buf_addf(&m, "\"threads\": {\"load_cpu_seconds\": %.6f, \"main_cpu_seconds\": %.6f, "
+	             "\"worker_cpu_seconds\": [", (double)e->cpu_load / 1e6, (double)e->cpu_main / 1e6);
+	for (int i = 0; i < llm_pool_workers(e->pool); i++)
+		llm_buf_addf(&m, i ? ", %.6f" : "%.6f", (double)e->cpu_worker[i] / 1e6);
+	llm_buf_adds(&m, "]}");
+	llm_run_stats_extra(run, m.p);
 	llm_buf_release(&m);
 	llm_buf_release(&s);
 }
@@ -419,22 +439,22 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 	e.docs = llm_calloc((size_t)workers, sizeof *e.docs);
 	for (int i = 0; i < workers; i++)
 		e.docs[i] = llm_bpe_doc_new(&e.dopts);
-	for (int k = 0; k < 2; k++) {
-		e.g[k].cap = (size_t)workers * GROUP_PER_WORKER;
-		e.g[k].b = llm_calloc(e.g[k].cap, sizeof *e.g[k].b);
-		e.g[k].docs = e.docs;
-	}
+	e.cpu_worker = llm_calloc((size_t)workers, sizeof *e.cpu_worker);
+	e.nring = (size_t)workers * RING_PER_WORKER;
+	e.ring = llm_calloc(e.nring, sizeof *e.ring);
 
-	llm_writer *w;
-	if (llm_writer_open(&w, o->co.output) != LLM_OK)
+	if (llm_writer_open(&e.w, o->co.output) != LLM_OK)
 		die_lib();
 	if (!e.dopts.jsonl) {
 		unsigned char hb[LLM_TOK_HEADER_SIZE];
 		llm_tok_header_encode(&h, hb);
-		if (llm_writer_write(w, hb, sizeof hb) != LLM_OK)
+		if (llm_writer_write(e.w, hb, sizeof hb) != LLM_OK)
 			die_lib();
 	}
-	llm_run *run = tool_run_new(&o->co);
+	llm_run *run = e.run = tool_run_new(&o->co);
+	e.names = llm_calloc((size_t)(nfiles ? nfiles : 1), sizeof *e.names);
+	llm_pool_stream(e.pool, e.nring, encode_job, &e);
+	e.cpu_load = thread_cpu();
 	int failed = 0, fatal = 0;
 	char *dash[] = { "-" };
 	if (nfiles == 0) {
@@ -450,14 +470,16 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 		}
 		llm_reader_set_max_line(r, o->co.max_line);
 		llm_run_begin_input(run, files[f], llm_reader_size(r));
-		const char *fname = llm_reader_name(r);
+		const char *fname = e.names[e.nnames++] = llm_strdup(llm_reader_name(r));
 		char *line;
 		size_t len;
 		int rc;
 		while (!fatal && ((rc = llm_reader_line(r, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG)) {
-			batch *b = fill_batch(&e, fname, w, run, &fatal);
-			if (!b)
+			batch *b = fill_batch(&e, fname);
+			if (!b) {
+				fatal = 1;
 				break;
+			}
 			int tl = rc == LLM_ETOOLONG;
 			/* An over-long line comes as its NUL-terminated head (io.h), len its full size. */
 			batch_push_line(b, line, tl ? strlen(line) : len, llm_reader_lineno(r), tl);
@@ -468,29 +490,27 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 			llm_error("%s", llm_last_error());
 			failed = 1;
 		}
-		/* The batches name the reader's file: all are written before it closes. */
-		if (!fatal)
-			fatal = dispatch(&e, w, run);
-		if (!fatal)
-			fatal = finish_running(&e, w, run);
 		llm_reader_free(r);
 	}
-	if (e.running)
-		llm_pool_wait(e.pool);
-	llm_pool_free(e.pool);
+	if (!fatal)
+		fatal = push_batch(&e) || write_done(&e, true);
+	llm_pool_wait(e.pool); /* after a fatal error, the batches in flight are finished unwritten */
 	for (int i = 0; i < workers; i++)
 		llm_bpe_doc_free(e.docs[i]);
 	free(e.docs);
 	if (fatal) {
-		llm_writer_abort(w);
+		llm_writer_abort(e.w);
 		failed = 1;
-	} else if (llm_writer_close(w) != LLM_OK) {
+	} else if (llm_writer_close(e.w) != LLM_OK) {
 		llm_error("%s", llm_last_error());
 		failed = 1;
 	}
+	/* on one thread the batches were encoded on this one */
+	e.cpu_main = thread_cpu() - e.cpu_load - (workers == 1 ? e.cpu_worker[0] : 0);
 	stats_json(&e, run);
-	group_release(&e.g[0]);
-	group_release(&e.g[1]);
+	llm_pool_free(e.pool);
+	free(e.cpu_worker);
+	ring_release(&e);
 	for (size_t i = 0; i < e.ndom; i++)
 		llm_sketch_free(e.dom[i].len);
 	free(e.dom);

@@ -5,6 +5,12 @@
  * until it passes n, and the last one out signals `done`. llm_pool_wait waits for every thread
  * to leave the job, not only for every index to be taken: a thread that woke late must not
  * still be reading this job's fn and ctx when the next start replaces them.
+ *
+ * A stream takes items under the mutex instead of from `next`: an item is a batch of work
+ * (thousands per second at most), so the lock is cheap beside it, and one lock guards both the
+ * count pushed and the finished flags that llm_pool_pop waits on. The flags form a ring of
+ * `window` entries: item i may only be pushed once item i - window was popped, so no two items
+ * in flight share an entry.
  */
 #include "pool.h"
 
@@ -31,12 +37,35 @@ struct llm_pool {
 	void *ctx;
 	size_t n;
 	atomic_size_t next;
+	/* the stream, when one is open */
+	bool stream, ended;
+	size_t window, pushed, taken, popped;
+	unsigned char *finished; /* per ring entry: f returned on the item there */
+	size_t cap;              /* entries allocated in finished */
 };
 
 typedef struct {
 	llm_pool *p;
 	int id;
 } seat;
+
+/* A thread's part of a stream: called and returning with the mutex held. */
+static void run_stream(llm_pool *p, int id)
+{
+	for (;;) {
+		while (p->taken == p->pushed && !p->ended)
+			pthread_cond_wait(&p->start, &p->mu);
+		if (p->taken == p->pushed)
+			return;
+		size_t i = p->taken++;
+		pthread_mutex_unlock(&p->mu);
+		p->fn(p->ctx, i, id);
+		pthread_mutex_lock(&p->mu);
+		p->finished[i % p->window] = 1;
+		if (i == p->popped)
+			pthread_cond_signal(&p->done);
+	}
+}
 
 static void *worker(void *arg)
 {
@@ -52,13 +81,17 @@ static void *worker(void *arg)
 		if (p->quit)
 			break;
 		seen = p->gen;
-		llm_pool_fn *fn = p->fn;
-		void *ctx = p->ctx;
-		size_t n = p->n;
-		pthread_mutex_unlock(&p->mu);
-		for (size_t i; (i = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed)) < n;)
-			fn(ctx, i, id);
-		pthread_mutex_lock(&p->mu);
+		if (p->stream) {
+			run_stream(p, id);
+		} else {
+			llm_pool_fn *fn = p->fn;
+			void *ctx = p->ctx;
+			size_t n = p->n;
+			pthread_mutex_unlock(&p->mu);
+			for (size_t i; (i = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed)) < n;)
+				fn(ctx, i, id);
+			pthread_mutex_lock(&p->mu);
+		}
 		if (--p->busy == 0)
 			pthread_cond_signal(&p->done);
 	}
@@ -126,6 +159,7 @@ void llm_pool_free(llm_pool *p)
 	pthread_cond_destroy(&p->start);
 	pthread_cond_destroy(&p->done);
 	free(p->th);
+	free(p->finished);
 	free(p);
 }
 
@@ -134,16 +168,28 @@ int llm_pool_workers(const llm_pool *p)
 	return p->nth ? p->nth : 1;
 }
 
+/* With the mutex held: end a stream that is open, wait for the threads to leave the job. */
+static void finish_job(llm_pool *p)
+{
+	if (p->stream) {
+		p->ended = true;
+		pthread_cond_broadcast(&p->start);
+	}
+	while (p->busy)
+		pthread_cond_wait(&p->done, &p->mu);
+	p->stream = false;
+}
+
 void llm_pool_start(llm_pool *p, size_t n, llm_pool_fn *f, void *ctx)
 {
 	if (!p->nth) {
+		p->stream = false;
 		for (size_t i = 0; i < n; i++)
 			f(ctx, i, 0);
 		return;
 	}
 	pthread_mutex_lock(&p->mu);
-	while (p->busy) /* a start without its wait: finish the previous job first */
-		pthread_cond_wait(&p->done, &p->mu);
+	finish_job(p); /* a start without its wait: finish the previous job first */
 	p->fn = f;
 	p->ctx = ctx;
 	p->n = n;
@@ -159,8 +205,7 @@ void llm_pool_wait(llm_pool *p)
 	if (!p->nth)
 		return;
 	pthread_mutex_lock(&p->mu);
-	while (p->busy)
-		pthread_cond_wait(&p->done, &p->mu);
+	finish_job(p);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -168,4 +213,62 @@ void llm_pool_run(llm_pool *p, size_t n, llm_pool_fn *f, void *ctx)
 {
 	llm_pool_start(p, n, f, ctx);
 	llm_pool_wait(p);
+}
+
+void llm_pool_stream(llm_pool *p, size_t window, llm_pool_fn *f, void *ctx)
+{
+	if (window < 1)
+		window = 1;
+	pthread_mutex_lock(&p->mu);
+	if (p->nth)
+		finish_job(p);
+	if (window > p->cap) {
+		free(p->finished);
+		p->finished = llm_malloc(window);
+		p->cap = window;
+	}
+	memset(p->finished, 0, window);
+	p->window = window;
+	p->pushed = p->taken = p->popped = 0;
+	p->fn = f;
+	p->ctx = ctx;
+	p->stream = true;
+	p->ended = false;
+	if (p->nth) {
+		p->busy = p->nth;
+		p->gen++;
+		pthread_cond_broadcast(&p->start);
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+void llm_pool_push(llm_pool *p)
+{
+	if (!p->nth) {
+		size_t i = p->pushed++;
+		p->fn(p->ctx, i, 0);
+		p->finished[i % p->window] = 1;
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->pushed++;
+	pthread_cond_signal(&p->start);
+	pthread_mutex_unlock(&p->mu);
+}
+
+bool llm_pool_pop(llm_pool *p, bool wait)
+{
+	pthread_mutex_lock(&p->mu);
+	bool got = false;
+	if (p->popped < p->pushed) {
+		unsigned char *f = &p->finished[p->popped % p->window];
+		while (!*f && wait)
+			pthread_cond_wait(&p->done, &p->mu);
+		if ((got = *f)) {
+			*f = 0;
+			p->popped++;
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	return got;
 }

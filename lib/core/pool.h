@@ -22,12 +22,23 @@
  * The threads block the asynchronous signals (SIGINT, SIGTERM, SIGHUP, SIGUSR1, ...), so that
  * those reach the thread that drives the pool.
  *
- * Memory: the threads' stacks; nothing per job. Thread safety: a pool is driven by one thread
- * at a time; f must be safe to call from k threads at once on distinct indices and workers.
+ * A stream is a job whose length is not known at its start: the caller makes items ready one
+ * at a time (llm_pool_push) while earlier ones run, and takes them back in index order as they
+ * finish (llm_pool_pop), so reading, working and writing overlap with no barrier between
+ * batches: a thread that finishes an item takes the next one ready, never waiting for the
+ * others to finish theirs. At most `window` items are in flight (pushed, not yet popped); the
+ * caller owns `window` slots and fills slot i % window for item i. llm_pool_wait ends a
+ * stream: every item pushed has run when it returns. On a pool of one thread, push runs the
+ * item on the caller before it returns.
+ *
+ * Memory: the threads' stacks; a stream, `window` bytes. Thread safety: a pool is driven by
+ * one thread at a time; f must be safe to call from k threads at once on distinct indices and
+ * workers.
  */
 #ifndef LLM_POOL_H
 #define LLM_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "err.h"
@@ -47,5 +58,13 @@ int llm_pool_workers(const llm_pool *pool);
 void llm_pool_start(llm_pool *pool, size_t n, llm_pool_fn *f, void *ctx);
 void llm_pool_wait(llm_pool *pool);
 void llm_pool_run(llm_pool *pool, size_t n, llm_pool_fn *f, void *ctx);
+
+/* Begin a stream of items run by f, at most `window` (>= 1) of them in flight. */
+void llm_pool_stream(llm_pool *pool, size_t window, llm_pool_fn *f, void *ctx);
+/* The next item, 0, 1, 2, ... in order, is ready to run; fewer than `window` are in flight. */
+void llm_pool_push(llm_pool *pool);
+/* Take back the oldest item in flight once f has returned on it: true then, false when none
+ * is in flight or, unless `wait`, when it is still running. Its writes are then visible. */
+bool llm_pool_pop(llm_pool *pool, bool wait);
 
 #endif

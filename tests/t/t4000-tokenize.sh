@@ -63,6 +63,34 @@ test_expect_success '--threads 3 writes exactly what one thread writes' '
 	cmp one.tok three.tok
 '
 
+# Many batches in flight (1024 lines each, a ring of four per thread), several files, and
+# bad records among them: every thread count writes the same stream, rejects and warnings,
+# each warning naming the file and line of its record.
+test_expect_success '--threads 2, 3 and 8 on many batches of several files: same output, rejects, warnings' '
+	cat $C/qa.jsonl $C/news.jsonl >f1.jsonl &&
+	{ head -n 1000 $C/wiki.jsonl; echo "{\"text\": 1}"; head -n 10 $C/news.jsonl; } >f2.jsonl &&
+	{ echo "not json"; head -n 300 $C/web.jsonl; echo "{\"id\": \"x\"}"; } >f3.jsonl &&
+	llm-tokenize -t $CL --rejects r1.jsonl f1.jsonl f2.jsonl f3.jsonl -o s1.tok 2>e1 &&
+	grep "f2.jsonl:1001:" e1 && grep "f3.jsonl:1:" e1 && grep "f3.jsonl:302:" e1 &&
+	test "$(wc -l <r1.jsonl)" = 3 &&
+	for t in 2 3 8; do
+		llm-tokenize -t $CL --threads $t --rejects r$t.jsonl f1.jsonl f2.jsonl f3.jsonl \
+			-o s$t.tok 2>e$t &&
+		cmp s1.tok s$t.tok && test_cmp r1.jsonl r$t.jsonl &&
+		grep -v "^llm-tokenize: [0-9]" e1 >w1 && grep -v "^llm-tokenize: [0-9]" e$t >w$t &&
+		test_cmp w1 w$t || return 1
+	done
+'
+
+test_expect_success JQ '--stats: CPU seconds of loading, of this thread and of each worker' '
+	llm-tokenize -q -t $CL --threads 3 --stats t3.json docs.jsonl -o /dev/null &&
+	jq -e ".threads.worker_cpu_seconds | length == 3" t3.json &&
+	jq -e ".threads.load_cpu_seconds > 0 and .threads.main_cpu_seconds >= 0" t3.json &&
+	jq -e "[.threads.worker_cpu_seconds[] | select(. > 0)] | length >= 1" t3.json &&
+	llm-tokenize -q -t $CL --stats t1.json docs.jsonl -o /dev/null &&
+	jq -e ".threads.worker_cpu_seconds | length == 1 and .[0] > 0" t1.json
+'
+
 test_expect_success 'empty input: a header and no record; JSONL: nothing' '
 	: >empty &&
 	llm-tokenize -q -t $CL empty -o e.tok && test "$(wc -c <e.tok)" = 32 &&

@@ -1,6 +1,8 @@
 /*
  * Unit tests for lib/core/pool: every index once, workers never shared, indices taken one at a
- * time (not a fixed split), start returning before the job ends, signals left to the caller.
+ * time (not a fixed split), start returning before the job ends, signals left to the caller;
+ * streams: every item once, popped in order, later items running while an early one holds its
+ * thread, a full window, one thread running items on the caller.
  *
  * The tests that would hang on a wrong pool (a fixed split, a start that runs the job) wait
  * with a watchdog of a minute instead of forever: a correct pool never comes near it.
@@ -234,6 +236,160 @@ static void test_results_independent_of_threads(void)
 	}
 }
 
+/* A stream's items write slot i % window; the caller checks each as it pops it. */
+typedef struct {
+	size_t window;
+	uint64_t *slot;
+	atomic_int *hits;
+	atomic_int busy[MAXW];
+	atomic_int overlap;
+} stream_job;
+
+static void stream_one(void *ctx, size_t i, int w)
+{
+	stream_job *j = ctx;
+	if (atomic_exchange(&j->busy[w], 1))
+		atomic_fetch_add(&j->overlap, 1);
+	atomic_fetch_add(&j->hits[i], 1);
+	for (volatile int k = 0; k < (int)(i % 5) * 200; k++)
+		;
+	j->slot[i % j->window] = (uint64_t)i * 3 + 1;
+	atomic_store(&j->busy[w], 0);
+}
+
+static void test_stream_every_item_in_order(void)
+{
+	static const int threads[] = { 1, 2, 3, 8 };
+	static const size_t windows[] = { 1, 2, 7, 64 };
+	static const size_t sizes[] = { 0, 1, 5, 500 };
+	for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+		llm_pool *p;
+		CHECK(llm_pool_new(&p, threads[t]) == LLM_OK);
+		for (size_t wi = 0; wi < sizeof windows / sizeof *windows; wi++)
+			for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+				size_t n = sizes[s], win = windows[wi], popped = 0, wrong = 0;
+				stream_job j = { .window = win };
+				j.slot = llm_calloc(win, sizeof *j.slot);
+				j.hits = llm_calloc(n + 1, sizeof *j.hits);
+				llm_pool_stream(p, win, stream_one, &j);
+				for (size_t i = 0; i < n; i++) {
+					if (i - popped == win) { /* the window is full: the oldest first */
+						CHECK(llm_pool_pop(p, true));
+						wrong += j.slot[popped % win] != popped * 3 + 1;
+						popped++;
+					}
+					j.slot[i % win] = 0;
+					llm_pool_push(p);
+					while (llm_pool_pop(p, false)) { /* whatever is done, in order */
+						wrong += j.slot[popped % win] != popped * 3 + 1;
+						popped++;
+					}
+				}
+				while (llm_pool_pop(p, true)) {
+					wrong += j.slot[popped % win] != popped * 3 + 1;
+					popped++;
+				}
+				CHECK_EQ_U64(popped, n);
+				CHECK(!llm_pool_pop(p, true)); /* none in flight */
+				llm_pool_wait(p);
+				for (size_t i = 0; i < n; i++)
+					wrong += atomic_load(&j.hits[i]) != 1;
+				CHECK_EQ_U64(wrong, 0);
+				CHECK_EQ_INT(atomic_load(&j.overlap), 0);
+				free(j.slot);
+				free(j.hits);
+				/* an index job after a stream on the same pool */
+				count_job c = { .workers = llm_pool_workers(p) };
+				c.hits = llm_calloc(10, sizeof *c.hits);
+				llm_pool_run(p, 10, count_one, &c);
+				int missed = 0;
+				for (size_t i = 0; i < 10; i++)
+					missed += atomic_load(&c.hits[i]) != 1;
+				CHECK_EQ_INT(missed, 0);
+				free(c.hits);
+			}
+		llm_pool_free(p);
+	}
+}
+
+/* Item 0 holds its thread until items 1..n-1 are done: no barrier stops the other thread, and
+ * the oldest item is not popped while it runs, even when the later ones are finished. */
+static void test_stream_no_barrier(void)
+{
+	llm_pool *p;
+	CHECK(llm_pool_new(&p, 2) == LLM_OK);
+	slow_first j = { .n = 32, .others_done = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 } };
+	llm_pool_stream(p, j.n, hold_first, &j);
+	for (size_t i = 0; i < j.n; i++)
+		llm_pool_push(p);
+	gate_wait(&j.others_done);
+	CHECK_EQ_U64(atomic_load(&j.done), j.n - 1);
+	/* item 0 may have been released just now; when it has not, it cannot be popped */
+	size_t popped = 0;
+	while (llm_pool_pop(p, true))
+		popped++;
+	CHECK_EQ_U64(popped, j.n);
+	CHECK(!j.timed_out);
+	int with_first = 0;
+	for (size_t i = 1; i < j.n; i++)
+		with_first += j.worker_of[i] == j.worker_of[0];
+	CHECK_EQ_INT(with_first, 0);
+	llm_pool_free(p);
+}
+
+/* An item that waits for the caller is not popped without waiting, nor the ones behind it. */
+static void test_stream_pop_without_wait(void)
+{
+	llm_pool *p;
+	CHECK(llm_pool_new(&p, 2) == LLM_OK);
+	async_job j = { .go = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 } };
+	llm_pool_stream(p, 4, wait_for_caller, &j);
+	llm_pool_push(p);
+	llm_pool_push(p);
+	CHECK(!llm_pool_pop(p, false));
+	gate_open(&j.go);
+	CHECK(llm_pool_pop(p, true));
+	CHECK(llm_pool_pop(p, true));
+	CHECK(!llm_pool_pop(p, false));
+	/* llm_pool_wait ends a stream with items not popped: they have all run */
+	async_job k = { .go = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1 } };
+	llm_pool_stream(p, 8, wait_for_caller, &k);
+	for (int i = 0; i < 8; i++)
+		llm_pool_push(p);
+	llm_pool_wait(p);
+	CHECK_EQ_INT(atomic_load(&k.ran), 8);
+	for (int i = 0; i < 8; i++)
+		CHECK(llm_pool_pop(p, false));
+	/* and freeing a pool ends an open stream */
+	async_job m = { .go = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 1 } };
+	llm_pool_stream(p, 3, wait_for_caller, &m);
+	for (int i = 0; i < 3; i++)
+		llm_pool_push(p);
+	llm_pool_free(p);
+	CHECK_EQ_INT(atomic_load(&m.ran), 3);
+}
+
+/* One thread: push runs the item on the caller before it returns. */
+static void test_stream_one_thread_inline(void)
+{
+	llm_pool *p;
+	CHECK(llm_pool_new(&p, 1) == LLM_OK);
+	caller = pthread_self();
+	norder = 0;
+	off_caller = 0;
+	llm_pool_stream(p, 2, record_order, NULL);
+	for (size_t i = 0; i < 6; i++) {
+		llm_pool_push(p);
+		CHECK_EQ_U64(norder, i + 1);
+		CHECK(llm_pool_pop(p, false));
+	}
+	for (size_t i = 0; i < 6; i++)
+		CHECK_EQ_U64(order[i], i);
+	CHECK(!off_caller);
+	llm_pool_wait(p);
+	llm_pool_free(p);
+}
+
 int main(void)
 {
 	RUN(test_every_index_once);
@@ -242,5 +398,9 @@ int main(void)
 	RUN(test_start_returns_before_the_job_ends);
 	RUN(test_signals_go_to_the_caller);
 	RUN(test_results_independent_of_threads);
+	RUN(test_stream_every_item_in_order);
+	RUN(test_stream_no_barrier);
+	RUN(test_stream_pop_without_wait);
+	RUN(test_stream_one_thread_inline);
 	return unit_done();
 }
