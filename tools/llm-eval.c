@@ -7,6 +7,8 @@
  *   generate  a prompt -> sampled or greedy continuation (key-value cache)
  *   compare   several checkpoints -> one row each (step, tokens, loss, ppl, bits/byte, acc)
  * A table goes to stdout (generate: the text), --json FILE writes the same as JSON.
+ * Documents and task items are the records of the run (core/run.h): each one read is scored
+ * or rejected, a malformed line with its reason to --rejects.
  * --device cuda runs the forwards of loss, choice and compare on a GPU copy of the model
  * (cudamodel.h, forward only); generate stays on the CPU.
  * Memory: the model, its activations for --batch x --seq-len and the logits (eval.h); shards
@@ -105,6 +107,9 @@ static const struct tool_option cli_options[] = {
 	            "on a GPU: fp32 (default), bf16, fp16 or mixed"),
 	TOOL_COMMON(TOOL_OPT_FIELD, "text field of documents (default \"text\")"),
 	TOOL_COMMON(TOOL_OPT_MAX_LINE, NULL),
+	TOOL_COMMON(TOOL_OPT_REJECTS,
+	            "write every malformed document or task line there, with\n"
+	            "\"reject_reason\" (then they do not fail the run)"),
 	TOOL_COMMON(TOOL_OPT_STRICT, "a malformed document or task line is fatal"),
 	TOOL_COMMON(TOOL_OPT_THREADS, "threads for matrix products (default: OpenBLAS's choice)"),
 	TOOL_COMMON('q', "no summary on stderr"),
@@ -269,8 +274,9 @@ static void check_tokenizer(const char *name, uint64_t id, const llm_bpe *bpe, c
 }
 
 /* A shard file, or (man, ms) one listed by a manifest, which it must match. */
-static void eval_shard(llm_evaluator *ev, const char *path, const llm_manifest *man,
-                       const llm_manifest_shard *ms, const llm_bpe *bpe, const model_t *mt)
+static void eval_shard(llm_evaluator *ev, llm_run *run, const char *path,
+                       const llm_manifest *man, const llm_manifest_shard *ms, const llm_bpe *bpe,
+                       const model_t *mt)
 {
 	llm_shard *s;
 	if (llm_shard_open(&s, path, 0) != LLM_OK ||
@@ -289,15 +295,20 @@ static void eval_shard(llm_evaluator *ev, const char *path, const llm_manifest *
 			tok = llm_malloc(cap * sizeof *tok);
 		}
 		llm_shard_read_tokens(s, d.start, d.len, tok);
-		if (llm_eval_doc(ev, llm_shard_domain(s, d.domain), tok, d.len) != LLM_OK)
+		const char *name = llm_shard_domain(s, d.domain);
+		if (llm_eval_doc(ev, name, tok, d.len) != LLM_OK)
 			die("%s: document %llu: %s", path, (unsigned long long)i, llm_last_error());
+		if (run) {
+			size_t bytes = (size_t)d.len * si->width;
+			llm_run_out(run, llm_run_in(run, bytes, name, strlen(name)), bytes);
+		}
 	}
 	free(tok);
 	llm_shard_free(s);
 }
 
-static void eval_manifest(llm_evaluator *ev, const char *path, int split, const llm_bpe *bpe,
-                          const model_t *mt)
+static void eval_manifest(llm_evaluator *ev, llm_run *run, const char *path, int split,
+                          const llm_bpe *bpe, const model_t *mt)
 {
 	llm_manifest man;
 	llm_manifest_init(&man);
@@ -308,7 +319,7 @@ static void eval_manifest(llm_evaluator *ev, const char *path, int split, const 
 	for (size_t i = 0; i < man.nshards; i++)
 		if (split == SPLIT_ALL || man.shards[i].split == (split == SPLIT_VAL ? LLM_SPLIT_VAL
 		                                                                  : LLM_SPLIT_TRAIN)) {
-			eval_shard(ev, man.shards[i].path, &man, &man.shards[i], bpe, mt);
+			eval_shard(ev, run, man.shards[i].path, &man, &man.shards[i], bpe, mt);
 			n++;
 		}
 	if (!n)
@@ -317,10 +328,41 @@ static void eval_manifest(llm_evaluator *ev, const char *path, int split, const 
 	llm_manifest_release(&man);
 }
 
-/* JSONL documents: text tokenized, end-of-text appended as llm-tokenize does. Returns the
- * number of malformed lines (warned, skipped; fatal with --strict). */
-static uint64_t eval_docs(llm_evaluator *ev, const char *path, const opts *o,
-                          const llm_bpe *bpe, llm_bpe_enc *enc)
+/*
+ * A malformed line of r: fatal with --strict; else warned with its place and rejected, with
+ * reason and why (as "error") to --rejects: the record itself when rec holds its parse, else
+ * the line wrapped (a line over --max-line: its head and its length). The caller counted it
+ * in as dom.
+ * run NULL: a pass over lines already accounted (compare's later checkpoints), silent.
+ */
+static void reject_line(const opts *o, llm_run *run, int dom, llm_reader *r, int st,
+                        const char *reason, const char *why, const char *line, size_t len,
+                        const llm_json_rec *rec)
+{
+	const char *name = llm_reader_name(r);
+	uint64_t lineno = llm_reader_lineno(r);
+	if (o->co.strict)
+		die("%s:%llu: %s", name, (unsigned long long)lineno, why);
+	if (!run)
+		return;
+	llm_warn_at(name, lineno, "%s: skipped", why);
+	llm_buf extra = LLM_BUF_INIT;
+	if (st == LLM_ETOOLONG) {
+		llm_buf_addf(&extra, "\"length\": %zu", len);
+		len = strlen(line);
+	} else {
+		llm_buf_adds(&extra, "\"error\": ");
+		llm_json_put_str(&extra, why, strlen(why));
+	}
+	if (llm_run_reject(run, dom, reason, line, len, rec, extra.p, name, lineno) != LLM_OK)
+		die_lib();
+	llm_buf_release(&extra);
+}
+
+/* JSONL documents: text tokenized, end-of-text appended as llm-tokenize does; each line a
+ * record of run (NULL: none), scored or rejected. */
+static void eval_docs(llm_evaluator *ev, llm_run *run, const char *path, const opts *o,
+                      const llm_bpe *bpe, llm_bpe_enc *enc)
 {
 	if (!bpe)
 		usage_error("documents need a tokenizer (-t)");
@@ -328,6 +370,8 @@ static uint64_t eval_docs(llm_evaluator *ev, const char *path, const opts *o,
 	if (llm_reader_open(&r, path) != LLM_OK)
 		die_lib();
 	llm_reader_set_max_line(r, o->co.max_line);
+	if (run)
+		llm_run_begin_input(run, path, llm_reader_size(r));
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
 	llm_buf text, dom;
@@ -336,26 +380,25 @@ static uint64_t eval_docs(llm_evaluator *ev, const char *path, const opts *o,
 	llm_ids ids;
 	llm_ids_init(&ids);
 	int64_t eos = llm_bpe_eos(bpe);
-	uint64_t bad = 0;
 	char *line;
 	size_t len;
 	int st;
 	while ((st = llm_reader_line(r, &line, &len)) == LLM_OK || st == LLM_ETOOLONG) {
-		const char *why = NULL;
+		int json = st == LLM_OK && llm_json_parse(&rec, line, len) == LLM_OK;
+		int h = !run ? 0 : json ? llm_run_in_rec(run, len + 1, &rec)
+		                        : llm_run_in(run, len + 1, NULL, 0);
 		llm_buf_reset(&text);
 		llm_buf_reset(&dom);
-		if (st == LLM_ETOOLONG)
-			why = "line over --max-line";
-		else if (llm_json_parse(&rec, line, len) != LLM_OK)
-			why = rec.err_msg;
-		else if (llm_json_get_str(&rec, o->co.field, &text) != LLM_OK)
-			why = "no text field";
-		if (why) {
-			if (o->co.strict)
-				die("%s:%llu: %s", llm_reader_name(r),
-				    (unsigned long long)llm_reader_lineno(r), why);
-			llm_warn_at(llm_reader_name(r), llm_reader_lineno(r), "%s: skipped", why);
-			bad++;
+		if (st == LLM_ETOOLONG) {
+			reject_line(o, run, h, r, st, "too_long", "line over --max-line", line, len, NULL);
+			continue;
+		}
+		if (!json) {
+			reject_line(o, run, h, r, st, "bad_json", rec.err_msg, line, len, NULL);
+			continue;
+		}
+		if (llm_json_get_str(&rec, o->co.field, &text) != LLM_OK) {
+			reject_line(o, run, h, r, st, "no_text", "no text field", line, len, &rec);
 			continue;
 		}
 		llm_json_get_str(&rec, "domain", &dom);
@@ -369,6 +412,10 @@ static uint64_t eval_docs(llm_evaluator *ev, const char *path, const opts *o,
 		if (llm_eval_doc(ev, dom.p, ids.v, ids.n) != LLM_OK)
 			die("%s:%llu: %s", llm_reader_name(r), (unsigned long long)llm_reader_lineno(r),
 			    llm_last_error());
+		if (run) {
+			llm_run_out(run, h, len + 1);
+			llm_run_progress(run, llm_reader_raw_bytes(r));
+		}
 	}
 	if (st != LLM_EOF)
 		die_lib();
@@ -377,7 +424,6 @@ static uint64_t eval_docs(llm_evaluator *ev, const char *path, const opts *o,
 	llm_buf_release(&dom);
 	llm_json_rec_release(&rec);
 	llm_reader_free(r);
-	return bad;
 }
 
 /* --sampled: the trainer's validation micro-batches, one window per row. */
@@ -419,9 +465,10 @@ static void print_row(const char *name, const llm_eval_sums *s)
 	       (unsigned long long)s->tokens, llm_eval_loss(s), llm_eval_ppl(s), bpb);
 }
 
-/* Evaluate the loss of mt over files (or --sampled batches of the manifest). */
+/* Evaluate the loss of mt over files (or --sampled batches of the manifest); the documents
+ * are the records of run (NULL: not accounted). */
 static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, int nfiles,
-                               const llm_bpe *bpe, uint64_t *bad, double *secs)
+                               const llm_bpe *bpe, llm_run *run, double *secs)
 {
 	/* --sampled draws the trainer's windows: its length unless given (the trainer checked it
 	 * against the model). */
@@ -435,7 +482,6 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 	llm_evaluator *ev = llm_evaluator_new(mt->m, T, B, bpe, start);
 	if (mt->gpu)
 		llm_evaluator_set_scorer(ev, llm_cudamodel_token_loss_fn, mt->gpu);
-	*bad = 0;
 	if (o->sampled) {
 		if (nfiles != 1)
 			usage_error("--sampled takes one manifest");
@@ -450,13 +496,13 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 			char p[4096];
 			if (strcmp(f, "-") != 0 && is_dir(f)) {
 				snprintf(p, sizeof p, "%s/manifest.json", f);
-				eval_manifest(ev, p, o->split, bpe, mt);
+				eval_manifest(ev, run, p, o->split, bpe, mt);
 			} else if (strcmp(f, "-") != 0 && has_magic(f, LLM_SHARD_MAGIC)) {
-				eval_shard(ev, f, NULL, NULL, bpe, mt);
+				eval_shard(ev, run, f, NULL, NULL, bpe, mt);
 			} else if (ends_with(f, ".json")) {
-				eval_manifest(ev, f, o->split, bpe, mt);
+				eval_manifest(ev, run, f, o->split, bpe, mt);
 			} else {
-				*bad += eval_docs(ev, f, o, bpe, enc);
+				eval_docs(ev, run, f, o, bpe, enc);
 			}
 		}
 		llm_bpe_enc_free(enc);
@@ -465,6 +511,25 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 		die_lib();
 	*secs = now() - t0;
 	return ev;
+}
+
+/* The run that accounts a command's documents or task items, with its rejects file (checked
+ * against --json: one of the two would be lost). */
+static llm_run *new_run(const opts *o)
+{
+	struct tool_common co = o->co;
+	co.stats = o->json;
+	tool_check_outputs(&co);
+	return tool_run_new(&o->co);
+}
+
+/* The exit status: rejected lines fail the run unless --rejects keeps them. */
+static int finish_run(const opts *o, llm_run *run, int failed)
+{
+	if (!run)
+		return failed;
+	failed |= llm_run_records_rejected(run) && !o->co.rejects;
+	return tool_run_finish(run, failed);
 }
 
 static int cmd_loss(const opts *o, char **files, int nfiles)
@@ -476,12 +541,16 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 		files = stdin_only;
 		nfiles = 1;
 	}
+	if (o->sampled && o->co.rejects)
+		usage_error("--rejects: --sampled reads windows, no lines to reject");
+	/* --sampled windows are not records */
+	llm_run *run = o->sampled ? NULL : new_run(o);
 	model_t mt;
 	load_model(&mt, o->ckpt, o);
 	llm_bpe *bpe = model_tokenizer(o, &mt);
-	uint64_t bad;
 	double secs;
-	llm_evaluator *ev = run_loss(o, &mt, files, nfiles, bpe, &bad, &secs);
+	llm_evaluator *ev = run_loss(o, &mt, files, nfiles, bpe, run, &secs);
+	uint64_t bad = run ? llm_run_records_rejected(run) : 0;
 	llm_eval_sums all;
 	llm_eval_total(ev, &all);
 	printf("%-12s %8s %10s %9s %11s %9s\n", "domain", "docs", "tokens", "loss", "ppl",
@@ -516,11 +585,11 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 		llm_buf_release(&b);
 	}
 	llm_info("%llu tokens in %.2f s (%.0f tokens/s)%s", (unsigned long long)all.tokens, secs,
-		         all.tokens / (secs > 0 ? secs : 1e-9), bad ? "; malformed lines skipped" : "");
+	         all.tokens / (secs > 0 ? secs : 1e-9), bad ? "; malformed lines skipped" : "");
 	llm_evaluator_free(ev);
 	llm_bpe_free(bpe);
 	free_model(&mt);
-	return bad ? 1 : 0;
+	return finish_run(o, run, 0);
 }
 
 /* ---- choice ---- */
@@ -556,12 +625,15 @@ static void choice_total(const choice_res *res, choice_dom *all)
 	}
 }
 
+/* Score the task items of files; each line a record of run (NULL: not accounted). */
 static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, char **files,
-                       int nfiles, choice_res *res)
+                       int nfiles, llm_run *run, choice_res *res)
 {
 	llm_chooser *ch = llm_chooser_new(mt->m, bpe, doc_prefix(o, bpe), o->delim ? o->delim : " ");
 	if (mt->gpu)
 		llm_chooser_set_scorer(ch, llm_cudamodel_token_loss_fn, mt->gpu);
+	llm_json_rec rec;
+	llm_json_rec_init(&rec);
 	double *ll = NULL;
 	size_t llcap = 0;
 	for (int f = 0; f < nfiles; f++) {
@@ -569,36 +641,46 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 		if (llm_reader_open(&r, files[f]) != LLM_OK)
 			die_lib();
 		llm_reader_set_max_line(r, o->co.max_line);
+		if (run)
+			llm_run_begin_input(run, files[f], llm_reader_size(r));
 		char *line;
 		size_t len;
 		int st;
 		while ((st = llm_reader_line(r, &line, &len)) == LLM_OK || st == LLM_ETOOLONG) {
+			int json = st == LLM_OK && llm_json_parse(&rec, line, len) == LLM_OK;
+			int h = !run ? 0 : json ? llm_run_in_rec(run, len + 1, &rec)
+			                        : llm_run_in(run, len + 1, NULL, 0);
 			llm_choice_item it;
-			int rc = st == LLM_ETOOLONG ? llm_fail(LLM_ETOOLONG, "line over --max-line")
-			                            : llm_choice_parse(&it, line, len);
-			if (rc == LLM_OK) {
+			const char *reason = NULL;
+			if (st == LLM_ETOOLONG) {
+				reason = "too_long";
+				llm_fail(LLM_ETOOLONG, "line over --max-line");
+			} else if (llm_choice_parse(&it, line, len) != LLM_OK) {
+				reason = json ? "bad_item" : "bad_json";
+			} else {
 				if (it.nchoices > llcap) {
 					llcap = it.nchoices;
 					ll = llm_realloc(ll, llcap * sizeof *ll);
 				}
 				size_t pred, pred_norm;
-				rc = llm_chooser_score(ch, &it, ll, &pred, &pred_norm);
-				if (rc == LLM_OK) {
+				if (llm_chooser_score(ch, &it, ll, &pred, &pred_norm) == LLM_OK) {
 					choice_dom *d = choice_domain(res, it.domain);
 					d->items++;
 					d->acc += pred == it.gold;
 					d->acc_norm += pred_norm == it.gold;
+				} else {
+					reason = "unscorable";
 				}
 			}
 			if (st == LLM_OK)
 				llm_choice_item_release(&it);
-			if (rc != LLM_OK) {
-				if (o->co.strict)
-					die("%s:%llu: %s", llm_reader_name(r),
-					    (unsigned long long)llm_reader_lineno(r), llm_last_error());
-				llm_warn_at(llm_reader_name(r), llm_reader_lineno(r), "%s: skipped",
-				            llm_last_error());
+			if (reason) {
+				reject_line(o, run, h, r, st, reason, llm_last_error(), line, len,
+				            json ? &rec : NULL);
 				res->bad++;
+			} else if (run) {
+				llm_run_out(run, h, len + 1);
+				llm_run_progress(run, llm_reader_raw_bytes(r));
 			}
 		}
 		if (st != LLM_EOF)
@@ -606,6 +688,7 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 		llm_reader_free(r);
 	}
 	free(ll);
+	llm_json_rec_release(&rec);
 	llm_chooser_free(ch);
 }
 
@@ -639,6 +722,7 @@ static int cmd_choice(const opts *o, char **files, int nfiles)
 		files = stdin_only;
 		nfiles = 1;
 	}
+	llm_run *run = new_run(o);
 	model_t mt;
 	load_model(&mt, o->ckpt, o);
 	llm_bpe *bpe = model_tokenizer(o, &mt);
@@ -647,7 +731,7 @@ static int cmd_choice(const opts *o, char **files, int nfiles)
 		            mt.info.dir);
 	choice_res res = { 0 };
 	double t0 = now();
-	run_choice(o, &mt, bpe, files, nfiles, &res);
+	run_choice(o, &mt, bpe, files, nfiles, run, &res);
 	double secs = now() - t0;
 	choice_dom all;
 	choice_total(&res, &all);
@@ -680,11 +764,10 @@ static int cmd_choice(const opts *o, char **files, int nfiles)
 	}
 	llm_info("%llu items in %.2f s%s", (unsigned long long)all.items, secs,
 	         res.bad ? "; malformed items skipped" : "");
-	int bad = res.bad != 0;
 	choice_free(&res);
 	llm_bpe_free(bpe);
 	free_model(&mt);
-	return bad;
+	return finish_run(o, run, 0);
 }
 
 /* ---- generate ---- */
@@ -798,6 +881,9 @@ static int cmd_compare(const opts *o, char **files, int nfiles)
 	llm_buf_adds(&b, "[");
 	printf("%10s %12s %9s %11s %9s %8s %8s  %s\n", "step", "tokens", "val_loss", "ppl",
 	       "bits/byte", "acc", "acc_norm", "checkpoint");
+	/* The lines read are accounted on the first checkpoint's pass; the others read the same. */
+	llm_run *run = new_run(o);
+	uint64_t bad0 = 0;
 	int failed = 0;
 	for (int i = 0; i < nfiles; i++) {
 		model_t mt;
@@ -806,18 +892,25 @@ static int cmd_compare(const opts *o, char **files, int nfiles)
 		if (o->task && !bpe)
 			usage_error("--task needs -t: no tokenizer.json beside %s or in its run directory",
 			            mt.info.dir);
-		uint64_t bad;
 		double secs;
-		llm_evaluator *ev = run_loss(o, &mt, &data, 1, bpe, &bad, &secs);
+		llm_evaluator *ev = run_loss(o, &mt, &data, 1, bpe, i ? NULL : run, &secs);
 		llm_eval_sums all;
 		llm_eval_total(ev, &all);
 		choice_dom acc = { .name = "all" };
 		choice_res res = { 0 };
 		if (o->task) {
 			char *task = (char *)o->task;
-			run_choice(o, &mt, bpe, &task, 1, &res);
+			run_choice(o, &mt, bpe, &task, 1, i ? NULL : run, &res);
 			choice_total(&res, &acc);
-			failed |= res.bad != 0;
+			if (!i)
+				bad0 = res.bad;
+			if (res.bad != bad0) {
+				/* not in the rejects file, which holds the first pass's */
+				llm_error("%s: %llu items rejected with %s, %llu with %s", o->task,
+				          (unsigned long long)res.bad, files[i], (unsigned long long)bad0,
+				          files[0]);
+				failed = 1;
+			}
 		}
 		char bpb[32] = "-", a[32] = "-", an[32] = "-";
 		if (all.bytes)
@@ -850,7 +943,7 @@ static int cmd_compare(const opts *o, char **files, int nfiles)
 	if (o->json)
 		write_json(o->json, &b);
 	llm_buf_release(&b);
-	return failed;
+	return finish_run(o, run, failed);
 }
 
 int main(int argc, char **argv)

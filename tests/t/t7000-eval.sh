@@ -90,6 +90,25 @@ test_expect_success 'documents from stdin; malformed lines warn, count and fail'
 	test "$(grep -c ": skipped$" err)" = 2 && ! test -e odd.json && grep "^unknown  *1 " odd.out
 '
 
+test_expect_success JQ 'loss --rejects: every malformed line with its reason; in = scored + rejected' '
+	llm-eval loss --ckpt run -t tok.json --max-line 200 --rejects rej.jsonl --json ok.json \
+		bad.jsonl odd.jsonl >out 2>err &&
+	jq -r "[.reject_reason, .source // \"-\", .line // \"-\"] | join(\" \")" rej.jsonl >got &&
+	printf "%s\n" "bad_json bad.jsonl 2" "no_text - -" "bad_json odd.jsonl 1" \
+		"too_long odd.jsonl 2" >want &&
+	test_cmp want got &&
+	test "$(jq -c "select(.reject_reason == \"no_text\") | del(.error)" rej.jsonl)" = \
+		"{\"x\":1,\"reject_reason\":\"no_text\"}" &&
+	test "$(jq -r "select(.reject_reason == \"too_long\") | .length" rej.jsonl)" = 312 &&
+	test "$(jq -r .all.documents ok.json)" = 3 && test "$(jq -r .skipped ok.json)" = 4 &&
+	test_grep "7 in, 3 out, 4 rejected (bad_json 2, no_text 1, too_long 1)" err &&
+	test_must_fail llm-eval loss --strict --ckpt run -t tok.json --rejects strict.jsonl \
+		bad.jsonl 2>err &&
+	test_grep "bad.jsonl:2: " err && ! test -e strict.jsonl &&
+	llm-eval loss -q --ckpt run -t tok.json --rejects none.jsonl --seq-len 32 shards >/dev/null &&
+	test -f none.jsonl && ! test -s none.jsonl
+'
+
 test_expect_success 'a Hugging Face directory evaluates like the checkpoint it came from' '
 	mkdir hf && cp run/ckpt/step-0000008/config.json run/ckpt/step-0000008/model.safetensors hf/ &&
 	llm-eval loss -q --ckpt hf -t tok.json --seq-len 32 shards >hf.out &&
@@ -130,6 +149,28 @@ test_expect_success JQ 'choice --no-prefix: no start token; an empty context the
 	llm-eval choice -q --ckpt run -t tok.json empty.jsonl &&
 	test_must_fail llm-eval choice --ckpt run -t tok.json --no-prefix empty.jsonl 2>err &&
 	test_grep "empty context needs a prefix token" err
+'
+
+test_expect_success JQ 'choice and compare --rejects: each bad item once, with its reason' '
+	cp t21.jsonl t22.jsonl &&
+	printf "%s\n" "{bad" "{\"context\": \"\", \"choices\": [\"b\", \"c\"], \"gold\": 0}" >>t22.jsonl &&
+	llm-eval choice --ckpt run -t tok.json --no-prefix --rejects crej.jsonl --json cc.json \
+		t22.jsonl >out 2>err &&
+	jq -r "[.reject_reason, .error] | join(\": \")" crej.jsonl >got &&
+	printf "%s\n" "bad_item: 1 choices (at least 2)" "bad_json: byte 1: expected string key" \
+		"unscorable: an empty context needs a prefix token" >want &&
+	test_cmp want got &&
+	test "$(jq -r .all.items cc.json)" = 20 && test "$(jq -r .skipped cc.json)" = 3 &&
+	test_grep "23 in, 20 out, 3 rejected (bad_item 1, bad_json 1, unscorable 1)" err &&
+	test_must_fail llm-eval choice -q --ckpt run -t tok.json --no-prefix t22.jsonl >/dev/null &&
+	llm-eval compare -q --data shards -t tok.json --seq-len 32 --no-prefix --task t22.jsonl \
+		--rejects cmprej.jsonl run/ckpt/step-* >/dev/null &&
+	test_cmp crej.jsonl cmprej.jsonl &&
+	test_must_fail --code=2 llm-eval choice --ckpt run -t tok.json --json same.json \
+		--rejects same.json t22.jsonl 2>err &&
+	test_grep "same file" err &&
+	test_must_fail --code=2 llm-eval loss --ckpt run --sampled 3 --rejects r.jsonl shards 2>err &&
+	test_grep "sampled" err
 '
 
 gen() { llm-eval generate -q --ckpt run -t tok.json --prompt "The King said" --max-tokens 24 "$@"; }
