@@ -284,6 +284,19 @@ static int batch_write(encoder *e, const batch *b)
 	return 0;
 }
 
+/* A batch that held a document larger than itself would keep that size, and over a long
+ * stream each of the 4N batches of the ring meets one: peak memory grew with the stream, up
+ * to 4N times the largest document and its tokens. Once written, a batch keeps buffers of at
+ * most what a full batch needs, twice BATCH_BYTES; larger ones are freed and grown again
+ * when needed. */
+static void batch_trim(batch *b)
+{
+	if (b->in.cap > 2 * BATCH_BYTES)
+		llm_buf_release(&b->in);
+	if (b->out.cap > 2 * BATCH_BYTES)
+		llm_buf_release(&b->out);
+}
+
 static void batch_reset(batch *b, const char *file)
 {
 	llm_buf_reset(&b->in);
@@ -299,8 +312,10 @@ static int write_done(encoder *e, bool all)
 	while (e->popped < e->pushed) {
 		if (!llm_pool_pop(e->pool, all || e->pushed - e->popped == e->nring))
 			return 0;
-		if (batch_write(e, &e->ring[e->popped++ % e->nring]))
+		batch *b = &e->ring[e->popped++ % e->nring];
+		if (batch_write(e, b))
 			return 1;
+		batch_trim(b);
 	}
 	return 0;
 }
