@@ -9,8 +9,12 @@ Per step the pipeline's stage.sh recorded (LLM_RUSAGE=1) "wall user sys maxrss_k
 OUT/times/STAGE.NAME.rusage. A stage's wall time is the sum over its steps (they ran two at
 a time, so the run's wall time is less); MB/s per core is raw input MB over the stage's
 CPU seconds. Recall: a copy (exact or near) whose original also left the clean stage is
-found when dedup removed one of the two; "removed without a copy" counts documents dedup
-removed that have no known copy among the cleaned documents (its false positives).
+found when dedup put the two in one cluster (a removed document belongs to the cluster of
+its dup_of); "removed without a copy" counts documents dedup removed that have no known
+copy among the cleaned documents (its false positives). Near copies are also split by the
+Jaccard similarity J of their 5-word shingles to the original (bench/scale/near.py, the
+units of --preset datatrove; the first 20,000 pairs), each part with the recall that 14
+bands of 8 rows predict, 1 - (1 - J^8)^14: what dedup should find of them.
 """
 import glob
 import json
@@ -18,6 +22,9 @@ import os
 import subprocess
 import sys
 
+from near import docs_of, jaccard, shingles
+
+NEAR_SAMPLE = 20000
 STAGES = ["cat", "clean", "dedup", "decon", "tox", "tokens", "noise", "shards"]
 
 
@@ -69,7 +76,9 @@ def measure(w):
         r["dedup_cluster_bytes_per_doc"] = rss / signed if signed else None
     # Recall against the generator's truth.
     kept = ids_of(os.path.join(out, "clean", "*.jsonl.zst"))
-    removed = ids_of(os.path.join(out, "dedup", "*.rejects.jsonl.zst"))
+    dup_of = docs_of(os.path.join(out, "dedup", "*.rejects.jsonl.zst"), None, "dup_of")
+    removed = set(dup_of)
+    cluster = lambda x: dup_of.get(x) or x
     src, groups = {}, {}
     for line in open(os.path.join(w, "truth.tsv")):
         i, kind, s = line.rstrip("\n").split("\t")
@@ -86,15 +95,26 @@ def measure(w):
             has_copy.add(i)
             kind = src[i][0]
             found[kind][1] += 1
-            if i in removed or s in removed:
+            if cluster(i) == cluster(s):
                 found[kind][0] += 1
-    # Copies of one original are copies of each other too: a copy whose original was
-    # removed as a duplicate of it counts as found through the pair.
     r["recall"] = {k: (v[0] / v[1] if v[1] else None) for k, v in found.items()}
     r["pairs"] = {k: v[1] for k, v in found.items()}
     r["removed"] = len(removed)
     r["removed_without_copy"] = len([i for i in removed if i not in has_copy])
     r["truth_rates"] = {k: sum(1 for x in src.values() if x[0] == k) for k in ("exact", "near")}
+    near = [(i, s) for i, (kind, s) in src.items() if kind == "near" and i in kept and s in kept]
+    near = near[:NEAR_SAMPLE]
+    text = docs_of(os.path.join(out, "clean", "*.jsonl.zst"), {x for p in near for x in p})
+    parts = {"J>=0.8": [0, 0, 0.0], "J<0.8": [0, 0, 0.0]}
+    for i, s in near:
+        j = jaccard(shingles(text[s], False), shingles(text[i], False))
+        p = parts["J>=0.8" if j >= 0.8 else "J<0.8"]
+        p[0] += 1
+        p[1] += cluster(i) == cluster(s)
+        p[2] += 1 - (1 - j ** 8) ** 14
+    r["near_by_jaccard"] = {k: {"pairs": v[0], "recall": v[1] / v[0] if v[0] else None,
+                                "lsh_predicts": v[2] / v[0] if v[0] else None}
+                            for k, v in parts.items()}
     return r
 
 
@@ -115,6 +135,10 @@ def show(w, r):
     print("dedup recall: exact %.3f of %d pairs, near %.3f of %d pairs; %d removed, %d without a known copy"
           % (r["recall"]["exact"] or 0, r["pairs"]["exact"], r["recall"]["near"] or 0, r["pairs"]["near"],
              r["removed"], r["removed_without_copy"]))
+    for k, v in r.get("near_by_jaccard", {}).items():
+        if v["pairs"]:
+            print("near copies at %s: %d pairs, recall %.3f (14x8 LSH predicts %.3f)"
+                  % (k, v["pairs"], v["recall"], v["lsh_predicts"]))
 
 
 def compare(ws):
