@@ -22,14 +22,14 @@ static llm_toxeval *table(const doc *docs, size_t n, const llm_tox_policy *p)
 
 static void test_counts(void)
 {
-	/* hits, chars, per_1k, score; label */
+	/* hits, chars, per_1k, score, words applied; label */
 	static const doc docs[] = {
-		{ "en", { 2, 100, 20, 0.9 }, 1 },  /* words fire, model fires */
-		{ "en", { 0, 100, 0, 0.6 }, 1 },   /* model only at 0.5 */
-		{ "en", { 1, 100, 10, 0.1 }, 0 },  /* words fire: a false positive */
-		{ "en", { 0, 100, 0, 0.2 }, 0 },   /* nothing fires */
-		{ "zh-Hant", { 0, 100, 0, 0.7 }, 0 }, /* model false positive at 0.5 */
-		{ NULL, { 0, 100, 0, 0.4 }, 1 },   /* missed at 0.5, caught at 0.3 */
+		{ "en", { 2, 100, 20, 0.9, 1 }, 1 },  /* words fire, model fires */
+		{ "en", { 0, 100, 0, 0.6, 1 }, 1 },   /* model only at 0.5 */
+		{ "en", { 1, 100, 10, 0.1, 1 }, 0 },  /* words fire: a false positive */
+		{ "en", { 0, 100, 0, 0.2, 1 }, 0 },   /* nothing fires */
+		{ "zh-Hant", { 0, 100, 0, 0.7, 1 }, 0 }, /* model false positive at 0.5 */
+		{ NULL, { 0, 100, 0, 0.4, 1 }, 1 },   /* missed at 0.5, caught at 0.3 */
 	};
 	llm_tox_policy p = { .threshold = 0.5, .words_per_1k = 5, .words = 1, .model = 1 };
 	llm_toxeval *e = table(docs, sizeof docs / sizeof *docs, &p);
@@ -67,10 +67,10 @@ static void test_counts(void)
 static void test_thresholds_by_language(void)
 {
 	static const doc docs[] = {
-		{ "en", { 0, 10, 0, 0.6 }, 1 },
-		{ "en", { 0, 10, 0, 0.2 }, 0 },
-		{ "zh", { 0, 10, 0, 0.6 }, 1 },
-		{ "zh", { 0, 10, 0, 0.45 }, 0 },
+		{ "en", { 0, 10, 0, 0.6, 1 }, 1 },
+		{ "en", { 0, 10, 0, 0.2, 1 }, 0 },
+		{ "zh", { 0, 10, 0, 0.6, 1 }, 1 },
+		{ "zh", { 0, 10, 0, 0.45, 1 }, 0 },
 	};
 	llm_tox_policy en = { .threshold = 0.65, .model = 1 }, zh = { .threshold = 0.4, .model = 1 };
 	llm_toxeval *e = llm_toxeval_new();
@@ -105,14 +105,14 @@ static void test_thresholds_by_language(void)
 static void test_targets(void)
 {
 	static const doc docs[] = {
-		{ "en", { 0, 10, 0, 0.875 }, 1 },  { "en", { 0, 10, 0, 0.75 }, 1 },
-		{ "en", { 0, 10, 0, 0.625 }, 1 },  { "en", { 0, 10, 0, 0.25 }, 1 },
-		{ "en", { 0, 10, 0, 0.8125 }, 0 }, { "en", { 0, 10, 0, 0.5 }, 0 },
-		{ "en", { 0, 10, 0, 0.1875 }, 0 }, { "en", { 0, 10, 0, 0.125 }, 0 },
-		{ "en", { 0, 10, 0, 0.0625 }, 0 },
-		{ "zh", { 3, 10, 300, 0.125 }, 0 }, { "zh", { 0, 10, 0, 0.75 }, 1 },
-		{ "zh", { 0, 10, 0, 0.25 }, 1 },    { "zh", { 0, 10, 0, 0.625 }, 0 },
-		{ NULL, { 0, 10, 0, 0.515625 }, 1 }, { NULL, { 0, 10, 0, 0.51171875 }, 0 },
+		{ "en", { 0, 10, 0, 0.875, 1 }, 1 },  { "en", { 0, 10, 0, 0.75, 1 }, 1 },
+		{ "en", { 0, 10, 0, 0.625, 1 }, 1 },  { "en", { 0, 10, 0, 0.25, 1 }, 1 },
+		{ "en", { 0, 10, 0, 0.8125, 1 }, 0 }, { "en", { 0, 10, 0, 0.5, 1 }, 0 },
+		{ "en", { 0, 10, 0, 0.1875, 1 }, 0 }, { "en", { 0, 10, 0, 0.125, 1 }, 0 },
+		{ "en", { 0, 10, 0, 0.0625, 1 }, 0 },
+		{ "zh", { 3, 10, 300, 0.125, 1 }, 0 }, { "zh", { 0, 10, 0, 0.75, 1 }, 1 },
+		{ "zh", { 0, 10, 0, 0.25, 1 }, 1 },    { "zh", { 0, 10, 0, 0.625, 1 }, 0 },
+		{ NULL, { 0, 10, 0, 0.515625, 1 }, 1 }, { NULL, { 0, 10, 0, 0.51171875, 1 }, 0 },
 	};
 	llm_tox_policy p = { .threshold = 0.85, .words_per_1k = 1, .words = 1, .model = 1 };
 	llm_toxeval *e = table(docs, sizeof docs / sizeof *docs, &p);
