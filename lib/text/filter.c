@@ -348,7 +348,7 @@ bool llm_filter_run(unsigned bits, llm_quality *q, const llm_quality_params *p,
 		llm_buf t = *text;
 		*text = *scratch;
 		*scratch = t;
-		llm_quality_set_text(q, text->p, text->len, seg);
+		llm_quality_set_edited(q, text->p, text->len);
 	}
 	return true;
 }

@@ -28,6 +28,19 @@ typedef struct {
 	size_t cap, n;
 } hmap;
 
+/* A line as Python's str.splitlines() cuts the text: [start, end) without its line break,
+ * [a, b) the same after str.strip(). */
+typedef struct {
+	size_t start, end, a, b;
+} qline;
+
+/*
+ * What the rules need of a document is computed once, on first use, and shared: the words
+ * (Gopher quality and repetition, C4's sentences, FineWeb) and the lines (Gopher quality, C4).
+ * C4 edits the text by dropping lines; the words of the lines it keeps are those of the
+ * original text (words never cross white space, and every line break is white space), so it
+ * hands them on with the new text (llm_quality_set_edited) and no rule splits the text twice.
+ */
 struct llm_quality {
 	const char *s;
 	size_t n;
@@ -36,6 +49,11 @@ struct llm_quality {
 	bool split;         /* words holds the words of s (split on first use) */
 	llm_words words;
 	llm_words scratch;  /* words of one C4 line */
+	llm_words edited;   /* words of the last C4 output, when edited_ok */
+	bool edited_ok;
+	qline *lines;       /* the lines of s, when have_lines */
+	size_t nlines, lcap;
+	bool have_lines;
 	hmap map;
 	llm_buf line;
 	pcre2_match_data *md; /* the encoded-data patterns of the code rules */
@@ -91,6 +109,8 @@ void llm_quality_free(llm_quality *q)
 		return;
 	llm_words_release(&q->words);
 	llm_words_release(&q->scratch);
+	llm_words_release(&q->edited);
+	free(q->lines);
 	free(q->map.slot);
 	pcre2_match_data_free(q->md);
 	free(q->ph);
@@ -108,6 +128,20 @@ void llm_quality_set_text(llm_quality *q, const char *s, size_t n, const llm_seg
 	q->nchars = llm_utf8_count(s, n);
 	q->seg = seg;
 	q->split = false;
+	q->have_lines = false;
+	q->edited_ok = false;
+}
+
+void llm_quality_set_edited(llm_quality *q, const char *s, size_t n)
+{
+	bool known = q->edited_ok;
+	llm_quality_set_text(q, s, n, q->seg);
+	if (known) {
+		llm_words t = q->words;
+		q->words = q->edited;
+		q->edited = t;
+		q->split = true;
+	}
 }
 
 /* The words of the text: only the rules that count words pay for splitting. */
@@ -322,6 +356,27 @@ static void py_strip(const char *s, size_t *a, size_t *b)
 	}
 }
 
+/* The lines of the text (see qline), on first use. */
+static const qline *lines(llm_quality *q, size_t *nlines)
+{
+	if (!q->have_lines) {
+		q->nlines = 0;
+		for (size_t i = 0, next; i < q->n; i = next) {
+			if (q->nlines == q->lcap) {
+				q->lcap = q->lcap ? 2 * q->lcap : 256;
+				q->lines = llm_realloc(q->lines, q->lcap * sizeof *q->lines);
+			}
+			qline *l = &q->lines[q->nlines++];
+			l->start = l->a = i;
+			l->end = l->b = splitline(q->s, q->n, i, &next);
+			py_strip(q->s, &l->a, &l->b);
+		}
+		q->have_lines = true;
+	}
+	*nlines = q->nlines;
+	return q->lines;
+}
+
 static uint32_t last_cp(const char *s, size_t a, size_t b)
 {
 	if (b == a)
@@ -393,21 +448,20 @@ bool llm_quality_gopher(llm_quality *q, const llm_quality_params *p, llm_verdict
 			return fail(v, "gopher_too_many_ellipsis", r, p->max_symbol_word_ratio);
 	}
 	if (on(p->max_bullet_lines_ratio) || on(p->max_ellipsis_lines_ratio)) {
-		size_t lines = 0, bullets = 0, ellipses = 0;
-		for (size_t i = 0, next; i < q->n; i = next) {
-			size_t e = splitline(q->s, q->n, i, &next), a = i, b = e;
-			lines++;
-			py_strip(q->s, &a, &b);
+		size_t nl, bullets = 0, ellipses = 0;
+		const qline *ln = lines(q, &nl);
+		for (size_t i = 0; i < nl; i++) {
+			size_t a = ln[i].a, b = ln[i].b;
 			if (b > a && (q->s[a] == '-' || (b - a >= 3 && memcmp(q->s + a, "\xE2\x80\xA2", 3) == 0)))
 				bullets++;
 			if (ends_with(q->s, a, b, "...") || ends_with(q->s, a, b, "\xE2\x80\xA6"))
 				ellipses++;
 		}
-		if (lines) {
-			double r = (double)bullets / (double)lines;
+		if (nl) {
+			double r = (double)bullets / (double)nl;
 			if (on(p->max_bullet_lines_ratio) && r > p->max_bullet_lines_ratio)
 				return fail(v, "gopher_too_many_bullets", r, p->max_bullet_lines_ratio);
-			r = (double)ellipses / (double)lines;
+			r = (double)ellipses / (double)nl;
 			if (on(p->max_ellipsis_lines_ratio) && r > p->max_ellipsis_lines_ratio)
 				return fail(v, "gopher_too_many_end_ellipsis", r, p->max_ellipsis_lines_ratio);
 		}
@@ -799,15 +853,14 @@ static void remove_citations(const char *s, size_t a, size_t b, llm_buf *out)
 	}
 }
 
-/* Sentences in a line as spaCy's sentencizer counts them over our words. */
-static size_t count_sentences(llm_quality *q, const char *s, size_t a, size_t b)
+/* Sentences in words w[0..n) of a line, as spaCy's sentencizer counts them: a new sentence
+ * after a terminal mark followed by a word. */
+static size_t sentences_of(const llm_word *w, size_t n)
 {
-	q->scratch.n = 0;
-	llm_words_split(&q->scratch, s, a, b, NULL);
-	size_t sent = q->scratch.n ? 1 : 0;
+	size_t sent = n ? 1 : 0;
 	bool seen = false;
-	for (size_t i = 0; i < q->scratch.n; i++) {
-		uint32_t f = q->scratch.w[i].flags;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t f = w[i].flags;
 		if (seen && !(f & LLM_WORD_PUNCT) && !(f & LLM_WORD_TERMINAL)) {
 			sent++;
 			seen = false;
@@ -816,6 +869,48 @@ static size_t count_sentences(llm_quality *q, const char *s, size_t a, size_t b)
 		}
 	}
 	return sent;
+}
+
+/* Sentences in s[a..b) over its words as spaCy's rules split them. */
+static size_t count_sentences(llm_quality *q, const char *s, size_t a, size_t b)
+{
+	q->scratch.n = 0;
+	llm_words_split(&q->scratch, s, a, b, NULL);
+	return sentences_of(q->scratch.w, q->scratch.n);
+}
+
+/* Append to q->edited the words of a kept line, now at out[pos..pos+len): the document's own
+ * words of its span [a, b) moved there, or, when the line was edited (citations removed) or a
+ * word crosses the span (never, for valid text), the line split anew. *wi walks the
+ * document's words in order. Returns the index in q->edited of the line's first word. */
+static size_t carry_words(llm_quality *q, size_t *wi, size_t a, size_t b, bool edited,
+                          const llm_buf *out, size_t pos, size_t len)
+{
+	const llm_words *ws = &q->words;
+	llm_words *ed = &q->edited;
+	size_t first = ed->n, i = *wi;
+	while (i < ws->n && ws->w[i].off < a)
+		i++;
+	size_t j = i;
+	while (j < ws->n && ws->w[j].off + ws->w[j].len <= b)
+		j++;
+	bool crossed = (i > 0 && ws->w[i - 1].off + ws->w[i - 1].len > a) ||
+	               (j < ws->n && ws->w[j].off < b);
+	*wi = j;
+	if (edited || crossed) {
+		llm_words_split(ed, out->p, pos, pos + len, q->seg);
+		return first;
+	}
+	if (ed->n + (j - i) > ed->cap) {
+		ed->cap = 2 * (ed->n + (j - i)) + 256;
+		ed->w = llm_realloc(ed->w, ed->cap * sizeof *ed->w);
+	}
+	for (size_t k = i; k < j; k++) {
+		llm_word w = ws->w[k];
+		w.off = (uint32_t)(w.off - a + pos);
+		ed->w[ed->n++] = w;
+	}
+	return first;
 }
 
 static bool c4_terminal(const char *s, size_t n, bool cjk)
@@ -834,30 +929,36 @@ bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, u
                    llm_verdict *v)
 {
 	const char *s = q->s;
-	size_t n = q->n, sentences = 0;
+	size_t sentences = 0, nl;
+	const qline *ln = lines(q, &nl);
+	/* The words of the output come from the document's own when it has been split (and the
+	 * sentencizer reads them too); with a segmenter the sentences need spaCy's words, which
+	 * are not the document's. */
+	bool carry = q->split && !q->seg;
+	size_t wi = 0;
+	q->edited.n = 0;
 	llm_buf cit = LLM_BUF_INIT, low = LLM_BUF_INIT;
 	llm_buf_reset(out);
 	bool keep = true;
-	for (size_t i = 0, next; i < n; i = next) {
-		size_t e = splitline(s, n, i, &next), a = i, b = e;
-		py_strip(s, &a, &b);
+	for (size_t li = 0; li < nl; li++) {
+		size_t a = ln[li].a, b = ln[li].b;
 		/* white-space words of the stripped line */
-		size_t nwords = 0, longest = 0;
+		size_t nwords = 0, longest = 0, wl = 0;
 		for (size_t k = a; k < b;) {
-			uint32_t cp;
-			size_t kk = llm_utf8_decode(s + k, b - k, &cp);
-			if (llm_charclass_space(cp)) {
-				k += kk;
+			uint32_t cp = (unsigned char)s[k];
+			k += cp < 0x80 ? 1 : llm_utf8_decode(s + k, b - k, &cp);
+			if (!llm_charclass_space(cp)) {
+				wl++;
 				continue;
 			}
-			size_t wl = 0;
-			while (k < b) {
-				kk = llm_utf8_decode(s + k, b - k, &cp);
-				if (llm_charclass_space(cp))
-					break;
-				wl++;
-				k += kk;
+			if (wl) {
+				nwords++;
+				if (wl > longest)
+					longest = wl;
+				wl = 0;
 			}
+		}
+		if (wl) {
 			nwords++;
 			if (wl > longest)
 				longest = wl;
@@ -868,13 +969,15 @@ bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, u
 			continue;
 		}
 		const char *l = s + a;
-		size_t ln = b - a;
-		if (p->c4_remove_citations && memchr(l, '[', ln)) {
+		size_t len = b - a;
+		bool edited = false;
+		if (p->c4_remove_citations && memchr(l, '[', len)) {
 			remove_citations(s, a, b, &cit);
+			edited = cit.len != len;
 			l = cit.p;
-			ln = cit.len;
+			len = cit.len;
 		}
-		if (p->c4_terminal_punct && !c4_terminal(l, ln, p->cjk)) {
+		if (p->c4_terminal_punct && !c4_terminal(l, len, p->cjk)) {
 			if (stats)
 				stats[1]++;
 			continue;
@@ -882,7 +985,7 @@ bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, u
 		/* CJK lines have no spaces: their words are characters */
 		size_t words = nwords;
 		if (p->cjk && (int)words < p->c4_min_words_per_line)
-			words = llm_utf8_count(l, ln);
+			words = llm_utf8_count(l, len);
 		if (p->c4_min_words_per_line > 0 && (int)words < p->c4_min_words_per_line) {
 			if (stats)
 				stats[2]++;
@@ -892,38 +995,44 @@ bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, u
 		 * lower() maps no other character to an ASCII letter except U+0130 and the Kelvin
 		 * and Angstrom signs, which no phrase contains in a way that matters) */
 		llm_buf_reset(&low);
-		llm_buf_grow(&low, ln);
-		for (size_t k = 0; k < ln; k++)
+		llm_buf_grow(&low, len);
+		for (size_t k = 0; k < len; k++)
 			low.p[k] = (char)((l[k] >= 'A' && l[k] <= 'Z') ? l[k] + 32 : l[k]);
-		low.len = ln;
-		if (p->c4_lorem_ipsum && memmem(low.p, ln, "lorem ipsum", 11)) {
+		low.len = len;
+		if (p->c4_lorem_ipsum && memmem(low.p, len, "lorem ipsum", 11)) {
 			keep = fail(v, "c4_lorem_ipsum", 1, 0);
 			break;
 		}
-		if (p->c4_javascript && memmem(low.p, ln, "javascript", 10)) {
+		if (p->c4_javascript && memmem(low.p, len, "javascript", 10)) {
 			if (stats)
 				stats[3]++;
 			continue;
 		}
-		if (p->c4_curly_bracket && memchr(l, '{', ln)) {
+		if (p->c4_curly_bracket && memchr(l, '{', len)) {
 			keep = fail(v, "c4_curly_bracket", 1, 0);
 			break;
 		}
 		if (p->c4_policy) {
 			bool pol = false;
 			for (size_t k = 0; k < sizeof policy_phrases / sizeof *policy_phrases && !pol; k++)
-				pol = memmem(low.p, ln, policy_phrases[k], strlen(policy_phrases[k])) != NULL;
+				pol = memmem(low.p, len, policy_phrases[k], strlen(policy_phrases[k])) != NULL;
 			if (pol) {
 				if (stats)
 					stats[4]++;
 				continue;
 			}
 		}
-		if (p->c4_min_sentences > 0 && sentences < (size_t)p->c4_min_sentences)
-			sentences += count_sentences(q, l, 0, ln);
 		if (out->len)
 			llm_buf_addc(out, '\n');
-		llm_buf_add(out, l, ln);
+		size_t pos = out->len;
+		llm_buf_add(out, l, len);
+		if (carry) {
+			size_t first = carry_words(q, &wi, a, b, edited, out, pos, len);
+			if (p->c4_min_sentences > 0 && sentences < (size_t)p->c4_min_sentences)
+				sentences += sentences_of(q->edited.w + first, q->edited.n - first);
+		} else if (p->c4_min_sentences > 0 && sentences < (size_t)p->c4_min_sentences) {
+			sentences += count_sentences(q, l, 0, len);
+		}
 	}
 	llm_buf_release(&cit);
 	llm_buf_release(&low);
@@ -936,6 +1045,9 @@ bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, u
 			memmove(out->p, out->p + a, b - a);
 		if (out->p)
 			llm_buf_truncate(out, b - a);
+		for (size_t k = 0; carry && a > 0 && k < q->edited.n; k++)
+			q->edited.w[k].off -= (uint32_t)a;
+		q->edited_ok = carry;
 	}
 	return keep;
 }
