@@ -311,8 +311,14 @@ static bool fail(llm_verdict *v, const char *reason, double value, double thresh
  * to the start of the following one. */
 static size_t splitline(const char *s, size_t n, size_t i, size_t *next)
 {
+	/* the bytes that can start a line break */
+	static const unsigned char brk[256] = { ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1,
+		                                [0x1C] = 1, [0x1D] = 1, [0x1E] = 1, [0xC2] = 1,
+		                                [0xE2] = 1 };
 	for (size_t j = i; j < n; j++) {
 		unsigned char c = (unsigned char)s[j];
+		if (!brk[c])
+			continue;
 		if (c == '\n' || c == '\v' || c == '\f' || (c >= 0x1C && c <= 0x1E)) {
 			*next = j + 1;
 			return j;
@@ -396,15 +402,28 @@ static bool ends_with(const char *s, size_t a, size_t b, const char *lit)
 	return b - a >= n && memcmp(s + b - n, lit, n) == 0;
 }
 
+/* Non-overlapping occurrences of lit, as Python's str.count: memchr finds the candidates (the
+ * literals are rare characters or short runs of them). */
 static size_t count_sub(const char *s, size_t n, const char *lit)
 {
 	size_t m = strlen(lit), c = 0;
 	const char *p = s, *end = s + n;
-	while ((p = memmem(p, (size_t)(end - p), lit, m)) != NULL) {
-		c++;
-		p += m;
+	while ((size_t)(end - p) >= m && (p = memchr(p, lit[0], (size_t)(end - p) - m + 1)) != NULL) {
+		if (memcmp(p + 1, lit + 1, m - 1) == 0) {
+			c++;
+			p += m;
+		} else {
+			p++;
+		}
 	}
 	return c;
+}
+
+/* The first '\n' in s[i..n), or n. */
+static inline size_t next_nl(const char *s, size_t i, size_t n)
+{
+	const char *e = i < n ? memchr(s + i, '\n', n - i) : NULL;
+	return e ? (size_t)(e - s) : n;
 }
 
 static uint64_t span_hash(const char *s, size_t a, size_t b)
@@ -610,9 +629,9 @@ bool llm_quality_repetition(llm_quality *q, const llm_quality_params *p, llm_ver
 	size_t a = 0, b = n;
 	py_strip(s, &a, &b);
 	for (size_t i = a; i <= b;) {
-		size_t j = i;
-		while (j < b && !(s[j] == '\n' && j + 1 < b && s[j + 1] == '\n'))
-			j++;
+		size_t j = next_nl(s, i, b);
+		while (j < b && !(j + 1 < b && s[j + 1] == '\n'))
+			j = next_nl(s, j + 1, b);
 		ab = grow_spans(q, ab, ns);
 		ab[2 * ns] = i;
 		ab[2 * ns + 1] = j;
@@ -634,9 +653,7 @@ bool llm_quality_repetition(llm_quality *q, const llm_quality_params *p, llm_ver
 	/* lines: the whole text split on \n+ (empty first/last elements included) */
 	ns = 0;
 	for (size_t i = 0; i <= n;) {
-		size_t j = i;
-		while (j < n && s[j] != '\n')
-			j++;
+		size_t j = next_nl(s, i, n);
 		ab = grow_spans(q, ab, ns);
 		ab[2 * ns] = i;
 		ab[2 * ns + 1] = j;
@@ -775,9 +792,7 @@ bool llm_quality_fineweb(llm_quality *q, const llm_quality_params *p, llm_verdic
 	size_t n = q->n, *ab = spans_buf(q, 64), ns = 0;
 	size_t punct = 0, shortl = 0, newlines = 0;
 	for (size_t i = 0; i <= n;) {
-		size_t j = i;
-		while (j < n && s[j] != '\n')
-			j++;
+		size_t j = next_nl(s, i, n);
 		if (j < n)
 			newlines++;
 		size_t a = i, b = j;
@@ -789,7 +804,9 @@ bool llm_quality_fineweb(llm_quality *q, const llm_quality_params *p, llm_verdic
 			ns++;
 			if (llm_charclass_terminal(last_cp(s, i, j)))
 				punct++;
-			if (llm_utf8_count(s + i, j - i) <= (size_t)p->fw_short_line_len)
+			/* a line of L bytes has between L / 4 and L code points */
+			size_t L = j - i, max = (size_t)p->fw_short_line_len;
+			if (L <= max || (L <= 4 * max && llm_utf8_count(s + i, L) <= max))
 				shortl++;
 		}
 		if (j >= n)
