@@ -50,6 +50,7 @@ struct llm_quality {
 	llm_words words;
 	llm_words scratch;  /* words of one C4 line */
 	llm_words edited;   /* words of the last C4 output, when edited_ok */
+	size_t edited_nchars; /* and its code points */
 	bool edited_ok;
 	qline *lines;       /* the lines of s, when have_lines */
 	size_t nlines, lcap;
@@ -134,13 +135,16 @@ void llm_quality_set_text(llm_quality *q, const char *s, size_t n, const llm_seg
 
 void llm_quality_set_edited(llm_quality *q, const char *s, size_t n)
 {
-	bool known = q->edited_ok;
-	llm_quality_set_text(q, s, n, q->seg);
-	if (known) {
+	q->s = s;
+	q->n = n;
+	q->nchars = q->edited_nchars;
+	q->have_lines = false;
+	q->split = q->edited_ok;
+	q->edited_ok = false;
+	if (q->split) {
 		llm_words t = q->words;
 		q->words = q->edited;
 		q->edited = t;
-		q->split = true;
 	}
 }
 
@@ -844,6 +848,20 @@ const char *const llm_quality_c4_lines[5] = { "too_long_word", "no_terminal_punc
 static const char *const policy_phrases[] = { "terms of use", "privacy policy", "cookie policy",
 	                                      "uses cookies", "use of cookies", "use cookies" };
 
+/* Whether a lower-cased line holds a policy phrase. Four of the six hold "cookie": the line is
+ * searched for it once, and for those four only where it is found. */
+static bool has_policy(const char *low, size_t n)
+{
+	if (memmem(low, n, "terms of use", 12) || memmem(low, n, "privacy policy", 14))
+		return true;
+	if (!memmem(low, n, "cookie", 6))
+		return false;
+	for (size_t k = 2; k < sizeof policy_phrases / sizeof *policy_phrases; k++)
+		if (memmem(low, n, policy_phrases[k], strlen(policy_phrases[k])))
+			return true;
+	return false;
+}
+
 /* Remove "[digits]", "[edit]" and "[citation needed]" from s[a..b) into out. */
 static void remove_citations(const char *s, size_t a, size_t b, llm_buf *out)
 {
@@ -952,7 +970,7 @@ bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, u
 	 * sentencizer reads them too); with a segmenter the sentences need spaCy's words, which
 	 * are not the document's. */
 	bool carry = q->split && !q->seg;
-	size_t wi = 0;
+	size_t wi = 0, nchars = 0; /* code points of out */
 	q->edited.n = 0;
 	llm_buf cit = LLM_BUF_INIT, low = LLM_BUF_INIT;
 	llm_buf_reset(out);
@@ -960,8 +978,8 @@ bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, u
 	for (size_t li = 0; li < nl; li++) {
 		size_t a = ln[li].a, b = ln[li].b;
 		/* white-space words of the stripped line */
-		size_t nwords = 0, longest = 0, wl = 0;
-		for (size_t k = a; k < b;) {
+		size_t nwords = 0, longest = 0, wl = 0, linechars = 0;
+		for (size_t k = a; k < b; linechars++) {
 			uint32_t cp = (unsigned char)s[k];
 			k += cp < 0x80 ? 1 : llm_utf8_decode(s + k, b - k, &cp);
 			if (!llm_charclass_space(cp)) {
@@ -1029,18 +1047,16 @@ bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, u
 			keep = fail(v, "c4_curly_bracket", 1, 0);
 			break;
 		}
-		if (p->c4_policy) {
-			bool pol = false;
-			for (size_t k = 0; k < sizeof policy_phrases / sizeof *policy_phrases && !pol; k++)
-				pol = memmem(low.p, len, policy_phrases[k], strlen(policy_phrases[k])) != NULL;
-			if (pol) {
-				if (stats)
-					stats[4]++;
-				continue;
-			}
+		if (p->c4_policy && has_policy(low.p, len)) {
+			if (stats)
+				stats[4]++;
+			continue;
 		}
-		if (out->len)
+		if (out->len) {
 			llm_buf_addc(out, '\n');
+			nchars++;
+		}
+		nchars += edited ? llm_utf8_count(l, len) : linechars;
 		size_t pos = out->len;
 		llm_buf_add(out, l, len);
 		if (carry) {
@@ -1058,6 +1074,8 @@ bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, u
 	if (keep) {
 		size_t a = 0, b = out->len;
 		py_strip(out->p ? out->p : "", &a, &b);
+		if (out->p)
+			nchars -= llm_utf8_count(out->p, a) + llm_utf8_count(out->p + b, out->len - b);
 		if (a > 0)
 			memmove(out->p, out->p + a, b - a);
 		if (out->p)
@@ -1065,6 +1083,7 @@ bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, u
 		for (size_t k = 0; carry && a > 0 && k < q->edited.n; k++)
 			q->edited.w[k].off -= (uint32_t)a;
 		q->edited_ok = carry;
+		q->edited_nchars = nchars;
 	}
 	return keep;
 }

@@ -126,9 +126,9 @@ void llm_quality_free(llm_quality *q);
 void llm_quality_set_text(llm_quality *q, const char *s, size_t n, const llm_segmenter *seg);
 
 /* Make the output of the last llm_quality_c4 that kept its document (now at s[0..n), moved but
- * unchanged) the current text, with the same segmenter. The words of the lines C4 kept are
- * carried over, so the rules that follow do not split the text again; the result is the same
- * as llm_quality_set_text's. */
+ * unchanged) the current text, with the same segmenter. Its code points, and the words of the
+ * lines C4 kept, are carried over, so the rules that follow neither count nor split the text
+ * again; the result is the same as llm_quality_set_text's. */
 void llm_quality_set_edited(llm_quality *q, const char *s, size_t n);
 
 /* Code points, words of the current text: count, and word i as bytes. */
