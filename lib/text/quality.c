@@ -28,6 +28,13 @@ typedef struct {
 	size_t cap, n;
 } hmap;
 
+/* Open-addressing set of 61-bit hashes (stored + 1, 0 = empty) for the rules that ask only
+ * "seen before?": 8-byte slots, half the memory of the map's, so more of it stays in cache. */
+typedef struct {
+	uint64_t *key;
+	size_t cap, n;
+} hset;
+
 /* A line as Python's str.splitlines() cuts the text: [start, end) without its line break,
  * [a, b) the same after str.strip(). */
 typedef struct {
@@ -56,6 +63,7 @@ struct llm_quality {
 	size_t nlines, lcap;
 	bool have_lines;
 	hmap map;
+	hset set;
 	llm_buf line;
 	pcre2_match_data *md; /* the encoded-data patterns of the code rules */
 	/* n-gram hashing by prefix: hash of the words' bytes concatenated (ph) and joined by
@@ -99,6 +107,36 @@ static inline hslot *hmap_slot(hmap *m, uint64_t h, uint32_t pos)
 	}
 }
 
+static void hset_reset(hset *m, size_t want)
+{
+	size_t cap = 64;
+	while (cap < 2 * want)
+		cap *= 2;
+	if (cap > m->cap) {
+		free(m->key);
+		m->key = llm_malloc(cap * sizeof *m->key);
+		m->cap = cap;
+	}
+	m->n = cap;
+	memset(m->key, 0, cap * sizeof *m->key);
+}
+
+/* Insert h; whether it was there already. */
+static inline bool hset_seen(hset *m, uint64_t h)
+{
+	uint64_t k = h + 1;
+	size_t mask = m->n - 1;
+	size_t i = (size_t)(k * 0x9E3779B97F4A7C15ULL >> 20) & mask;
+	for (;; i = (i + 1) & mask) {
+		if (m->key[i] == k)
+			return true;
+		if (!m->key[i]) {
+			m->key[i] = k;
+			return false;
+		}
+	}
+}
+
 llm_quality *llm_quality_new(void)
 {
 	return llm_calloc(1, sizeof(llm_quality));
@@ -113,6 +151,7 @@ void llm_quality_free(llm_quality *q)
 	llm_words_release(&q->edited);
 	free(q->lines);
 	free(q->map.slot);
+	free(q->set.key);
 	pcre2_match_data_free(q->md);
 	free(q->ph);
 	free(q->phs);
@@ -539,12 +578,11 @@ bool llm_quality_gopher(llm_quality *q, const llm_quality_params *p, llm_verdict
 static void find_duplicates(llm_quality *q, const size_t *ab, size_t nspans, size_t *dups,
                             size_t *dupchars)
 {
-	hmap_reset(&q->map, nspans);
+	hset_reset(&q->set, nspans);
 	*dups = *dupchars = 0;
 	for (size_t i = 0; i < nspans; i++) {
 		size_t a = ab[2 * i], b = ab[2 * i + 1];
-		hslot *e = hmap_slot(&q->map, span_hash(q->s, a, b), (uint32_t)i);
-		if (e->count++) {
+		if (hset_seen(&q->set, span_hash(q->s, a, b))) {
 			(*dups)++;
 			*dupchars += llm_utf8_count(q->s + a, b - a);
 		}
@@ -750,11 +788,10 @@ bool llm_quality_repetition(llm_quality *q, const llm_quality_params *p, llm_ver
 			strictest = p->dup_ngram_frac[g];
 	size_t n5 = 5 * scale;
 	if (strictest < INFINITY && nw >= n5) {
-		hmap_reset(&q->map, nw);
+		hset_reset(&q->set, nw);
 		size_t covered = 0, upto = 0;
 		for (size_t i = 0; i + n5 <= nw; i++) {
-			hslot *e = hmap_slot(&q->map, ngram_hash(q, i, n5, false), (uint32_t)i);
-			if (e->count++ == 0)
+			if (!hset_seen(&q->set, ngram_hash(q, i, n5, false)))
 				continue;
 			for (size_t k = i > upto ? i : upto; k < i + n5; k++)
 				covered += w[k].nchars;
@@ -767,16 +804,14 @@ bool llm_quality_repetition(llm_quality *q, const llm_quality_params *p, llm_ver
 		size_t gn = (g + 5) * scale;
 		if (!on(p->dup_ngram_frac[g]))
 			continue;
-		hmap_reset(&q->map, nw);
+		hset_reset(&q->set, nw);
 		size_t rep = 0;
 		for (size_t i = 0; i + gn <= nw;) {
-			hslot *e = hmap_slot(&q->map, ngram_hash(q, i, gn, false), (uint32_t)i);
-			if (e->count) {
+			if (hset_seen(&q->set, ngram_hash(q, i, gn, false))) {
 				for (size_t k = 0; k < gn; k++)
 					rep += w[i + k].nchars;
 				i += gn;
 			} else {
-				e->count = 1;
 				i++;
 			}
 		}
