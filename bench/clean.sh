@@ -82,13 +82,32 @@ while read -r name nd sb; do
 	printf '%-44s %10s %10s\n' "$name ($nd docs)" "$(rate1 "$sb" "$t")" "$(echo "$nd $t" | awk '{printf "%.0f", $1/$2}')"
 done <"$W/clean-sets"
 
-# threads: wall clock, and the output must not change
-llm-clean -q "$in" >"$W/clean-t1.jsonl"
+# threads. On a shared machine wall-clock time says little, so scaling is measured as CPU
+# time: the total must stay that of one thread (no work added by threading), the cleaning
+# threads must share it evenly, and the main thread (reading, writing; it overlaps the
+# cleaning) must hold little of it. On k free cores the speedup is then at most k and at most
+# total CPU / the busiest thread's CPU. Per-thread shares come from perf's task-clock samples, when perf is
+# there; the wall-clock rate is printed beside, for an idle machine.
+f=$W/clean-set-all.jsonl
+sb=$(awk '$1 == "all" { print $3 }' "$W/clean-sets")
+llm-clean -q --recipe "$R" "$f" >"$W/clean-t1.jsonl"
 for n in 1 2 4; do
-	t=$(seconds llm-clean -q --threads $n "$in")
-	llm-clean -q --threads $n "$in" >"$W/clean-tn.jsonl"
+	cpu llm-clean -q --threads $n --recipe "$R" "$f" && read -r t <"$W/cpu"
+	wall=$(seconds llm-clean -q --threads $n --recipe "$R" "$f")
+	llm-clean -q --threads $n --recipe "$R" "$f" >"$W/clean-tn.jsonl"
 	same=$(cmp -s "$W/clean-t1.jsonl" "$W/clean-tn.jsonl" && echo "same output" || echo "OUTPUT DIFFERS")
-	echo "--threads $n: $(rate1 "$tb" "$t") MB/s wall ($same, $(nproc) cores)"
+	shares=
+	if [ "$n" -gt 1 ] && command -v perf >/dev/null 2>&1 &&
+		perf record -q -e task-clock -o "$W/clean.perf" llm-clean -q --threads $n --recipe "$R" "$f" \
+			>/dev/null 2>&1; then
+		# per thread, busiest first; the main thread is the process's own id
+		shares=$(perf report -i "$W/clean.perf" --sort pid --stdio 2>/dev/null |
+			awk '/%/ { sub("%", "", $1); split($2, a, ":"); print $1, a[1] }' |
+			sort -k2,2n | awk -v k="$n" 'NR == 1 { main = $1; next } { w = w " " $1; if ($1 > max) max = $1 }
+				END { if (max > 0) { b = 100 / max; if (b > k) b = k
+					printf "CPU of the main thread %.1f%%, of the cleaning threads%s %%: at most %.2fx on %d free cores", main, w, b, k } }')
+	fi
+	echo "--threads $n: $(rate1 "$sb" "$t") MB per CPU second, $(rate1 "$sb" "$wall") MB/s wall ($same, $(nproc) cores)${shares:+; $shares}"
 done
 
 # HTML to text on the sample pages

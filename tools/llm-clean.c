@@ -5,17 +5,19 @@
  *
  * Input: documents (DESIGN §3). Output: the kept documents, in input order; every dropped
  * record goes to --rejects with reject_reason and the measured value. Memory: one batch of
- * records (--batch, default 8 MiB of input) and its output, whatever --threads is.
- * With --threads N, each batch is cleaned by N threads and written in input order.
+ * records (--batch, default 8 MiB of input) and its output; with --threads N > 1, two of them.
+ * With --threads N, each batch is cleaned by N threads of the pool (lib/core/pool) and
+ * written in input order; while it is cleaned, the main thread writes the previous batch and
+ * reads the next, so that reading and writing do not leave the cleaning threads idle.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/io.h"
+#include "core/pool.h"
 #include "text/clean.h"
 #include "text/fasttext.h"
 #include "text/timemask.h"
@@ -153,7 +155,6 @@ typedef struct {
 	llm_buf data;
 	item *items;
 	size_t n, cap;
-	size_t next; /* next item to clean, taken atomically by the workers */
 } batch;
 
 /* --segment's scratch: the kept record is parsed again and written with the words added. */
@@ -166,10 +167,8 @@ typedef struct {
 } wordfield;
 
 typedef struct {
-	batch *b;
 	llm_cleaner *cl;
 	wordfield *seg; /* NULL without --segment */
-	pthread_t th;
 } worker;
 
 static void add_words(wordfield *s, item *it)
@@ -189,40 +188,37 @@ static void add_words(wordfield *s, item *it)
 	s->out = t;
 }
 
-/* Workers take records one at a time from a shared counter: documents differ in size by
- * orders of magnitude (a whole book next to a news blurb), so a fixed split would idle. */
-static void *work(void *arg)
-{
-	worker *w = arg;
-	batch *b = w->b;
-	for (;;) {
-		size_t i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED);
-		if (i >= b->n)
-			break;
-		item *it = &b->items[i];
-		if (it->toolong)
-			continue;
-		llm_clean_record(w->cl, b->data.p + it->off, it->len, &it->rec, &it->out, &it->res);
-		it->words = 0;
-		if (w->seg && it->res.status == LLM_CLEAN_KEEP)
-			add_words(w->seg, it);
-	}
-	return NULL;
-}
-
 struct ctx {
 	const struct tool_common *co;
 	const llm_clean_cfg *cfg;
 	llm_run *run;
 	llm_clean_tally *tally;
 	llm_writer *out;
-	worker *workers;
-	int nthreads;
+	worker *workers;     /* one per worker of the pool */
+	llm_pool *pool;
 	size_t batch_bytes;
 	size_t judged_max; /* --judged-text */
-	batch b;
+	batch b[2];         /* the one being read and the one being cleaned */
+	int cur;            /* b[cur] is read */
+	int job;            /* b[job] is cleaned, when pending */
+	bool pending;       /* b[job] is being cleaned, or cleaned and not yet written */
 	const char *name;
 };
+
+/* Clean record i of the batch being cleaned with worker w's scratch. */
+static void clean_item(void *ctx, size_t i, int w)
+{
+	struct ctx *c = ctx;
+	batch *b = &c->b[c->job];
+	item *it = &b->items[i];
+	worker *wk = &c->workers[w];
+	if (it->toolong)
+		return;
+	llm_clean_record(wk->cl, b->data.p + it->off, it->len, &it->rec, &it->out, &it->res);
+	it->words = 0;
+	if (wk->seg && it->res.status == LLM_CLEAN_KEEP)
+		add_words(wk->seg, it);
+}
 
 static void extra_value(llm_buf *x, const llm_clean_result *r)
 {
@@ -254,20 +250,9 @@ static void extra_judged(llm_buf *x, const llm_buf *text, size_t max)
 	llm_buf_addf(x, ", \"judged_bytes\": %zu", text->len);
 }
 
-/* Clean the batch on the workers and account/write its records in order. */
-static int flush_batch(struct ctx *c)
+/* Account and write the records of a cleaned batch, in order. */
+static void write_batch(struct ctx *c, batch *b)
 {
-	batch *b = &c->b;
-	b->next = 0;
-	if (c->nthreads == 1) {
-		work(&c->workers[0]);
-	} else {
-		for (int t = 0; t < c->nthreads; t++)
-			if (pthread_create(&c->workers[t].th, NULL, work, &c->workers[t]) != 0)
-				die("cannot start a thread");
-		for (int t = 0; t < c->nthreads; t++)
-			pthread_join(c->workers[t].th, NULL);
-	}
 	llm_buf extra = LLM_BUF_INIT;
 	for (size_t i = 0; i < b->n; i++) {
 		item *it = &b->items[i];
@@ -346,7 +331,35 @@ static int flush_batch(struct ctx *c)
 	}
 	b->n = 0;
 	llm_buf_reset(&b->data);
-	return 0;
+}
+
+/* The batch being cleaned, when there is one: wait for it and write it. */
+static void drain(struct ctx *c)
+{
+	if (!c->pending)
+		return;
+	llm_pool_wait(c->pool);
+	write_batch(c, &c->b[c->job]);
+	c->pending = false;
+}
+
+/* Start cleaning the batch just read and write the previous one meanwhile; the next batch
+ * is read into the other buffer. One thread cleans on the caller: there is nothing to
+ * overlap, so the batch is written at once and one buffer is enough. */
+static void submit(struct ctx *c)
+{
+	if (c->pending)
+		llm_pool_wait(c->pool);
+	batch *prev = c->pending ? &c->b[c->job] : NULL;
+	c->job = c->cur;
+	llm_pool_start(c->pool, c->b[c->job].n, clean_item, c);
+	if (prev)
+		write_batch(c, prev);
+	c->pending = true;
+	if (llm_pool_workers(c->pool) == 1)
+		drain(c);
+	else
+		c->cur ^= 1;
 }
 
 static int clean_one(struct ctx *c, const char *path)
@@ -362,13 +375,13 @@ static int clean_one(struct ctx *c, const char *path)
 	char *line;
 	size_t len;
 	int rc, failed = 0;
-	batch *b = &c->b;
 	while ((rc = llm_reader_line(r, &line, &len)) != LLM_EOF) {
 		if (rc != LLM_OK && rc != LLM_ETOOLONG) {
 			llm_error("%s", llm_last_error());
 			failed = 1;
 			break;
 		}
+		batch *b = &c->b[c->cur];
 		if (b->n == b->cap) {
 			b->cap = b->cap ? 2 * b->cap : 1024;
 			b->items = llm_realloc(b->items, b->cap * sizeof *b->items);
@@ -386,11 +399,15 @@ static int clean_one(struct ctx *c, const char *path)
 		llm_buf_add(&b->data, line, it->len);
 		if (b->data.len >= c->batch_bytes || b->n >= 65536) {
 			/* items point into data by offset, so growing data never invalidates them */
-			flush_batch(c);
+			submit(c);
 			llm_run_progress(c->run, llm_reader_raw_bytes(r));
 		}
 	}
-	flush_batch(c);
+	/* every batch of an input is written before the next input begins (its name and
+	 * accounting) */
+	if (c->b[c->cur].n)
+		submit(c);
+	drain(c);
 	llm_run_progress(c->run, llm_reader_raw_bytes(r));
 	llm_reader_free(r);
 	return failed;
@@ -553,10 +570,11 @@ int main(int argc, char **argv)
 	x.cfg = &cfg;
 	x.batch_bytes = batch_bytes;
 	x.judged_max = judged_max;
-	x.nthreads = co.threads;
-	x.workers = llm_calloc((size_t)x.nthreads, sizeof *x.workers);
-	for (int t = 0; t < x.nthreads; t++) {
-		x.workers[t].b = &x.b;
+	if (llm_pool_new(&x.pool, co.threads) != LLM_OK)
+		die_lib();
+	int nworkers = llm_pool_workers(x.pool);
+	x.workers = llm_calloc((size_t)nworkers, sizeof *x.workers);
+	for (int t = 0; t < nworkers; t++) {
 		x.workers[t].cl = llm_cleaner_new(&cfg);
 		if (zh) {
 			wordfield *s = x.workers[t].seg = llm_calloc(1, sizeof *s);
@@ -580,7 +598,8 @@ int main(int argc, char **argv)
 		llm_error("%s", llm_last_error());
 		failed = 1;
 	}
-	for (int t = 0; t < x.nthreads; t++) {
+	llm_pool_free(x.pool);
+	for (int t = 0; t < nworkers; t++) {
 		llm_cleaner_free(x.workers[t].cl);
 		wordfield *s = x.workers[t].seg;
 		if (s) {
@@ -594,12 +613,14 @@ int main(int argc, char **argv)
 		}
 	}
 	free(x.workers);
-	for (size_t i = 0; i < x.b.cap; i++) {
-		llm_json_rec_release(&x.b.items[i].rec);
-		llm_buf_release(&x.b.items[i].out);
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < x.b[k].cap; i++) {
+			llm_json_rec_release(&x.b[k].items[i].rec);
+			llm_buf_release(&x.b[k].items[i].out);
+		}
+		free(x.b[k].items);
+		llm_buf_release(&x.b[k].data);
 	}
-	free(x.b.items);
-	llm_buf_release(&x.b.data);
 	llm_wordset_free(stop);
 	llm_recipe_free(recipe);
 	llm_patterns_free(dp);
