@@ -73,19 +73,28 @@ struct llm_quality {
 	size_t ncap, powcap;
 };
 
+/* Clear the first slots of a table, a power of two at least 2 * want (and 64) of them,
+ * growing it when needed; returns how many. Only what the document needs is cleared, so
+ * small documents clear little. */
+static size_t table_reset(void **slot, size_t *cap, size_t want, size_t size)
+{
+	size_t n = 64;
+	while (n < 2 * want)
+		n *= 2;
+	if (n > *cap) {
+		free(*slot);
+		*slot = llm_malloc(n * size);
+		*cap = n;
+	}
+	memset(*slot, 0, n * size);
+	return n;
+}
+
 static void hmap_reset(hmap *m, size_t want)
 {
-	size_t cap = 64;
-	while (cap < 2 * want)
-		cap *= 2;
-	if (cap > m->cap) {
-		free(m->slot);
-		m->slot = llm_malloc(cap * sizeof *m->slot);
-		m->cap = cap;
-	}
-	/* Use only the power of two the document needs, so small documents clear little. */
-	m->n = cap;
-	memset(m->slot, 0, cap * sizeof *m->slot);
+	void *p = m->slot;
+	m->n = table_reset(&p, &m->cap, want, sizeof *m->slot);
+	m->slot = p;
 }
 
 /* Slot of key (inserted with count 0 and first = pos when new). */
@@ -109,16 +118,9 @@ static inline hslot *hmap_slot(hmap *m, uint64_t h, uint32_t pos)
 
 static void hset_reset(hset *m, size_t want)
 {
-	size_t cap = 64;
-	while (cap < 2 * want)
-		cap *= 2;
-	if (cap > m->cap) {
-		free(m->key);
-		m->key = llm_malloc(cap * sizeof *m->key);
-		m->cap = cap;
-	}
-	m->n = cap;
-	memset(m->key, 0, cap * sizeof *m->key);
+	void *p = m->key;
+	m->n = table_reset(&p, &m->cap, want, sizeof *m->key);
+	m->key = p;
 }
 
 /* Insert h; whether it was there already. */
