@@ -151,6 +151,9 @@ def bench(a):
                 tk = TikTokenConverter(vocab_file=a.ranks, pattern=pat).converted()
             else:
                 tk = Tokenizer.from_file(a.hf)
+            # the ids of the text alone: GPT-2's tokenizer.json pads every batch to its longest
+            tk.no_padding()
+            tk.no_truncation()
             batch = getattr(tk, "encode_batch_fast", tk.encode_batch)
             mbps, out = rate(lambda d: batch(d, add_special_tokens=False), docs)
             report("hf", mbps, [e.ids for e in out], ref)
