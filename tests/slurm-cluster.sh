@@ -64,7 +64,7 @@ set -- $ports
 host=$(hostname -s)
 cat >"$S/slurm.conf" <<EOF
 ClusterName=llmkit
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$1
 AuthType=auth/munge
 AuthInfo=socket=$S/munge/munge.socket
