@@ -279,45 +279,43 @@ void bpe_pair_add(llm_bpe *b, uint32_t l, uint32_t r, uint32_t rank, uint32_t id
 }
 
 typedef struct {
-	uint32_t r, rank, res;
-} pentry;
-
-static int cmp_pentry(const void *x, const void *y)
-{
-	const pentry *a = x, *b = y;
-	return a->r < b->r ? -1 : a->r > b->r;
-}
-
-typedef struct {
 	uint32_t l, r, rank, res;
 } pair4;
 
-/* Build the CSR lists that encoding searches from n pairs (any order, no duplicates). */
+/*
+ * Build the CSR lists that encoding searches from n pairs (any order, no duplicates): a
+ * radix sort with the whole id as its digit, stable by right token, then by left token, so
+ * each left token's list comes out sorted by right token. Two linear passes over the pairs
+ * (446,189 for o200k) where a comparison sort of each list took a quarter of the load.
+ */
 static void csr_from(llm_bpe *b, const pair4 *all, size_t n)
 {
-	b->poff = llm_calloc((size_t)b->ntok + 2, sizeof *b->poff);
+	size_t nt = (size_t)b->ntok;
+	uint32_t *cnt = llm_calloc(nt + 1, sizeof *cnt);
 	for (size_t i = 0; i < n; i++)
-		b->poff[all[i].l + 2]++;
-	for (size_t l = 2; l < (size_t)b->ntok + 2; l++)
+		cnt[all[i].r + 1]++;
+	for (size_t r = 1; r <= nt; r++)
+		cnt[r] += cnt[r - 1];
+	pair4 *byr = llm_malloc((n ? n : 1) * sizeof *byr);
+	for (size_t i = 0; i < n; i++)
+		byr[cnt[all[i].r]++] = all[i];
+	free(cnt);
+	b->poff = llm_calloc(nt + 2, sizeof *b->poff);
+	for (size_t i = 0; i < n; i++)
+		b->poff[byr[i].l + 2]++;
+	for (size_t l = 2; l < nt + 2; l++)
 		b->poff[l] += b->poff[l - 1];
 	/* poff[l + 1] is now the start of l's list; filling advances it to the end. */
-	pentry *pe = llm_malloc((n ? n : 1) * sizeof *pe);
-	for (size_t i = 0; i < n; i++)
-		pe[b->poff[all[i].l + 1]++] = (pentry){ all[i].r, all[i].rank, all[i].res };
 	b->pkey = llm_malloc((n ? n : 1) * sizeof *b->pkey);
 	b->prank = llm_malloc((n ? n : 1) * sizeof *b->prank);
 	b->pres = llm_malloc((n ? n : 1) * sizeof *b->pres);
-	for (uint32_t l = 0; l < b->ntok; l++) {
-		uint32_t lo = b->poff[l], hi = b->poff[l + 1];
-		if (hi - lo > 1)
-			qsort(pe + lo, hi - lo, sizeof *pe, cmp_pentry);
-		for (uint32_t i = lo; i < hi; i++) {
-			b->pkey[i] = pe[i].r;
-			b->prank[i] = pe[i].rank;
-			b->pres[i] = pe[i].res;
-		}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t j = b->poff[byr[i].l + 1]++;
+		b->pkey[j] = byr[i].r;
+		b->prank[j] = byr[i].rank;
+		b->pres[j] = byr[i].res;
 	}
-	free(pe);
+	free(byr);
 	b->bb_rank = llm_malloc(65536 * sizeof *b->bb_rank);
 	b->bb_res = llm_malloc(65536 * sizeof *b->bb_res);
 	for (unsigned x = 0; x < 65536; x++) {

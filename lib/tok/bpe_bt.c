@@ -78,6 +78,54 @@ static int cmp_bytes(const void *x, const void *y)
 	return c ? c : (li > lj) - (li < lj);
 }
 
+/*
+ * Sort the ids by their bytes (cmp_bytes' order): by the first 8 bytes, big-endian and
+ * zero-padded, with an LSD radix sort, then each run of equal keys with cmp_bytes. The runs
+ * are few and short (long tokens that share 8 bytes); a comparison sort of the whole
+ * vocabulary took a fifth of o200k's load.
+ */
+static void sort_by_bytes(const llm_bpe *b, uint32_t *ids, uint32_t n)
+{
+	typedef struct {
+		uint64_t key;
+		uint32_t id;
+	} kid;
+	kid *a = llm_malloc((n ? n : 1) * sizeof *a), *tmp = llm_malloc((n ? n : 1) * sizeof *tmp);
+	for (uint32_t i = 0; i < n; i++) {
+		const unsigned char *s = (const unsigned char *)b->arena.p + b->off[ids[i]];
+		uint32_t len = b->len[ids[i]];
+		uint64_t key = 0;
+		for (uint32_t j = 0; j < 8; j++)
+			key = key << 8 | (j < len ? s[j] : 0);
+		a[i] = (kid){ key, ids[i] };
+	}
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		uint32_t cnt[257] = { 0 };
+		for (uint32_t i = 0; i < n; i++)
+			cnt[(a[i].key >> shift & 255) + 1]++;
+		if (cnt[(a[0].key >> shift & 255) + 1] == n)
+			continue; /* one value in this byte: the order stands */
+		for (unsigned c = 1; c <= 256; c++)
+			cnt[c] += cnt[c - 1];
+		for (uint32_t i = 0; i < n; i++)
+			tmp[cnt[a[i].key >> shift & 255]++] = a[i];
+		kid *x = a;
+		a = tmp;
+		tmp = x;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = a[i].id;
+	sort_bpe = b;
+	for (uint32_t lo = 0, hi; lo < n; lo = hi) {
+		for (hi = lo + 1; hi < n && a[hi].key == a[lo].key; hi++)
+			;
+		if (hi - lo > 1)
+			qsort(ids + lo, hi - lo, sizeof *ids, cmp_bytes);
+	}
+	free(a);
+	free(tmp);
+}
+
 /* The slot of the child of slot s by byte c, or 0 (the root is nobody's child). */
 static inline uint32_t da_child(const bpe_bt *t, uint32_t s, unsigned c)
 {
@@ -268,8 +316,7 @@ bpe_bt *bpe_bt_new(const llm_bpe *b)
 	for (uint32_t id = 0; id < nt; id++)
 		if (b->len[id] != NO_TOKEN && !(b->flags[id] & TOK_ADDED))
 			ids[nids++] = id;
-	sort_bpe = b;
-	qsort(ids, nids, sizeof *ids, cmp_bytes);
+	sort_by_bytes(b, ids, nids);
 	ltrie h = { llm_malloc((total + 1) * sizeof *h.parent), llm_malloc((total + 1) * sizeof *h.tok),
 	            llm_malloc((total + 1) * sizeof *h.whole), llm_malloc(total + 1), 1 };
 	h.parent[0] = 0;

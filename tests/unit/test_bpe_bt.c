@@ -240,6 +240,80 @@ static void test_out_of_order_merges(void)
 	llm_buf_release(&f);
 }
 
+/* The trie is built from the tokens in byte order, found by a radix sort of their first 8
+ * bytes, zero-padded, and then a comparison sort where those are equal. "c\0\0" (258) and
+ * "c\0" (259) have equal keys and ids out of byte order: without the second sort "c\0\0"
+ * gets "c" as its longest shorter token, and backtracking over "c\0\0a" (BPE: "c\0",
+ * "\0a") finds no encoding: the encoder then falls back on merging by rank, so the ids stay
+ * right and only bpe_bt_encode itself shows the fault. Tokens longer than 8 bytes that share
+ * 8 are ordered the same way. */
+static void test_trie_byte_order(void)
+{
+	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const struct {
+		const char *s;
+		size_t n;
+	} tok[] = {
+		{ "\0a", 2 }, { "\0\0", 2 }, { "c\0\0", 3 }, { "c\0", 2 }, { "ab", 2 }, { "abc", 3 },
+		{ "abcd", 4 }, { "abcde", 5 }, { "abcdef", 6 }, { "abcdefg", 7 }, { "abcdefgh", 8 },
+		{ "abcdefgh2", 9 }, { "abcdefgh1", 9 }, { "abcdefgh12", 10 }, { "abcdefgh\0", 9 },
+	};
+	llm_buf f = LLM_BUF_INIT;
+	for (size_t t = 0; t < 256 + sizeof tok / sizeof *tok; t++) {
+		unsigned char raw[16];
+		size_t n = 1;
+		if (t < 256)
+			raw[0] = (unsigned char)t;
+		else
+			memcpy(raw, tok[t - 256].s, n = tok[t - 256].n);
+		char line[64];
+		size_t k = 0;
+		for (size_t i = 0; i < n; i += 3) { /* base64 */
+			unsigned v = (unsigned)raw[i] << 16 | (i + 1 < n ? raw[i + 1] : 0) << 8 | (i + 2 < n ? raw[i + 2] : 0);
+			line[k++] = b64[v >> 18 & 63];
+			line[k++] = b64[v >> 12 & 63];
+			line[k++] = i + 1 < n ? b64[v >> 6 & 63] : '=';
+			line[k++] = i + 2 < n ? b64[v & 63] : '=';
+		}
+		k += (size_t)snprintf(line + k, sizeof line - k, " %zu\n", t);
+		llm_buf_add(&f, line, k);
+	}
+	llm_bpe *b;
+	CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, f.p, f.len, "t", NULL, "(?s).+", NULL, 0, NULL), LLM_OK);
+	if (b) {
+		CHECK(b->bt != NULL);
+		pair p;
+		pair_open(&p, b);
+		static const char alphabet[] = { '\0', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', '1', '2' };
+		compare(&p, "c\0\0a", 4);
+		bpe_pcache *pc = calloc((size_t)1 << BPE_PCACHE_BITS, sizeof *pc);
+		uint32_t out[48];
+		uint64_t dead[2];
+		size_t fell_back = bpe_bt_encode(b, pc, (const unsigned char *)"c\0\0a", 4, out, dead) == SIZE_MAX;
+		llm_rng rng;
+		llm_rng_seed(&rng, 7);
+		char s[48];
+		for (int round = 0; round < 20000; round++) {
+			size_t n = 1 + llm_rng_below(&rng, sizeof s);
+			for (size_t i = 0; i < n; i++) /* mostly the runs the tokens are made of */
+				s[i] = llm_rng_below(&rng, 3) ? "abcdefgh12"[i % 10] : alphabet[llm_rng_below(&rng, sizeof alphabet)];
+			if (round & 1)
+				for (size_t i = 1; i < n; i++)
+					s[i] = llm_rng_below(&rng, 2) ? '\0' : s[i];
+			compare(&p, s, n);
+			size_t k = bpe_bt_encode(b, pc, (const unsigned char *)s, n, out, dead);
+			fell_back += k == SIZE_MAX;
+		}
+		printf("#   %zu of %zu texts differ, %zu not encoded by backtracking\n", p.bad, p.docs, fell_back);
+		CHECK_EQ_INT(p.bad, 0);
+		CHECK_EQ_INT(fell_back, 0);
+		free(pc);
+		pair_close(&p);
+		llm_bpe_free(b);
+	}
+	llm_buf_release(&f);
+}
+
 int main(void)
 {
 	llm_set_verbosity(0);
@@ -251,5 +325,6 @@ int main(void)
 	RUN(test_gpt2_vocab_merges);
 	RUN(test_restricted);
 	RUN(test_out_of_order_merges);
+	RUN(test_trie_byte_order);
 	return unit_done();
 }
