@@ -398,6 +398,7 @@ int bpe_add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_
 	b->sp = llm_realloc(b->sp, (b->nsp + 1) * sizeof *b->sp);
 	b->sp[b->nsp++] = sp;
 	b->sp_first[(unsigned char)text[0]] = 1;
+	b->sp_one = b->nsp == 1 || b->sp_one == (unsigned char)text[0] ? (unsigned char)text[0] : -1;
 	b->any_normalized |= sp.normalized;
 	b->lossy |= sp.lstrip || sp.rstrip; /* the white space they take is not given back */
 	return LLM_OK;
@@ -888,8 +889,15 @@ static bool find_added(const llm_bpe *b, const char *s, size_t n, size_t from, b
                        llm_bpe_special mode, added_match *m, int *err)
 {
 	for (size_t i = from; i < n; i++) {
-		if (!b->sp_first[(unsigned char)s[i]])
+		/* tiktoken's specials all start with '<': memchr skips the text between them */
+		if (b->sp_one >= 0) {
+			const char *q = memchr(s + i, b->sp_one, n - i);
+			if (!q)
+				return false;
+			i = (size_t)(q - s);
+		} else if (!b->sp_first[(unsigned char)s[i]]) {
 			continue;
+		}
 		for (size_t k = 0; k < b->nsp; k++) {
 			const special *sp = &b->sp[k];
 			if (sp->normalized != normalized || sp->len > n - i || memcmp(s + i, sp->text, sp->len))

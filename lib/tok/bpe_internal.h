@@ -67,6 +67,7 @@ struct llm_bpe {
 	special *sp;            /* sorted longest first, so the first match is the longest */
 	size_t nsp;
 	unsigned char sp_first[256];
+	int sp_one;             /* the byte every added token starts with, or -1 (several) */
 	llm_pretok *pt;         /* NULL: a segment is one piece (unless hp) */
 	llm_hfpretok *hp;       /* tokenizer.json pre-tokenizers that are not one regex */
 	llm_hfnorm *norm;       /* tokenizer.json normalizer, NULL: none */

@@ -439,6 +439,54 @@ static void test_special_modes(void)
 	llm_bpe_free(b);
 }
 
+/* Specials are found wherever they are, whether they all start with one byte (a memchr
+ * search) or not (a table of first bytes): at the start, after a long text, at the end. */
+static void test_special_search(void)
+{
+	static const char *const sets[] = {
+		"{\"<|a|>\": 100300, \"<|bb|>\": 100301}",
+		"{\"<|a|>\": 100300, \"[bb]\": 100301}",
+	};
+	llm_buf text = LLM_BUF_INIT;
+	for (size_t k = 0; k < 2; k++)
+		llm_buf_add(&text, "the quick brown fox jumps over the lazy dog, ", 45);
+	for (size_t i = 0; i < 2; i++) {
+		llm_bpe *b;
+		char *data;
+		size_t len;
+		CHECK_EQ_INT(llm_read_file(unit_path("tests/data/tokenize/cl100k_base.tiktoken.zst"), &data,
+		                           &len), LLM_OK);
+		CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, data, len, "cl100k_base.tiktoken", "cl100k", NULL,
+		                                   sets[i], strlen(sets[i]), "specials"), LLM_OK);
+		free(data);
+		llm_bpe_enc *e = llm_bpe_enc_new(b);
+		const char *second = i ? "[bb]" : "<|bb|>";
+		llm_buf s = LLM_BUF_INIT;
+		llm_buf_add(&s, "<|a|>", 5);
+		llm_buf_add(&s, text.p, text.len);
+		llm_buf_add(&s, second, strlen(second));
+		llm_buf_add(&s, "<|", 2); /* a start that is no special */
+		llm_buf_add(&s, text.p, text.len);
+		llm_buf_add(&s, second, strlen(second));
+		llm_ids ids, plain;
+		llm_ids_init(&ids);
+		llm_ids_init(&plain);
+		CHECK_EQ_INT(llm_bpe_encode(e, s.p, s.len, LLM_BPE_SPECIAL_ALLOW, &ids), LLM_OK);
+		CHECK_EQ_INT(llm_bpe_encode(e, text.p, text.len, LLM_BPE_SPECIAL_ALLOW, &plain), LLM_OK);
+		CHECK(ids.n > 2 * plain.n + 3);
+		CHECK_EQ_INT(ids.v[0], 100300);
+		CHECK_EQ_INT(ids.v[1 + plain.n], 100301);
+		CHECK_EQ_INT(ids.v[ids.n - 1], 100301);
+		CHECK(memcmp(ids.v + 1, plain.v, plain.n * sizeof *plain.v) == 0);
+		llm_ids_release(&ids);
+		llm_ids_release(&plain);
+		llm_buf_release(&s);
+		llm_bpe_enc_free(e);
+		llm_bpe_free(b);
+	}
+	llm_buf_release(&text);
+}
+
 /* Malformed rank files and tokenizer.json are refused with a message, never half-loaded. */
 static void test_bad_files(void)
 {
@@ -505,6 +553,7 @@ int main(void)
 	RUN(test_long_pieces_match_naive);
 	RUN(test_roundtrip_random_bytes);
 	RUN(test_special_modes);
+	RUN(test_special_search);
 	RUN(test_bad_files);
 	return unit_done();
 }
