@@ -759,6 +759,34 @@ static inline uint64_t cache_hash(const uint64_t k[2], size_t n)
 	return mix64(k[0] * 0x9e3779b97f4a7c15ULL ^ (k[1] + n) * 0xc2b2ae3d27d4eb4fULL);
 }
 
+/* k = p[0..n) zero-padded, for 0 < n <= 16, without a call to memcpy of a variable size
+ * (a tenth of the encoding time of English text): overlapping loads of fixed sizes, the
+ * bytes beyond the piece shifted out (little-endian; elsewhere memcpy). */
+static inline void piece_key(uint64_t k[2], const unsigned char *p, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t a, b;
+	if (n >= 8) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + n - 8, 8);
+		k[0] = a;
+		k[1] = n == 8 ? 0 : b >> (8 * (16 - n));
+	} else if (n >= 4) {
+		uint32_t x, y;
+		memcpy(&x, p, 4);
+		memcpy(&y, p + n - 4, 4);
+		k[0] = x | ((uint64_t)y >> (8 * (8 - n))) << 32;
+		k[1] = 0;
+	} else {
+		k[0] = p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
+		k[1] = 0;
+	}
+#else
+	k[0] = k[1] = 0;
+	memcpy(k, p, n);
+#endif
+}
+
 static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
@@ -769,11 +797,11 @@ static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_i
 	cache_slot *c = NULL;
 	uint64_t k[2] = { 0, 0 };
 	if (n <= CACHE_LEN) {
-		memcpy(k, p, n);
+		piece_key(k, p, n);
 		c = &e->cache[cache_hash(k, n) >> (64 - CACHE_BITS)];
 		if (c->len == n && c->k[0] == k[0] && c->k[1] == k[1]) {
-			ids_reserve(out, c->nids);
-			memcpy(out->v + out->n, c->ids, c->nids * sizeof *c->ids);
+			ids_reserve(out, CACHE_IDS); /* all of c->ids: a copy of fixed size */
+			memcpy(out->v + out->n, c->ids, sizeof c->ids);
 			out->n += c->nids;
 			return;
 		}

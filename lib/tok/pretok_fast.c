@@ -218,13 +218,44 @@ static size_t o200k_upper(uchar *s, size_t t, size_t end)
 	return u == t ? 0 : run_in(s, u, end, PT_LO);
 }
 
+static inline bool ascii_alpha(unsigned c)
+{
+	return (c | 32) >= 'a' && (c | 32) <= 'z';
+}
+
+/*
+ * o200k's first two alternatives on English text, without class lookups: an optional prefix
+ * (an ASCII character but a letter, a digit, CR and LF), a run of ASCII upper case and a run
+ * of ASCII lower case ([UP]*[LO]+ and [UP]+[LO]* agree on it). 0 when the text at p is not of
+ * this form or a non-ASCII byte follows the runs (a letter or mark there would continue
+ * them): then the general matcher decides. It spares the two tries of o200k_lower that an
+ * ASCII word costs there; the simpler patterns gain nothing from it.
+ */
+static inline size_t o200k_ascii(uchar *s, size_t p, size_t end)
+{
+	unsigned c = s[p];
+	size_t e = p;
+	if (!ascii_alpha(c)) {
+		if (c >= 0x80 || (c >= '0' && c <= '9') || is_crlf(c) || p + 1 >= end || !ascii_alpha(s[p + 1]))
+			return 0;
+		e = p + 1;
+	}
+	while (e < end && (unsigned)(s[e] - 'A') < 26u)
+		e++;
+	while (e < end && (unsigned)(s[e] - 'a') < 26u)
+		e++;
+	return e < end && s[e] >= 0x80 ? 0 : e;
+}
+
 /*
  * o200k: [^\r\n\p{L}\p{N}]?[UP]*[LO]+C?|[^\r\n\p{L}\p{N}]?[UP]+[LO]*C?|\p{N}{1,3}
  * | ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+   with C the contractions
  */
 static size_t m_o200k(uchar *s, size_t p, size_t end)
 {
-	size_t len;
+	size_t len = o200k_ascii(s, p, end);
+	if (len)
+		return len + contraction(s, len, end, true);
 	unsigned c = cls_at(s, p, &len);
 	bool pre = !(c & (PT_L | PT_N)) && !is_crlf(s[p]) && p + len < end;
 	size_t e = 0;
@@ -242,11 +273,6 @@ static size_t m_o200k(uchar *s, size_t p, size_t end)
 		return digits(s, p, len, end, 3);
 	e = punct(s, p, end, PT_WS | PT_L | PT_N, true);
 	return e ? e : white(s, p, end, true);
-}
-
-static inline bool ascii_alpha(unsigned c)
-{
-	return (c | 32) >= 'a' && (c | 32) <= 'z';
 }
 
 /* The 32 ASCII punctuation characters and symbols of DeepSeek's first alternative. */

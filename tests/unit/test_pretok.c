@@ -239,6 +239,25 @@ static void test_strings(void)
 	free(d);
 }
 
+/* Runs of ASCII letters, which the matchers take without class lookups: with each prefix
+ * the patterns allow, in both cases, and ended by what ends them, or by a non-ASCII letter
+ * or mark that continues them (then the general matcher decides). */
+static void test_ascii_words(void)
+{
+	static const char *const words[] = {
+		"Hello world", "HELLOworld", "helloWORLD", "HeLLo", " x", "  x", "x", "$abc", "\tabc",
+		"\vAbc", "'hello", "-Hello", "don't", "DON'T", "we'LL", "I'\xc5\xbf", "x\xc5\xbf", "caf\xc3\xa9",
+		"na\xc3\xafve", " Stra\xc3\x9f" "e", "ABC\xc3\xa9", "abc\xc3\x89", "abc\xcc\x81", "ABC\xcc\x81",
+		"K\xe2\x84\xaa", "abc1", "1abc", "\rabc", "\nabc", "\r\nabc", " \xc3\xa9t\xc3\xa9", "a\xe4\xb8\x80",
+		"\xe4\xb8\x80" "abc", "ab\xff" "cd", "ab\xca\xb0", "AB\xca\xb0", "x\xc7\x85y", "/path/to",
+	};
+	size_t bad = 0;
+	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+		for (size_t j = 0; j <= strlen(words[i]); j++) /* every prefix: the end stops runs too */
+			bad += !same_pieces(words[i], j);
+	CHECK_EQ_INT(bad, 0);
+}
+
 /*
  * Random strings over an alphabet holding two code points of every class value in the table
  * (the first and a random one) and every character the patterns name, plus ill-formed bytes.
@@ -353,6 +372,7 @@ int main(int argc, char **argv)
 	RUN(test_class_table);
 	open_pairs();
 	RUN(test_strings);
+	RUN(test_ascii_words);
 	RUN(test_random);
 	RUN(test_corpus);
 	RUN(test_other_patterns);
