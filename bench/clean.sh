@@ -100,7 +100,7 @@ for n in 1 2 4; do
 	if [ "$n" -gt 1 ] && command -v perf >/dev/null 2>&1 &&
 		perf record -q -e task-clock -o "$W/clean.perf" llm-clean -q --threads $n --recipe "$R" "$f" \
 			>/dev/null 2>&1; then
-		# per thread, busiest first; the main thread is the process's own id
+		# per thread, in the order they started: the first is the main thread (the process id)
 		shares=$(perf report -i "$W/clean.perf" --sort pid --stdio 2>/dev/null |
 			awk '/%/ { sub("%", "", $1); split($2, a, ":"); print $1, a[1] }' |
 			sort -k2,2n | awk -v k="$n" 'NR == 1 { main = $1; next } { w = w " " $1; if ($1 > max) max = $1 }
