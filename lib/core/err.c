@@ -15,7 +15,7 @@
 static const char *prog = "llmkit";
 static int verbosity = 1;
 static atomic_ulong warnings;
-static unsigned long warn_cap = 50;
+static const unsigned long warn_cap = 50;
 static _Thread_local char detail[1024];
 static _Thread_local int detail_status;
 
@@ -68,8 +68,6 @@ void llm_msg_init(const char *name)
 const char *llm_prog(void) { return prog; }
 void llm_set_verbosity(int level) { verbosity = level; }
 int llm_verbosity(void) { return verbosity; }
-void llm_warn_limit(unsigned long n) { warn_cap = n; }
-unsigned long llm_warn_count(void) { return atomic_load(&warnings); }
 
 static void emit(const char *file, unsigned long long line, const char *fmt, va_list ap)
 {
@@ -107,7 +105,7 @@ void llm_error_at(const char *file, unsigned long long line, const char *fmt, ..
 static int warn_allowed(void)
 {
 	unsigned long n = atomic_fetch_add(&warnings, 1) + 1;
-	if (warn_cap == 0 || n <= warn_cap)
+	if (n <= warn_cap)
 		return 1;
 	if (n == warn_cap + 1) {
 		char msg[256];

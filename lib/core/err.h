@@ -7,8 +7,8 @@
  * per thread and valid until the next failing call on that thread.
  *
  * Messages: lib/ never prints except through this module. Everything goes to stderr in the
- * shape "PROG: [FILE:LINE: ]what went wrong". Warnings are capped (llm_warn_limit) so that a
- * corpus of bad records cannot flood the terminal; the rejects file holds every one.
+ * shape "PROG: [FILE:LINE: ]what went wrong". Warnings are capped (50, then one notice) so
+ * that a corpus of bad records cannot flood the terminal; the rejects file holds every one.
  *
  * Allocation: llm_malloc/llm_calloc/llm_realloc/llm_strdup never return NULL. On failure they
  * call the out-of-memory handler (set by the program; the default prints and aborts). The
@@ -64,9 +64,6 @@ void llm_warn_at(const char *file, unsigned long long line, const char *fmt, ...
 void llm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void llm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));  /* verbosity >= 1 */
 void llm_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* verbosity >= 2 */
-/* After this many warnings one notice says the rest are suppressed (default 50; 0 = no cap). */
-void llm_warn_limit(unsigned long n);
-unsigned long llm_warn_count(void);
 
 /* Allocation that never returns NULL (see above). */
 typedef void (*llm_oom_fn)(size_t bytes);

@@ -638,9 +638,6 @@ void llm_writer_abort(llm_writer *w)
 	writer_release(w);
 }
 
-const char *llm_writer_name(const llm_writer *w) { return w->name; }
-uint64_t llm_writer_bytes(const llm_writer *w) { return w->bytes; }
-
 int llm_write_file(const char *path, const void *data, size_t n)
 {
 	llm_writer *w;

@@ -82,8 +82,6 @@ int llm_writer_write(llm_writer *w, const void *data, size_t n);
 int llm_writer_close(llm_writer *w);
 /* Discard: remove the temporary file. Frees w. */
 void llm_writer_abort(llm_writer *w);
-const char *llm_writer_name(const llm_writer *w);
-uint64_t llm_writer_bytes(const llm_writer *w); /* bytes given to write (before compression) */
 
 /* Write data to path atomically (a writer: temporary file, fsync, publish). */
 int llm_write_file(const char *path, const void *data, size_t n);

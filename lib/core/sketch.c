@@ -137,7 +137,6 @@ int llm_sketch_merge(llm_sketch *dst, const llm_sketch *src)
 
 double llm_sketch_alpha(const llm_sketch *s) { return s->alpha; }
 uint64_t llm_sketch_count(const llm_sketch *s) { return s->count; }
-double llm_sketch_sum(const llm_sketch *s) { return s->sum; }
 double llm_sketch_min(const llm_sketch *s) { return s->min; }
 double llm_sketch_max(const llm_sketch *s) { return s->max; }
 

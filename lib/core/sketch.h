@@ -53,7 +53,6 @@ int llm_sketch_merge(llm_sketch *dst, const llm_sketch *src);
 
 double llm_sketch_alpha(const llm_sketch *s);
 uint64_t llm_sketch_count(const llm_sketch *s);
-double llm_sketch_sum(const llm_sketch *s);
 /* Exact extremes; NaN when empty. */
 double llm_sketch_min(const llm_sketch *s);
 double llm_sketch_max(const llm_sketch *s);

@@ -260,7 +260,6 @@ int llm_tmpfile_open(llm_tmpfile **out, const char *path)
 }
 
 int llm_tmpfile_fd(const llm_tmpfile *t) { return t->fd; }
-const char *llm_tmpfile_final(const llm_tmpfile *t) { return t->final; }
 
 static void dir_sync(const char *dir)
 {

@@ -40,7 +40,6 @@ typedef struct llm_tmpfile llm_tmpfile;
  * LLM_EIO naming the directory on failure (*t is NULL). Files get mode 0666 minus the umask. */
 int llm_tmpfile_open(llm_tmpfile **t, const char *path);
 int llm_tmpfile_fd(const llm_tmpfile *t);
-const char *llm_tmpfile_final(const llm_tmpfile *t);
 
 enum { LLM_PUBLISH_NOW = 1 };
 /* fsync, then rename into place (or mark ready, see above). Frees t, whatever the outcome;

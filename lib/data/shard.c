@@ -974,7 +974,6 @@ int llm_shard_verify(const llm_shard *s)
 
 const llm_shard_info *llm_shard_get_info(const llm_shard *s) { return &s->info; }
 const char *llm_shard_path(const llm_shard *s) { return s->path; }
-const void *llm_shard_tokens_raw(const llm_shard *s) { return sec_ptr(s, LLM_SHARD_SEC_TOKENS); }
 
 const void *llm_shard_inputs_raw(const llm_shard *s)
 {

@@ -110,8 +110,7 @@ uint32_t llm_shard_token(const llm_shard *s, uint64_t i);
 void llm_shard_read_tokens(const llm_shard *s, uint64_t start, size_t n, uint32_t *out);
 /* The same for the noised inputs; returns 0 (and leaves out alone) when the shard has none. */
 int llm_shard_read_inputs(const llm_shard *s, uint64_t start, size_t n, uint32_t *out);
-/* The raw sections: tokens (width bytes each), inputs (NULL when none), doc offsets. */
-const void *llm_shard_tokens_raw(const llm_shard *s);
+/* The raw sections: inputs (NULL when none), doc offsets. */
 const void *llm_shard_inputs_raw(const llm_shard *s);
 const uint64_t *llm_shard_doc_offsets(const llm_shard *s);
 

@@ -424,7 +424,6 @@ void llm_dedup_free(llm_dedup *d)
 	free(d);
 }
 
-uint64_t llm_dedup_nodes(const llm_dedup *d) { return d->n; }
 uint64_t llm_dedup_base(const llm_dedup *d) { return d->base; }
 uint64_t llm_dedup_candidates(const llm_dedup *d) { return d->candidates; }
 uint64_t llm_dedup_joins(const llm_dedup *d) { return d->joins; }

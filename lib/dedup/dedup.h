@@ -93,7 +93,6 @@ void llm_dedup_set_memory(llm_dedup *d, size_t budget, const char *tmpdir);
 
 /* Append the next document; returns its node. sig->has == 0 makes a node without edges. */
 uint64_t llm_dedup_add(llm_dedup *d, const llm_dedup_sig *sig);
-uint64_t llm_dedup_nodes(const llm_dedup *d);
 /* Nodes loaded from an index come first: 0 .. base-1. */
 uint64_t llm_dedup_base(const llm_dedup *d);
 /* The survivor of node's cluster. */

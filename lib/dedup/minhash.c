@@ -72,9 +72,6 @@ void llm_minhash_free(llm_minhash *mh)
 	free(mh);
 }
 
-unsigned llm_minhash_num_perm(const llm_minhash *mh) { return mh->num_perm; }
-unsigned llm_minhash_bands(const llm_minhash *mh) { return mh->bands; }
-
 /*
  * 32-bit signatures: eight permutations per vector, so with AVX2 one shingle costs one
  * multiply, one add and one compare-select per eight values. target_clones picks the AVX2

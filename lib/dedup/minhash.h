@@ -34,8 +34,6 @@ typedef struct llm_minhash llm_minhash;
 int llm_minhash_new(llm_minhash **mh, unsigned num_perm, unsigned bands, unsigned rows,
                     unsigned hash_bits, uint64_t seed);
 void llm_minhash_free(llm_minhash *mh);
-unsigned llm_minhash_num_perm(const llm_minhash *mh);
-unsigned llm_minhash_bands(const llm_minhash *mh);
 
 /* sig[0..num_perm) = per-permutation minima over the n hashes (see above for 32 bits). */
 void llm_minhash_sign(const llm_minhash *mh, const uint64_t *h, size_t n, uint64_t *sig);

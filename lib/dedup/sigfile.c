@@ -321,5 +321,4 @@ int llm_sigfile_next(llm_sigfile_reader *r, llm_dedup_sig *sig, const char **id,
 	return LLM_OK;
 }
 
-uint64_t llm_sigfile_count(const llm_sigfile_reader *r) { return r->n; }
 uint64_t llm_sigfile_checksum(const llm_sigfile_reader *r) { return r->checksum; }

@@ -30,7 +30,6 @@ typedef struct llm_sigfile_reader llm_sigfile_reader;
 int llm_sigfile_open(llm_sigfile_reader **r, const char *path, llm_dedup_params *p);
 /* Next record (pointers valid until the next call). LLM_EOF after the trailer checked out. */
 int llm_sigfile_next(llm_sigfile_reader *r, llm_dedup_sig *sig, const char **id, size_t *idlen);
-uint64_t llm_sigfile_count(const llm_sigfile_reader *r);     /* records read so far */
 uint64_t llm_sigfile_checksum(const llm_sigfile_reader *r);  /* valid after LLM_EOF */
 void llm_sigfile_free(llm_sigfile_reader *r);
 

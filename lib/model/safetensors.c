@@ -35,11 +35,6 @@ const char *llm_safetensors_dtype_name(int dtype)
 	return dtype >= 0 && dtype < LLM_ST_NDTYPES ? dtypes[dtype].name : "?";
 }
 
-size_t llm_safetensors_dtype_size(int dtype)
-{
-	return dtype >= 0 && dtype < LLM_ST_NDTYPES ? dtypes[dtype].size : 0;
-}
-
 /* Header bigger than this is refused before allocating for it (the Rust crate uses 100 MB). */
 #define MAX_HEADER (100u << 20)
 

@@ -31,7 +31,6 @@ enum {
 
 /* "F32", ... and element size in bytes. */
 const char *llm_safetensors_dtype_name(int dtype);
-size_t llm_safetensors_dtype_size(int dtype);
 
 typedef struct {
 	char *name;

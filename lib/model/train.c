@@ -997,11 +997,6 @@ const llm_model *llm_trainer_model(const llm_trainer *t)
 	return t->m;
 }
 
-const char *llm_trainer_backend(const llm_trainer *t)
-{
-	return llm_backend_name(t->be);
-}
-
 /* Whether any rank was asked to stop. */
 static int stop_asked(const llm_trainer *t, const volatile sig_atomic_t *stop, int *rc)
 {

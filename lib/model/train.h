@@ -149,8 +149,6 @@ typedef struct {
 int64_t llm_trainer_steps_done(const llm_trainer *t);
 void llm_trainer_status(const llm_trainer *t, llm_train_status *s);
 const llm_model *llm_trainer_model(const llm_trainer *t);
-/* What the products run on (backend.h). */
-const char *llm_trainer_backend(const llm_trainer *t);
 
 /* The seed of the validation batches' loader for a run seeded with seed: their own stream,
  * so that they are the same at every evaluation, in every resumed or data-parallel run, and in

@@ -234,7 +234,6 @@ int llm_aho_compile(llm_aho *a)
 }
 
 size_t llm_aho_patterns(const llm_aho *a) { return a->compiled ? a->ndistinct : a->npats; }
-size_t llm_aho_states(const llm_aho *a) { return a->nstates; }
 size_t llm_aho_max_len(const llm_aho *a) { return a->maxlen; }
 
 size_t llm_aho_memory(const llm_aho *a)

@@ -41,7 +41,6 @@ int llm_aho_compile(llm_aho *a);
 
 /* After compile: distinct patterns, states, the longest pattern, bytes held. */
 size_t llm_aho_patterns(const llm_aho *a);
-size_t llm_aho_states(const llm_aho *a);
 size_t llm_aho_max_len(const llm_aho *a);
 size_t llm_aho_memory(const llm_aho *a);
 

@@ -26,7 +26,6 @@
 #include "warc.h"
 
 const char llm_docsrc_format_names[] = "auto\0jsonl\0text\0html\0warc\0archive\0arc\0";
-static const char *const format_name[] = { "auto", "jsonl", "text", "html", "warc", "archive", "arc" };
 
 struct llm_docsrc {
 	llm_docsrc_opts o;
@@ -257,7 +256,6 @@ void llm_docsrc_free(llm_docsrc *s)
 	free(s);
 }
 
-const char *llm_docsrc_format(const llm_docsrc *s) { return format_name[s->format]; }
 int64_t llm_docsrc_size(const llm_docsrc *s) { return llm_reader_size(s->r); }
 uint64_t llm_docsrc_skipped(const llm_docsrc *s) { return s->skipped; }
 

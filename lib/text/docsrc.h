@@ -92,8 +92,7 @@ int llm_docsrc_open_mem(llm_docsrc **s, const void *data, size_t n, const char *
 /* LLM_OK (a document), LLM_EFORMAT (a rejected record: d->reason, d->msg), LLM_EOF, or a
  * fatal read error (negative, detail set). */
 int llm_docsrc_next(llm_docsrc *s, llm_doc *d);
-/* Format in use ("jsonl", "text", ...), size of the input file (-1 unknown). */
-const char *llm_docsrc_format(const llm_docsrc *s);
+/* Size of the input file (-1 unknown). */
 int64_t llm_docsrc_size(const llm_docsrc *s);
 /* WARC records that carry no document (request, metadata, warcinfo, revisit), skipped. */
 uint64_t llm_docsrc_skipped(const llm_docsrc *s);

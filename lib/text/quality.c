@@ -200,11 +200,6 @@ static const llm_words *words(llm_quality *q)
 	return &q->words;
 }
 
-size_t llm_quality_nchars(const llm_quality *q)
-{
-	return q->nchars;
-}
-
 size_t llm_quality_nwords(llm_quality *q)
 {
 	return words(q)->n;

@@ -131,8 +131,7 @@ void llm_quality_set_text(llm_quality *q, const char *s, size_t n, const llm_seg
  * again; the result is the same as llm_quality_set_text's. */
 void llm_quality_set_edited(llm_quality *q, const char *s, size_t n);
 
-/* Code points, words of the current text: count, and word i as bytes. */
-size_t llm_quality_nchars(const llm_quality *q);
+/* Words of the current text: count, and word i as bytes. */
 size_t llm_quality_nwords(llm_quality *q);
 const char *llm_quality_word(llm_quality *q, size_t i, size_t *len);
 

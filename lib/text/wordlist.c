@@ -105,11 +105,6 @@ size_t llm_wordlist_size(const llm_wordlist *w) { return w->compiled ? w->size :
 void llm_wordlist_set_cjk_min(llm_wordlist *w, size_t n) { w->cjk_min = n; }
 int llm_wordlist_has_cjk(const llm_wordlist *w) { return w->has_cjk; }
 
-size_t llm_wordlist_memory(const llm_wordlist *w)
-{
-	return sizeof *w + w->size + (w->ac ? llm_aho_memory(w->ac) : 0);
-}
-
 /* Append code point cp as the automaton sees it (the text's folding, see above). */
 static void fold_cp(llm_buf *b, uint32_t cp)
 {

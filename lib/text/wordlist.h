@@ -62,8 +62,6 @@ size_t llm_wordlist_size(const llm_wordlist *w);
 int llm_wordlist_compile(llm_wordlist *w);
 /* Whether the compiled list has CJK entries (which word boundaries would restrict). */
 int llm_wordlist_has_cjk(const llm_wordlist *w);
-/* Bytes the compiled list holds. */
-size_t llm_wordlist_memory(const llm_wordlist *w);
 
 /* Per-thread match state of a compiled list. */
 typedef struct llm_wordlist_scratch llm_wordlist_scratch;

@@ -582,14 +582,5 @@ int llm_tokwriter_close(llm_tokwriter *tw)
 	return st;
 }
 
-void llm_tokwriter_abort(llm_tokwriter *tw)
-{
-	if (!tw)
-		return;
-	llm_writer_abort(tw->w);
-	llm_buf_release(&tw->buf);
-	free(tw);
-}
-
 const llm_tok_header *llm_tokwriter_header(const llm_tokwriter *tw) { return &tw->h; }
 uint64_t llm_tokwriter_records(const llm_tokwriter *tw) { return tw->records; }

@@ -140,8 +140,6 @@ int llm_tokwriter_write_raw(llm_tokwriter *w, const char *meta, size_t meta_len,
                             const void *raw_tokens, const void *raw_inputs, size_t n);
 /* Flush and close (rename into place for files). Frees w. */
 int llm_tokwriter_close(llm_tokwriter *w);
-/* Discard the output (remove the temporary file). Frees w. */
-void llm_tokwriter_abort(llm_tokwriter *w);
 const llm_tok_header *llm_tokwriter_header(const llm_tokwriter *w);
 uint64_t llm_tokwriter_records(const llm_tokwriter *w);
 
