@@ -146,7 +146,7 @@ static const struct tool_cli cli = { usage, cli_options, NULL };
 
 typedef struct {
 	llm_train_options t;
-	int log_every, report_every, have_min_lr, have_decay, precision_given;
+	int log_every, report_every, precision_given;
 	uint64_t *skip;
 	size_t nskip;
 } options;
@@ -175,21 +175,8 @@ static double now(void)
  */
 static void report_page(progress *p, int64_t steps_done, int live)
 {
-	const char *dir = p->o->t.run_dir;
-	int rc = p->rl ? llm_runlog_refresh(p->rl) : llm_runlog_open(&p->rl, dir);
-	llm_report_options ro;
-	llm_report_options_init(&ro);
-	char holder[256], path[4096];
-	if (live && llm_runlog_live(dir, holder, sizeof holder)) {
-		double per_step = (now() - p->t_begin) / (double)(steps_done > 0 ? steps_done : 1);
-		double every = per_step * p->o->report_every;
-		ro.live = holder;
-		ro.refresh = every < 5 ? 5 : every > 3600 ? 3600 : (int)every;
-	}
-	snprintf(path, sizeof path, "%s/report.html", dir);
-	if (rc == LLM_OK)
-		rc = llm_report_write(p->rl, &ro, path, NULL);
-	if (rc != LLM_OK)
+	double per_step = (now() - p->t_begin) / (double)(steps_done > 0 ? steps_done : 1);
+	if (llm_report_run(&p->rl, p->o->t.run_dir, live, per_step * p->o->report_every) != LLM_OK)
 		llm_warn("--report-every: %s", llm_last_error());
 }
 
@@ -249,15 +236,9 @@ static void parse_option(options *o, int c, const char *arg)
 	case OPT_SEQ: t->seq = (int)tool_int("--seq-len", arg, 1, 1 << 20); break;
 	case OPT_ACCUM: t->accum = (int)tool_int("--accum", arg, 1, 1 << 16); break;
 	case OPT_LR: t->opt.lr = tool_double("--lr", arg, 0, 10); break;
-	case OPT_MIN_LR:
-		t->opt.min_lr = tool_double("--min-lr", arg, 0, 10);
-		o->have_min_lr = 1;
-		break;
+	case OPT_MIN_LR: t->opt.min_lr = tool_double("--min-lr", arg, 0, 10); break;
 	case OPT_WARMUP: t->opt.warmup = tool_int("--warmup", arg, 0, INT64_MAX / 2); break;
-	case OPT_DECAY:
-		t->opt.total = tool_int("--decay-steps", arg, 1, INT64_MAX / 2);
-		o->have_decay = 1;
-		break;
+	case OPT_DECAY: t->opt.total = tool_int("--decay-steps", arg, 1, INT64_MAX / 2); break;
 	case OPT_WD: t->opt.weight_decay = tool_double("--weight-decay", arg, 0, 10); break;
 	case OPT_BETA1: t->opt.beta1 = tool_double("--beta1", arg, 0, 0.999999); break;
 	case OPT_BETA2: t->opt.beta2 = tool_double("--beta2", arg, 0, 0.999999); break;
@@ -266,14 +247,10 @@ static void parse_option(options *o, int c, const char *arg)
 	case OPT_RUN_DIR: t->run_dir = arg; break;
 	case OPT_EVAL_EVERY: t->eval_every = (int)tool_int("--eval-every", arg, 0, INT32_MAX); break;
 	case OPT_EVAL_BATCHES: t->eval_batches = (int)tool_int("--eval-batches", arg, 1, 1 << 16); break;
-	case OPT_PLATEAU: {
-		int used = 0;
-		if (sscanf(arg, "%d,%lf,%lf%n", &t->plateau_n, &t->plateau_delta, &t->plateau_factor,
-		           &used) != 3 || arg[used] || t->plateau_n < 1 || !(t->plateau_delta >= 0) ||
-		    !(t->plateau_factor > 0 && t->plateau_factor <= 1))
-			usage_error("--plateau: expected N,DELTA,FACTOR (e.g. 5,0.05,0.5), not '%s'", arg);
+	case OPT_PLATEAU:
+		if (llm_train_plateau_parse(t, arg) != LLM_OK)
+			usage_error("--plateau: %s", llm_last_error());
 		break;
-	}
 	case OPT_ON_SPIKE: t->on_spike = tool_choice("--on-spike", arg, "log\0skip\0rollback\0"); break;
 	case OPT_SPIKE_K: t->spike_k = tool_double("--spike-factor", arg, 1, 1e30); break;
 	case OPT_SPIKE_WARMUP: t->spike_warmup = (int)tool_int("--spike-warmup", arg, 0, INT32_MAX); break;
@@ -317,21 +294,13 @@ static void resolve(options *o)
 	if (b->device == LLM_DEVICE_CPU &&
 	    ((o->precision_given && b->precision != LLM_PREC_FP32) || b->recompute || b->zero1))
 		usage_error("--precision other than fp32, --recompute and --zero1 need --device cuda");
-	if (llm_device_resolve(b->device, &b->device) != LLM_OK)
-		die_lib();
-	if (b->device == LLM_DEVICE_CPU)
-		b->precision = LLM_PREC_FP32; /* --device auto without a GPU: the CPU runs fp32 */
-	if (!o->have_min_lr)
-		t->opt.min_lr = t->opt.lr / 10;
-	if (!o->have_decay)
-		t->opt.total = t->steps;
-	if (t->opt.total <= t->opt.warmup)
-		t->opt.total = t->opt.warmup + 1;
 	t->skip = o->skip;
 	t->nskip = o->nskip;
-	llm_model_config c = { .vocab_size = 1 };
-	if (!t->config && llm_model_preset(&c, t->model) != LLM_OK)
+	int rc = llm_train_options_resolve(t);
+	if (rc == LLM_EINVAL)
 		usage_error("--model: %s", llm_last_error());
+	if (rc != LLM_OK)
+		die_lib();
 }
 
 /* An error opening the run: a usage error (exit 2) when the options contradict the data,
@@ -430,6 +399,8 @@ int main(int argc, char **argv)
 	tool_save_cmdline(argc, argv);
 	options o = { .log_every = 10 };
 	llm_train_options_init(&o.t);
+	o.t.opt.min_lr = -1; /* unless given: lr / 10, and the decay ends at --steps */
+	o.t.opt.total = 0;
 	o.t.command = tool_cmdline();
 	if (llm_mpirt_init(&argc, &argv, &o.t.backend.rank, &o.t.backend.world) != LLM_OK)
 		die_lib();

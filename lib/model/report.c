@@ -37,6 +37,20 @@ typedef struct {
 	llm_json_rec rec;
 } page;
 
+int llm_report_run(llm_runlog **rl, const char *dir, int live, double refresh)
+{
+	int rc = *rl ? llm_runlog_refresh(*rl) : llm_runlog_open(rl, dir);
+	llm_report_options ro;
+	llm_report_options_init(&ro);
+	char holder[256], path[4096];
+	if (live && llm_runlog_live(dir, holder, sizeof holder)) {
+		ro.live = holder;
+		ro.refresh = refresh < 5 ? 5 : refresh > 3600 ? 3600 : (int)refresh;
+	}
+	snprintf(path, sizeof path, "%s/report.html", dir);
+	return rc != LLM_OK ? rc : llm_report_write(*rl, &ro, path, NULL);
+}
+
 void llm_report_options_init(llm_report_options *o)
 {
 	*o = (llm_report_options){ .max_points = 4000 };

@@ -53,4 +53,10 @@ void llm_report_html(const llm_runlog *rl, const llm_findings *findings,
 int llm_report_write(const llm_runlog *rl, const llm_report_options *o, const char *path,
                      size_t *nfound);
 
+/* The page of the run in dir, with its diagnosis, to dir/report.html (replaced atomically):
+ * *rl is the run read back, opened by the first call (NULL) and read again by the next ones
+ * as the run grows; the caller frees it. With live, the trainer holding the run (when one
+ * does) is named and the page asks to be reloaded every refresh seconds (5 to 3600). */
+int llm_report_run(llm_runlog **rl, const char *dir, int live, double refresh);
+
 #endif

@@ -28,6 +28,7 @@
 #include "core/json.h"
 #include "data/loader.h"
 #include "data/shard.h"
+#include "gpu.h"
 #include "mpirt.h"
 #include "tok/bpe.h"
 #include "trainlog.h"
@@ -62,6 +63,36 @@ void llm_train_options_init(llm_train_options *o)
 		                  .max_skips = 20, .ckpt_every = 100, .keep = 3, .command = "" };
 	llm_optim_defaults(&o->opt);
 	llm_backend_options_init(&o->backend);
+}
+
+int llm_train_options_resolve(llm_train_options *o)
+{
+	llm_model_config c = { .vocab_size = 1 };
+	if (!o->config && llm_model_preset(&c, o->model) != LLM_OK)
+		return LLM_EINVAL;
+	llm_backend_options *b = &o->backend;
+	int rc = llm_device_resolve(b->device, &b->device);
+	if (rc != LLM_OK)
+		return rc;
+	if (b->device == LLM_DEVICE_CPU)
+		b->precision = LLM_PREC_FP32;
+	if (o->opt.min_lr < 0)
+		o->opt.min_lr = o->opt.lr / 10;
+	if (o->opt.total == 0)
+		o->opt.total = o->steps;
+	if (o->opt.total <= o->opt.warmup)
+		o->opt.total = o->opt.warmup + 1;
+	return LLM_OK;
+}
+
+int llm_train_plateau_parse(llm_train_options *o, const char *s)
+{
+	int used = 0;
+	if (sscanf(s, "%d,%lf,%lf%n", &o->plateau_n, &o->plateau_delta, &o->plateau_factor,
+	           &used) != 3 || s[used] || o->plateau_n < 1 || !(o->plateau_delta >= 0) ||
+	    !(o->plateau_factor > 0 && o->plateau_factor <= 1))
+		return llm_fail(LLM_EINVAL, "expected N,DELTA,FACTOR (e.g. 5,0.05,0.5), not '%s'", s);
+	return LLM_OK;
 }
 
 uint64_t llm_train_val_seed(uint64_t seed)

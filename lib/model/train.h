@@ -110,6 +110,17 @@ typedef struct {
 
 void llm_train_options_init(llm_train_options *o);
 
+/*
+ * What the options leave to be worked out once a command line has set them: opt.min_lr < 0
+ * becomes lr / 10 and opt.total 0 becomes steps (the decay always ends past the warmup); the
+ * device is resolved (auto: cuda when a GPU is visible) and the CPU runs fp32. LLM_EINVAL
+ * when model names no preset (and there is no config); gpu.h's error when the device cannot
+ * be had.
+ */
+int llm_train_options_resolve(llm_train_options *o);
+/* "N,DELTA,FACTOR" (5,0.05,0.5) into the plateau rule of o; LLM_EINVAL saying what is wrong. */
+int llm_train_plateau_parse(llm_train_options *o, const char *s);
+
 typedef struct llm_trainer llm_trainer;
 
 /* Open the data, make or load the model, write the run directory's files. The strings of o

@@ -1,7 +1,8 @@
 /*
  * Unit tests for lib/model/train and lib/model/trainstate: state.json round trip and its
  * errors, a step, save and restore (bit for bit), spike rollback, the plateau rule,
- * non-finite steps, and the smoke run, all on the CPU backend and the smoke shards.
+ * non-finite steps, and the smoke run, all on the CPU backend and the smoke shards; the
+ * options' resolution.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "model/gpu.h"
 #include "model/train.h"
 #include "model/trainstate.h"
 #include "unit.h"
@@ -405,6 +407,46 @@ static void test_run_dir_and_checkpoint_refused(void)
 	llm_trainer_close(t2);
 }
 
+/* The defaults left to be worked out, the device, and the plateau rule's text. */
+static void test_options_resolve(void)
+{
+	llm_train_options o;
+	llm_train_options_init(&o);
+	o.opt.lr = 1e-3;
+	o.opt.min_lr = -1;
+	o.opt.total = 0;
+	o.steps = 500;
+	o.backend.device = LLM_DEVICE_AUTO;
+	o.backend.precision = LLM_PREC_BF16;
+	CHECK_EQ_INT(llm_train_options_resolve(&o), LLM_OK);
+	CHECK_NEAR(o.opt.min_lr, 1e-4, 1e-12);
+	CHECK_EQ_INT(o.opt.total, 500);
+	if (o.backend.device == LLM_DEVICE_CPU)
+		CHECK_EQ_INT(o.backend.precision, LLM_PREC_FP32);
+	else
+		CHECK_EQ_INT(o.backend.device, LLM_DEVICE_CUDA);
+	/* given values stay; a decay that would end in the warmup ends just past it */
+	llm_train_options_init(&o);
+	o.opt.min_lr = 0;
+	o.opt.warmup = 50;
+	o.opt.total = 20;
+	CHECK_EQ_INT(llm_train_options_resolve(&o), LLM_OK);
+	CHECK_NEAR(o.opt.min_lr, 0, 0);
+	CHECK_EQ_INT(o.opt.total, 51);
+	o.model = "huge";
+	CHECK_EQ_INT(llm_train_options_resolve(&o), LLM_EINVAL);
+	CHECK(strstr(llm_last_error(), "huge"));
+	CHECK_EQ_INT(llm_train_plateau_parse(&o, "5,0.05,0.5"), LLM_OK);
+	CHECK_EQ_INT(o.plateau_n, 5);
+	CHECK_NEAR(o.plateau_delta, 0.05, 1e-12);
+	CHECK_NEAR(o.plateau_factor, 0.5, 1e-12);
+	const char *bad[] = { "5,0.05", "0,0.1,0.5", "5,-1,0.5", "5,0.1,0", "5,0.1,1.5", "5,0.1,0.5x" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		CHECK_EQ_INT(llm_train_plateau_parse(&o, bad[i]), LLM_EINVAL);
+		CHECK(strstr(llm_last_error(), "expected N,DELTA,FACTOR"));
+	}
+}
+
 int main(void)
 {
 	llm_set_verbosity(0);
@@ -413,6 +455,7 @@ int main(void)
 		return 1;
 	snprintf(data, sizeof data, "%s/smoke/smoke-data", root);
 	snprintf(cfg, sizeof cfg, "%s/smoke/smoke-config.json", root);
+	RUN(test_options_resolve);
 	RUN(test_state_round_trip);
 	RUN(test_smoke); /* its shards and config serve the tests after it */
 	RUN(test_steps_lower_the_loss);
