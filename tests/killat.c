@@ -15,6 +15,7 @@
  *   cc -shared -fPIC -o killat.so "$TOP/tests/killat.c" -ldl
  *   LD_PRELOAD=./killat.so LLM_KILL_AT=rename:latest@2 llm-train ...
  * (under SAN=1 with ASAN_OPTIONS=verify_asan_link_order=0: ASan wants to be loaded first).
+ * Why this and LLMKIT_FAULT (lib/core/fault.h) are two mechanisms: see fault.h.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
