@@ -85,10 +85,7 @@ int llm_hash_file(const char *path, uint64_t *out)
 
 static uint64_t splitmix64(uint64_t *x)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
+	return llm_mix64(*x += 0x9e3779b97f4a7c15ULL);
 }
 
 void llm_rng_seed(llm_rng *r, uint64_t seed)

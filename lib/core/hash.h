@@ -26,6 +26,25 @@ llm_hash128_t llm_hash128(const void *data, size_t n, uint64_t seed);
 /* 32 lower-case hex digits, hi then lo (canonical XXH128 order), NUL-terminated. */
 void llm_hash128_hex(llm_hash128_t h, char out[33]);
 
+/* splitmix64's finalizer: a bijection of 64-bit words in which every input bit moves every
+ * output bit. For keys that are hashes already: the slot of a hash table, the probes of a
+ * Bloom filter. */
+static inline uint64_t llm_mix64(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* The k cells in [0, n) of key in a Bloom filter, by double hashing: key + i * (mix(key) | 1)
+ * for i in [0, k), each scaled into [0, n) by a multiply (Kirsch and Mitzenmacher). */
+static inline void llm_bloom_cells(uint64_t key, uint64_t n, unsigned k, uint64_t *at)
+{
+	uint64_t step = llm_mix64(key) | 1;
+	for (unsigned i = 0; i < k; i++, key += step)
+		at[i] = (uint64_t)(((unsigned __int128)key * n) >> 64);
+}
+
 /* Streaming XXH3-64 over several pieces (e.g. a file read in blocks). */
 typedef struct llm_hasher llm_hasher;
 llm_hasher *llm_hasher_new(uint64_t seed);

@@ -39,15 +39,6 @@ struct llm_decon {
 	size_t icap;
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ull;
-	x ^= x >> 27;
-	x *= 0x81dadef4bc2dd44dull;
-	return x ^ (x >> 33);
-}
-
 llm_decon *llm_decon_new(const llm_shingle_opts *o, size_t budget, const char *tmpdir)
 {
 	llm_decon *dc = llm_calloc(1, sizeof *dc);
@@ -129,27 +120,25 @@ size_t llm_decon_add_item(llm_decon *dc, uint32_t item, const llm_json_rec *rec,
 
 static void bloom_set(llm_decon *dc, uint64_t key)
 {
-	uint64_t h = mix(key) | 1;
-	for (unsigned i = 0; i < BLOOM_K; i++, key += h) {
-		uint64_t b = (uint64_t)(((unsigned __int128)key * dc->nbits) >> 64);
-		dc->bloom[b / 8] |= (unsigned char)(1u << (b % 8));
-	}
+	uint64_t at[BLOOM_K];
+	llm_bloom_cells(key, dc->nbits, BLOOM_K, at);
+	for (unsigned i = 0; i < BLOOM_K; i++)
+		dc->bloom[at[i] / 8] |= (unsigned char)(1u << (at[i] % 8));
 }
 
 static int bloom_has(const llm_decon *dc, uint64_t key)
 {
-	uint64_t h = mix(key) | 1;
-	for (unsigned i = 0; i < BLOOM_K; i++, key += h) {
-		uint64_t b = (uint64_t)(((unsigned __int128)key * dc->nbits) >> 64);
-		if (!((dc->bloom[b / 8] >> (b % 8)) & 1))
+	uint64_t at[BLOOM_K];
+	llm_bloom_cells(key, dc->nbits, BLOOM_K, at);
+	for (unsigned i = 0; i < BLOOM_K; i++)
+		if (!((dc->bloom[at[i] / 8] >> (at[i] % 8)) & 1))
 			return 0;
-	}
 	return 1;
 }
 
 static void tab_put(llm_decon *dc, uint64_t key, uint64_t item)
 {
-	size_t p = mix(key) & (dc->cap - 1);
+	size_t p = llm_mix64(key) & (dc->cap - 1);
 	while (dc->tab[p].item != EMPTY)
 		p = (p + 1) & (dc->cap - 1);
 	dc->tab[p] = (slot){ key, item };
@@ -225,7 +214,7 @@ int llm_decon_on_disk(const llm_decon *dc) { return dc->fd >= 0; }
 static uint64_t lookup(llm_decon *dc, uint64_t key, int *err)
 {
 	if (dc->tab) {
-		for (size_t p = mix(key) & (dc->cap - 1); dc->tab[p].item != EMPTY;
+		for (size_t p = llm_mix64(key) & (dc->cap - 1); dc->tab[p].item != EMPTY;
 		     p = (p + 1) & (dc->cap - 1))
 			if (dc->tab[p].key == key)
 				return dc->tab[p].item;

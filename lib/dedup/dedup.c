@@ -52,15 +52,6 @@ typedef struct {
 	size_t cap, n; /* cap is a power of two */
 } keytab;
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static void kt_release(keytab *t)
 {
 	free(t->s);
@@ -78,7 +69,7 @@ static void kt_rehash(keytab *t, size_t cap)
 	for (size_t i = 0; i < oldcap; i++) {
 		if (old[i].val == NONE)
 			continue;
-		size_t p = mix64(old[i].key) & (cap - 1);
+		size_t p = llm_mix64(old[i].key) & (cap - 1);
 		while (t->s[p].val != NONE)
 			p = (p + 1) & (cap - 1);
 		t->s[p] = old[i];
@@ -87,7 +78,7 @@ static void kt_rehash(keytab *t, size_t cap)
 }
 
 /* Position where a search for key starts; a search visits slots until an empty one. */
-static size_t kt_start(const keytab *t, uint64_t key) { return mix64(key) & (t->cap - 1); }
+static size_t kt_start(const keytab *t, uint64_t key) { return llm_mix64(key) & (t->cap - 1); }
 
 /* Insert without checking for an existing key (the multimap case); grows at 3/4 load. */
 static void kt_insert(keytab *t, uint64_t key, uint64_t val)
@@ -1654,17 +1645,10 @@ static uint64_t line_key(llm_linededup *ld, const char *s, size_t n, int *empty)
 	return *empty ? 0 : llm_hash64(ld->tmp.p, ld->tmp.len, 0x6c696e65);
 }
 
-static void bloom_cells(const llm_linededup *ld, uint64_t key, uint64_t *at)
-{
-	uint64_t h2 = mix64(key) | 1;
-	for (unsigned i = 0; i < BLOOM_K; i++, key += h2)
-		at[i] = (uint64_t)(((unsigned __int128)key * ld->ncells) >> 64);
-}
-
 /* A line's count: the minimum of its cells, whose positions go to at. */
 static unsigned bloom_min(const llm_linededup *ld, uint64_t key, uint64_t at[BLOOM_K])
 {
-	bloom_cells(ld, key, at);
+	llm_bloom_cells(key, ld->ncells, BLOOM_K, at);
 	unsigned m = 255;
 	for (unsigned i = 0; i < BLOOM_K; i++)
 		if (ld->cells[at[i]] < m)
