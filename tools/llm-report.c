@@ -3,7 +3,7 @@
  *
  * Input: a run directory as llm-train writes it (metrics.jsonl, or TensorBoard event files,
  * train.json, config.json, data-manifest.json, ckpt/, metrics.prom, eval/ *.json) and
- * llm-eval --json files. Output: one self-contained HTML page (lib/model/report.h); with
+ * llm-eval --stats files. Output: one self-contained HTML page (lib/model/report.h); with
  * --diagnose the patterns of lib/model/diagnose.h found in the curves, one line each; with
  * --watch the page rewritten every N seconds while a trainer holds the directory.
  * Memory: the curves (8 bytes per logged step and key) and the page.
@@ -41,7 +41,7 @@ static const struct tool_option cli_options[] = {
 	            "rewrite FILE every N seconds while a trainer holds RUN_DIR, and\n"
 	            "once more after it has gone"),
 	TOOL_OPTION("eval", 0, "FILE", OPT_EVAL,
-	            "also show these llm-eval --json results (repeatable;\n"
+	            "also show these llm-eval --stats results (repeatable;\n"
 	            "RUN_DIR/eval/*.json are always shown)"),
 	TOOL_OPTION("title", 0, "TEXT", OPT_TITLE, "the page's title (default: RUN_DIR)"),
 	TOOL_OPTION("max-points", 0, "N", OPT_MAX_POINTS,
