@@ -175,8 +175,9 @@ size_t bpe_merge_linear(const llm_bpe *b, bpe_pcache *pc, uint32_t *id, uint32_t
  * bpe_bt_new builds the tables from the finished pair lists, or returns NULL when the
  * vocabulary does not allow the method (then encoding merges by rank). bpe_bt_encode writes
  * the ids of p[0..n) (n > 0; the whole piece first when whole_first) to out (n entries) and
- * returns their count; dead is scratch for n / 64 + 1 words. SIZE_MAX would mean the tables
- * are wrong.
+ * returns their count; dead is scratch for n / 64 + 1 words. SIZE_MAX: the piece needs a
+ * token whose merges are out of order (Llama 3 has 81), for which backtracking is not
+ * exact; the caller merges it by rank.
  */
 bpe_bt *bpe_bt_new(const llm_bpe *b);
 void bpe_bt_free(bpe_bt *t);
