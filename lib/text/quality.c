@@ -65,6 +65,8 @@ struct llm_quality {
 	hmap map;
 	hset set;
 	llm_buf line;
+	llm_buf low, cit, citlow; /* C4: the text lower-cased, a line without its citations and
+	                           * that lower-cased */
 	pcre2_match_data *md; /* the encoded-data patterns of the code rules */
 	/* n-gram hashing by prefix: hash of the words' bytes concatenated (ph) and joined by
 	 * spaces (phs), their byte lengths, and powers of the base */
@@ -160,6 +162,9 @@ void llm_quality_free(llm_quality *q)
 	free(q->pow);
 	free(q->plen);
 	llm_buf_release(&q->line);
+	llm_buf_release(&q->low);
+	llm_buf_release(&q->cit);
+	llm_buf_release(&q->citlow);
 	free(q);
 }
 
@@ -877,21 +882,104 @@ bool llm_quality_fineweb(llm_quality *q, const llm_quality_params *p, llm_verdic
 const char *const llm_quality_c4_lines[5] = { "too_long_word", "no_terminal_punct", "too_few_words",
 	                                   "javascript", "policy" };
 
-static const char *const policy_phrases[] = { "terms of use", "privacy policy", "cookie policy",
-	                                      "uses cookies", "use of cookies", "use cookies" };
+/* What C4 does with a line: a line rule drops it (the index of its counter in
+ * llm_quality_c4_lines), it is kept, or a page rule drops the document. */
+enum { C4_TOO_LONG_WORD, C4_NO_TERMINAL, C4_TOO_FEW_WORDS, C4_JAVASCRIPT, C4_POLICY, C4_KEEP,
+       C4_LOREM_IPSUM, C4_CURLY_BRACKET };
 
-/* Whether a lower-cased line holds a policy phrase. Four of the six hold "cookie": the line is
- * searched for it once, and for those four only where it is found. */
-static bool has_policy(const char *low, size_t n)
+/*
+ * The first occurrence of a needle in a text at or after the line being judged. Lines are
+ * judged in order, so one search serves every line up to the occurrence it found: a needle is
+ * looked for about once over the document, not once per line (a memmem call per line and
+ * needle cost more than the search itself).
+ */
+typedef struct {
+	const char *needle;
+	size_t len;
+	size_t at; /* the occurrence; the text's length if none is ahead; SIZE_MAX before a search */
+} finder;
+
+static finder finder_of(const char *needle)
 {
-	if (memmem(low, n, "terms of use", 12) || memmem(low, n, "privacy policy", 14))
+	return (finder){ needle, strlen(needle), SIZE_MAX };
+}
+
+/* Whether t[a..b) holds the needle; a never decreases between the calls on one text t[0..n). */
+static bool finder_in(finder *f, const char *t, size_t n, size_t a, size_t b)
+{
+	if (f->at == SIZE_MAX || f->at < a) {
+		const char *p = f->len == 1 ? memchr(t + a, f->needle[0], n - a)
+		                            : memmem(t + a, n - a, f->needle, f->len);
+		f->at = p ? (size_t)(p - t) : n;
+	}
+	return f->at + f->len <= b;
+}
+
+/* The policy phrases. Four of the six hold "cookie": they are looked for only in the lines
+ * that do. */
+#define C4_NPOLICY 6
+static const char *const policy_phrases[C4_NPOLICY] = { "terms of use", "privacy policy",
+	                                                "cookie policy", "uses cookies",
+	                                                "use of cookies", "use cookies" };
+
+/* A text that C4 judges line by line, the document or one line that the citation rule edited,
+ * with its needles. */
+typedef struct {
+	const char *s, *low; /* the text and its ASCII lower-case copy (NULL: no phrase rule) */
+	size_t n;
+	finder bracket, curly, lorem, javascript, cookie, policy[C4_NPOLICY];
+} c4_text;
+
+static void c4_text_init(c4_text *t, const char *s, const char *low, size_t n)
+{
+	t->s = s;
+	t->low = low;
+	t->n = n;
+	t->bracket = finder_of("[");
+	t->curly = finder_of("{");
+	t->lorem = finder_of("lorem ipsum");
+	t->javascript = finder_of("javascript");
+	t->cookie = finder_of("cookie");
+	for (int k = 0; k < C4_NPOLICY; k++)
+		t->policy[k] = finder_of(policy_phrases[k]);
+}
+
+/* Whether the lower-cased line t[a..b) holds a policy phrase. */
+static bool c4_policy(c4_text *t, size_t a, size_t b)
+{
+	if (finder_in(&t->policy[0], t->low, t->n, a, b) || finder_in(&t->policy[1], t->low, t->n, a, b))
 		return true;
-	if (!memmem(low, n, "cookie", 6))
+	if (!finder_in(&t->cookie, t->low, t->n, a, b))
 		return false;
-	for (size_t k = 2; k < sizeof policy_phrases / sizeof *policy_phrases; k++)
-		if (memmem(low, n, policy_phrases[k], strlen(policy_phrases[k])))
+	for (int k = 2; k < C4_NPOLICY; k++)
+		if (finder_in(&t->policy[k], t->low, t->n, a, b))
 			return true;
 	return false;
+}
+
+/* The ASCII lower-case copy of s[0..n) in out, for the phrase rules, eight bytes at a time.
+ * The phrases are ASCII; Python's lower() maps no other character to an ASCII letter except
+ * U+0130 and the Kelvin and Angstrom signs, which no phrase contains in a way that matters. */
+static const char *ascii_lower(llm_buf *out, const char *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ULL, top = 0x80 * ones;
+	llm_buf_reset(out);
+	llm_buf_grow(out, n);
+	char *d = out->p;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x;
+		memcpy(&x, s + i, 8);
+		/* the top bit of each byte: ASCII, at least 'A' and not above 'Z' (no sum carries) */
+		uint64_t low7 = x & 0x7F * ones;
+		uint64_t upper = (low7 + (0x80 - 'A') * ones) & ~(low7 + (0x80 - 'Z' - 1) * ones) & ~x & top;
+		x |= upper >> 2;
+		memcpy(d + i, &x, 8);
+	}
+	for (; i < n; i++)
+		d[i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ? s[i] + 32 : s[i]);
+	out->len = n;
+	return d;
 }
 
 /* Remove "[digits]", "[edit]" and "[citation needed]" from s[a..b) into out. */
@@ -918,6 +1006,112 @@ static void remove_citations(const char *s, size_t a, size_t b, llm_buf *out)
 		}
 		llm_buf_addc(out, s[i++]);
 	}
+}
+
+/* Python's str.isspace of the bytes below 0x80. */
+static const unsigned char ascii_space[128] = { ['\t'] = 1, ['\n'] = 1, ['\v'] = 1, ['\f'] = 1,
+	                                        ['\r'] = 1, [0x1C] = 1, [0x1D] = 1, [0x1E] = 1,
+	                                        [0x1F] = 1, [' '] = 1 };
+
+/* Whether the code point at s[k] (k < b) is white space; its length in *len. */
+static inline bool space_at(const char *s, size_t k, size_t b, size_t *len)
+{
+	unsigned char c = (unsigned char)s[k];
+	if (c < 0x80) {
+		*len = 1;
+		return ascii_space[c];
+	}
+	uint32_t cp;
+	*len = llm_utf8_decode(s + k, b - k, &cp);
+	return llm_charclass_space(cp);
+}
+
+/* The str.split() words of s[a..b), counted up to cap: most lines are read only to their
+ * third word. */
+static size_t split_words(const char *s, size_t a, size_t b, size_t cap)
+{
+	size_t nwords = 0, len;
+	bool in = false;
+	for (size_t k = a; k < b && nwords < cap; k += len) {
+		bool space = space_at(s, k, b, &len);
+		nwords += !space && !in;
+		in = !space;
+	}
+	return nwords;
+}
+
+/* The code points of the longest str.split() word of s[a..b). */
+static size_t longest_split_word(const char *s, size_t a, size_t b)
+{
+	size_t longest = 0, wl = 0, len;
+	for (size_t k = a; k < b; k += len) {
+		if (space_at(s, k, b, &len))
+			wl = 0;
+		else if (++wl > longest)
+			longest = wl;
+	}
+	return longest;
+}
+
+static bool c4_terminal(const char *s, size_t n, bool cjk)
+{
+	if (n == 0)
+		return false;
+	if (ends_with(s, 0, n, "..."))
+		return false;
+	char c = s[n - 1];
+	if (c == '.' || c == '?' || c == '!' || c == '"' || c == '\'')
+		return true;
+	return cjk && llm_charclass_cjk_end(last_cp(s, 0, n));
+}
+
+/* C4's verdict on the stripped line [a, b) of the document (C4_*), in the reference's order
+ * of the rules. The line as it would be kept is *l[0..*len): the document's bytes, or a copy
+ * in q->cit that the citation rule edited (*edited). */
+static int c4_line(llm_quality *q, const llm_quality_params *p, c4_text *doc, size_t a, size_t b,
+                   const char **l, size_t *len, bool *edited)
+{
+	const char *s = doc->s;
+	/* a line of at most max bytes has no word of more than max code points */
+	size_t max = p->c4_max_word_len > 0 ? (size_t)p->c4_max_word_len : SIZE_MAX;
+	if (b - a > max && longest_split_word(s, a, b) > max)
+		return C4_TOO_LONG_WORD;
+	c4_text *t = doc, cited;
+	size_t la = a, lb = b;
+	*edited = false;
+	if (p->c4_remove_citations && finder_in(&doc->bracket, s, doc->n, a, b)) {
+		remove_citations(s, a, b, &q->cit);
+		if (q->cit.len != b - a) {
+			const char *low = doc->low ? ascii_lower(&q->citlow, q->cit.p, q->cit.len) : NULL;
+			c4_text_init(&cited, q->cit.p, low, q->cit.len);
+			t = &cited;
+			la = 0;
+			lb = q->cit.len;
+			*edited = true;
+		}
+	}
+	*l = t->s + la;
+	*len = lb - la;
+	if (p->c4_terminal_punct && !c4_terminal(*l, *len, p->cjk))
+		return C4_NO_TERMINAL;
+	if (p->c4_min_words_per_line > 0) {
+		/* white-space words of the line as read; CJK lines have no spaces: their words are
+		 * characters */
+		size_t min = (size_t)p->c4_min_words_per_line, words = split_words(s, a, b, min);
+		if (p->cjk && words < min)
+			words = llm_utf8_count(*l, *len);
+		if (words < min)
+			return C4_TOO_FEW_WORDS;
+	}
+	if (p->c4_lorem_ipsum && finder_in(&t->lorem, t->low, t->n, la, lb))
+		return C4_LOREM_IPSUM;
+	if (p->c4_javascript && finder_in(&t->javascript, t->low, t->n, la, lb))
+		return C4_JAVASCRIPT;
+	if (p->c4_curly_bracket && finder_in(&t->curly, t->s, t->n, la, lb))
+		return C4_CURLY_BRACKET;
+	if (p->c4_policy && c4_policy(t, la, lb))
+		return C4_POLICY;
+	return C4_KEEP;
 }
 
 /* Sentences in words w[0..n) of a line, as spaCy's sentencizer counts them: a new sentence
@@ -980,144 +1174,89 @@ static size_t carry_words(llm_quality *q, size_t *wi, size_t a, size_t b, bool e
 	return first;
 }
 
-static bool c4_terminal(const char *s, size_t n, bool cjk)
+/* C4's output as it is written: the kept lines, their code points, and the sentences the page
+ * rule counts. */
+typedef struct {
+	llm_buf *out;
+	size_t nchars;    /* code points of out */
+	size_t sentences; /* counted while fewer than the page rule asks */
+	size_t wi;        /* the next of the document's words, when carried */
+	bool carry;       /* the words of out are the document's (see llm_quality_c4) */
+} c4_out;
+
+/* Write the kept line l[0..len), the document's [a, b) as read. */
+static void c4_keep(llm_quality *q, const llm_quality_params *p, c4_out *o, size_t a, size_t b,
+                    const char *l, size_t len, bool edited)
 {
-	if (n == 0)
-		return false;
-	if (ends_with(s, 0, n, "..."))
-		return false;
-	char c = s[n - 1];
-	if (c == '.' || c == '?' || c == '!' || c == '"' || c == '\'')
-		return true;
-	return cjk && llm_charclass_cjk_end(last_cp(s, 0, n));
+	llm_buf *out = o->out;
+	if (out->len) {
+		llm_buf_addc(out, '\n');
+		o->nchars++;
+	}
+	o->nchars += llm_utf8_count(l, len);
+	size_t pos = out->len;
+	llm_buf_add(out, l, len);
+	bool count = p->c4_min_sentences > 0 && o->sentences < (size_t)p->c4_min_sentences;
+	if (o->carry) {
+		size_t first = carry_words(q, &o->wi, a, b, edited, out, pos, len);
+		if (count)
+			o->sentences += sentences_of(q->edited.w + first, q->edited.n - first);
+	} else if (count) {
+		o->sentences += count_sentences(q, l, 0, len);
+	}
+}
+
+/* The kept document: out stripped, the carried words moved with it, for
+ * llm_quality_set_edited. */
+static void c4_finish(llm_quality *q, c4_out *o)
+{
+	llm_buf *out = o->out;
+	size_t a = 0, b = out->len;
+	if (out->p) {
+		py_strip(out->p, &a, &b);
+		o->nchars -= llm_utf8_count(out->p, a) + llm_utf8_count(out->p + b, out->len - b);
+		if (a > 0)
+			memmove(out->p, out->p + a, b - a);
+		llm_buf_truncate(out, b - a);
+	}
+	for (size_t k = 0; o->carry && a > 0 && k < q->edited.n; k++)
+		q->edited.w[k].off -= (uint32_t)a;
+	q->edited_ok = o->carry;
+	q->edited_nchars = o->nchars;
 }
 
 bool llm_quality_c4(llm_quality *q, const llm_quality_params *p, llm_buf *out, uint64_t stats[5],
                    llm_verdict *v)
 {
-	const char *s = q->s;
-	size_t sentences = 0, nl;
+	size_t nl;
 	const qline *ln = lines(q, &nl);
+	bool phrases = p->c4_lorem_ipsum || p->c4_javascript || p->c4_policy;
+	c4_text doc;
+	c4_text_init(&doc, q->s, phrases ? ascii_lower(&q->low, q->s, q->n) : NULL, q->n);
 	/* The words of the output come from the document's own when it has been split (and the
 	 * sentencizer reads them too); with a segmenter the sentences need spaCy's words, which
 	 * are not the document's. */
-	bool carry = q->split && !q->seg;
-	size_t wi = 0, nchars = 0; /* code points of out */
+	c4_out o = { out, 0, 0, 0, q->split && !q->seg };
 	q->edited.n = 0;
-	llm_buf cit = LLM_BUF_INIT, low = LLM_BUF_INIT;
 	llm_buf_reset(out);
-	bool keep = true;
 	for (size_t li = 0; li < nl; li++) {
-		size_t a = ln[li].a, b = ln[li].b;
-		/* white-space words of the stripped line */
-		size_t nwords = 0, longest = 0, wl = 0, linechars = 0;
-		for (size_t k = a; k < b; linechars++) {
-			uint32_t cp = (unsigned char)s[k];
-			k += cp < 0x80 ? 1 : llm_utf8_decode(s + k, b - k, &cp);
-			if (!llm_charclass_space(cp)) {
-				wl++;
-				continue;
-			}
-			if (wl) {
-				nwords++;
-				if (wl > longest)
-					longest = wl;
-				wl = 0;
-			}
-		}
-		if (wl) {
-			nwords++;
-			if (wl > longest)
-				longest = wl;
-		}
-		if (p->c4_max_word_len > 0 && longest > (size_t)p->c4_max_word_len) {
-			if (stats)
-				stats[0]++;
-			continue;
-		}
-		const char *l = s + a;
-		size_t len = b - a;
-		bool edited = false;
-		if (p->c4_remove_citations && memchr(l, '[', len)) {
-			remove_citations(s, a, b, &cit);
-			edited = cit.len != len;
-			l = cit.p;
-			len = cit.len;
-		}
-		if (p->c4_terminal_punct && !c4_terminal(l, len, p->cjk)) {
-			if (stats)
-				stats[1]++;
-			continue;
-		}
-		/* CJK lines have no spaces: their words are characters */
-		size_t words = nwords;
-		if (p->cjk && (int)words < p->c4_min_words_per_line)
-			words = llm_utf8_count(l, len);
-		if (p->c4_min_words_per_line > 0 && (int)words < p->c4_min_words_per_line) {
-			if (stats)
-				stats[2]++;
-			continue;
-		}
-		/* ASCII lower-case copy for the phrase rules (the phrases are ASCII; Python's
-		 * lower() maps no other character to an ASCII letter except U+0130 and the Kelvin
-		 * and Angstrom signs, which no phrase contains in a way that matters) */
-		llm_buf_reset(&low);
-		llm_buf_grow(&low, len);
-		for (size_t k = 0; k < len; k++)
-			low.p[k] = (char)((l[k] >= 'A' && l[k] <= 'Z') ? l[k] + 32 : l[k]);
-		low.len = len;
-		if (p->c4_lorem_ipsum && memmem(low.p, len, "lorem ipsum", 11)) {
-			keep = fail(v, "c4_lorem_ipsum", 1, 0);
-			break;
-		}
-		if (p->c4_javascript && memmem(low.p, len, "javascript", 10)) {
-			if (stats)
-				stats[3]++;
-			continue;
-		}
-		if (p->c4_curly_bracket && memchr(l, '{', len)) {
-			keep = fail(v, "c4_curly_bracket", 1, 0);
-			break;
-		}
-		if (p->c4_policy && has_policy(low.p, len)) {
-			if (stats)
-				stats[4]++;
-			continue;
-		}
-		if (out->len) {
-			llm_buf_addc(out, '\n');
-			nchars++;
-		}
-		nchars += edited ? llm_utf8_count(l, len) : linechars;
-		size_t pos = out->len;
-		llm_buf_add(out, l, len);
-		if (carry) {
-			size_t first = carry_words(q, &wi, a, b, edited, out, pos, len);
-			if (p->c4_min_sentences > 0 && sentences < (size_t)p->c4_min_sentences)
-				sentences += sentences_of(q->edited.w + first, q->edited.n - first);
-		} else if (p->c4_min_sentences > 0 && sentences < (size_t)p->c4_min_sentences) {
-			sentences += count_sentences(q, l, 0, len);
-		}
+		const char *l;
+		size_t len;
+		bool edited;
+		int what = c4_line(q, p, &doc, ln[li].a, ln[li].b, &l, &len, &edited);
+		if (what == C4_LOREM_IPSUM)
+			return fail(v, "c4_lorem_ipsum", 1, 0);
+		if (what == C4_CURLY_BRACKET)
+			return fail(v, "c4_curly_bracket", 1, 0);
+		if (what == C4_KEEP)
+			c4_keep(q, p, &o, ln[li].a, ln[li].b, l, len, edited);
+		else if (stats)
+			stats[what]++;
 	}
-	llm_buf_release(&cit);
-	llm_buf_release(&low);
-	if (keep && p->c4_min_sentences > 0 && sentences < (size_t)p->c4_min_sentences)
-		keep = fail(v, "c4_too_few_sentences", (double)sentences, p->c4_min_sentences);
-	if (keep) {
-		size_t a = 0, b = out->len;
-		py_strip(out->p ? out->p : "", &a, &b);
-		if (out->p)
-			nchars -= llm_utf8_count(out->p, a) + llm_utf8_count(out->p + b, out->len - b);
-		if (a > 0)
-			memmove(out->p, out->p + a, b - a);
-		if (out->p)
-			llm_buf_truncate(out, b - a);
-		for (size_t k = 0; carry && a > 0 && k < q->edited.n; k++)
-			q->edited.w[k].off -= (uint32_t)a;
-		q->edited_ok = carry;
-		q->edited_nchars = nchars;
-	}
-	return keep;
+	if (p->c4_min_sentences > 0 && o.sentences < (size_t)p->c4_min_sentences)
+		return fail(v, "c4_too_few_sentences", (double)o.sentences, p->c4_min_sentences);
+	c4_finish(q, &o);
+	return true;
 }
 
 

@@ -152,6 +152,42 @@ static void test_english(void)
 	free(good);
 }
 
+/* C4's line rules find their phrases and marks once per document, not once per line: a phrase
+ * counts only inside one line, also after a line that held it was dropped for another reason,
+ * and in a line that the citation rule edited. */
+static void test_c4_lines(void)
+{
+	llm_quality_params p;
+	llm_quality_defaults(&p, "en");
+	llm_buf out = LLM_BUF_INIT, page = LLM_BUF_INIT;
+	llm_buf_adds(&page, "Our privacy policy\n"                    /* no terminal mark */
+	                    "Read the privacy\npolicy of the site.\n" /* split over two lines */
+	                    "Read the privacy[1] policy of the site.\n"
+	                    "The words of the privacy rules are here.\n"
+	                    "Read about the uses of cookies here.\n"
+	                    "The cookie jar is full. The sky is blue.\n"
+	                    "We use cookies on this site, really.\n"
+	                    "Two words.\n");
+	for (int i = 0; i < 1001; i++)
+		llm_buf_addc(&page, 'x');
+	llm_buf_adds(&page, " is one long word.\nA last line with [edit] marks.\n");
+	uint64_t st[5] = { 0 };
+	llm_verdict v;
+	llm_quality_set_text(q, page.p, page.len, NULL);
+	CHECK(llm_quality_c4(q, &p, &out, st, &v));
+	CHECK_STR(out.p, "policy of the site.\n"
+	                 "The words of the privacy rules are here.\n"
+	                 "Read about the uses of cookies here.\n"
+	                 "The cookie jar is full. The sky is blue.\n"
+	                 "A last line with  marks.");
+	CHECK_EQ_INT(st[0], 1); /* the word of 1001 letters */
+	CHECK_EQ_INT(st[1], 2); /* "Our privacy policy", "Read the privacy" */
+	CHECK_EQ_INT(st[2], 1); /* "Two words." */
+	CHECK_EQ_INT(st[4], 2); /* the edited line, "We use cookies" */
+	llm_buf_release(&page);
+	llm_buf_release(&out);
+}
+
 /* Chinese cases: words are characters, FineWeb-2 cmn_Hani thresholds and stop words. */
 static void test_chinese(void)
 {
@@ -527,6 +563,7 @@ int main(void)
 	q = llm_quality_new();
 	RUN(test_words);
 	RUN(test_english);
+	RUN(test_c4_lines);
 	RUN(test_chinese);
 	RUN(test_length);
 	RUN(test_cwt);
