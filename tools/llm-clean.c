@@ -363,55 +363,53 @@ static void submit(struct ctx *c)
 		c->cur ^= 1;
 }
 
+/* A line of the input, added to the batch being read. */
+static void batch_add(struct ctx *c, const tool_lines *in)
+{
+	batch *b = &c->b[c->cur];
+	if (b->n == b->cap) {
+		b->cap = b->cap ? 2 * b->cap : 1024;
+		b->items = llm_realloc(b->items, b->cap * sizeof *b->items);
+		for (size_t i = b->n; i < b->cap; i++) {
+			llm_json_rec_init(&b->items[i].rec);
+			llm_buf_init(&b->items[i].out);
+		}
+	}
+	item *it = &b->items[b->n++];
+	it->toolong = in->too_long;
+	it->full_len = in->full_len;
+	/* an over-long line's reject keeps no more than --max-line of its head */
+	it->len = it->toolong && c->co->max_line < in->len ? c->co->max_line : in->len;
+	it->off = b->data.len;
+	it->lineno = in->lineno;
+	llm_buf_add(&b->data, in->line, it->len);
+}
+
 static int clean_one(struct ctx *c, const char *path)
 {
-	llm_reader *r;
-	if (llm_reader_open(&r, path) != LLM_OK) {
+	tool_lines in;
+	if (tool_lines_open(&in, path, c->co, c->run) != LLM_OK) {
 		llm_error("%s", llm_last_error());
 		return 1;
 	}
-	llm_reader_set_max_line(r, c->co->max_line);
-	c->name = llm_reader_name(r);
-	llm_run_begin_input(c->run, c->name, llm_reader_size(r));
-	char *line;
-	size_t len;
-	int rc, failed = 0;
-	while ((rc = llm_reader_line(r, &line, &len)) != LLM_EOF) {
-		if (rc != LLM_OK && rc != LLM_ETOOLONG) {
-			llm_error("%s", llm_last_error());
-			failed = 1;
-			break;
-		}
+	c->name = in.name;
+	while (tool_lines_next(&in)) {
+		batch_add(c, &in);
+		/* items point into data by offset, so growing data never invalidates them */
 		batch *b = &c->b[c->cur];
-		if (b->n == b->cap) {
-			b->cap = b->cap ? 2 * b->cap : 1024;
-			b->items = llm_realloc(b->items, b->cap * sizeof *b->items);
-			for (size_t i = b->n; i < b->cap; i++) {
-				llm_json_rec_init(&b->items[i].rec);
-				llm_buf_init(&b->items[i].out);
-			}
-		}
-		item *it = &b->items[b->n++];
-		it->toolong = rc == LLM_ETOOLONG;
-		it->full_len = len;
-		it->len = it->toolong ? (c->co->max_line < 1024 ? c->co->max_line : 1024) : len;
-		it->off = b->data.len;
-		it->lineno = llm_reader_lineno(r);
-		llm_buf_add(&b->data, line, it->len);
-		if (b->data.len >= c->batch_bytes || b->n >= 65536) {
-			/* items point into data by offset, so growing data never invalidates them */
+		if (b->data.len >= c->batch_bytes || b->n >= 65536)
 			submit(c);
-			llm_run_progress(c->run, llm_reader_raw_bytes(r));
-		}
 	}
 	/* every batch of an input is written before the next input begins (its name and
 	 * accounting) */
 	if (c->b[c->cur].n)
 		submit(c);
 	drain(c);
-	llm_run_progress(c->run, llm_reader_raw_bytes(r));
-	llm_reader_free(r);
-	return failed;
+	if (tool_lines_close(&in) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		return 1;
+	}
+	return 0;
 }
 
 static char *langs_copy;

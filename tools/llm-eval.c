@@ -335,26 +335,23 @@ static void eval_manifest(llm_evaluator *ev, llm_run *run, const char *path, int
  * in as dom.
  * run NULL: a pass over lines already accounted (compare's later checkpoints), silent.
  */
-static void reject_line(const opts *o, llm_run *run, int dom, llm_reader *r, int st,
-                        const char *reason, const char *why, const char *line, size_t len,
-                        const llm_json_rec *rec)
+static void reject_line(const opts *o, llm_run *run, int dom, const tool_lines *in,
+                        const char *reason, const char *why, const llm_json_rec *rec)
 {
-	const char *name = llm_reader_name(r);
-	uint64_t lineno = llm_reader_lineno(r);
 	if (o->co.strict)
-		die("%s:%llu: %s", name, (unsigned long long)lineno, why);
+		die("%s:%llu: %s", in->name, (unsigned long long)in->lineno, why);
 	if (!run)
 		return;
-	llm_warn_at(name, lineno, "%s: skipped", why);
+	llm_warn_at(in->name, in->lineno, "%s: skipped", why);
 	llm_buf extra = LLM_BUF_INIT;
-	if (st == LLM_ETOOLONG) {
-		llm_buf_addf(&extra, "\"length\": %zu", len);
-		len = strlen(line);
+	if (in->too_long) {
+		llm_buf_addf(&extra, "\"length\": %zu", in->full_len);
 	} else {
 		llm_buf_adds(&extra, "\"error\": ");
 		llm_json_put_str(&extra, why, strlen(why));
 	}
-	if (llm_run_reject(run, dom, reason, line, len, rec, extra.p, name, lineno) != LLM_OK)
+	if (llm_run_reject(run, dom, reason, in->line, in->len, rec, extra.p, in->name,
+	                   in->lineno) != LLM_OK)
 		die_lib();
 	llm_buf_release(&extra);
 }
@@ -366,12 +363,9 @@ static void eval_docs(llm_evaluator *ev, llm_run *run, const char *path, const o
 {
 	if (!bpe)
 		usage_error("documents need a tokenizer (-t)");
-	llm_reader *r;
-	if (llm_reader_open(&r, path) != LLM_OK)
+	tool_lines in;
+	if (tool_lines_open(&in, path, &o->co, run) != LLM_OK)
 		die_lib();
-	llm_reader_set_max_line(r, o->co.max_line);
-	if (run)
-		llm_run_begin_input(run, path, llm_reader_size(r));
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
 	llm_buf text, dom;
@@ -380,50 +374,42 @@ static void eval_docs(llm_evaluator *ev, llm_run *run, const char *path, const o
 	llm_ids ids;
 	llm_ids_init(&ids);
 	int64_t eos = llm_bpe_eos(bpe);
-	char *line;
-	size_t len;
-	int st;
-	while ((st = llm_reader_line(r, &line, &len)) == LLM_OK || st == LLM_ETOOLONG) {
-		int json = st == LLM_OK && llm_json_parse(&rec, line, len) == LLM_OK;
-		int h = !run ? 0 : json ? llm_run_in_rec(run, len + 1, &rec)
-		                        : llm_run_in(run, len + 1, NULL, 0);
+	while (tool_lines_next(&in)) {
+		int json = !in.too_long && llm_json_parse(&rec, in.line, in.len) == LLM_OK;
+		int h = !run ? 0 : json ? llm_run_in_rec(run, in.full_len + 1, &rec)
+		                        : llm_run_in(run, in.full_len + 1, NULL, 0);
 		llm_buf_reset(&text);
 		llm_buf_reset(&dom);
-		if (st == LLM_ETOOLONG) {
-			reject_line(o, run, h, r, st, "too_long", "line over --max-line", line, len, NULL);
+		if (in.too_long) {
+			reject_line(o, run, h, &in, "too_long", "line over --max-line", NULL);
 			continue;
 		}
 		if (!json) {
-			reject_line(o, run, h, r, st, "bad_json", rec.err_msg, line, len, NULL);
+			reject_line(o, run, h, &in, "bad_json", rec.err_msg, NULL);
 			continue;
 		}
 		if (llm_json_get_str(&rec, o->co.field, &text) != LLM_OK) {
-			reject_line(o, run, h, r, st, "no_text", "no text field", line, len, &rec);
+			reject_line(o, run, h, &in, "no_text", "no text field", &rec);
 			continue;
 		}
 		llm_json_get_str(&rec, "domain", &dom);
 		llm_buf_addc(&dom, 0);
 		ids.n = 0;
 		if (llm_bpe_encode(enc, text.p, text.len, LLM_BPE_SPECIAL_IGNORE, &ids) != LLM_OK)
-			die("%s:%llu: %s", llm_reader_name(r), (unsigned long long)llm_reader_lineno(r),
-			    llm_last_error());
+			die("%s:%llu: %s", in.name, (unsigned long long)in.lineno, llm_last_error());
 		if (eos >= 0)
 			llm_ids_push(&ids, (uint32_t)eos);
 		if (llm_eval_doc(ev, dom.p, ids.v, ids.n) != LLM_OK)
-			die("%s:%llu: %s", llm_reader_name(r), (unsigned long long)llm_reader_lineno(r),
-			    llm_last_error());
-		if (run) {
-			llm_run_out(run, h, len + 1);
-			llm_run_progress(run, llm_reader_raw_bytes(r));
-		}
+			die("%s:%llu: %s", in.name, (unsigned long long)in.lineno, llm_last_error());
+		if (run)
+			llm_run_out(run, h, in.full_len + 1);
 	}
-	if (st != LLM_EOF)
+	if (tool_lines_close(&in) != LLM_OK)
 		die_lib();
 	llm_ids_release(&ids);
 	llm_buf_release(&text);
 	llm_buf_release(&dom);
 	llm_json_rec_release(&rec);
-	llm_reader_free(r);
 }
 
 /* --sampled: the trainer's validation micro-batches, one window per row. */
@@ -637,25 +623,19 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 	double *ll = NULL;
 	size_t llcap = 0;
 	for (int f = 0; f < nfiles; f++) {
-		llm_reader *r;
-		if (llm_reader_open(&r, files[f]) != LLM_OK)
+		tool_lines in;
+		if (tool_lines_open(&in, files[f], &o->co, run) != LLM_OK)
 			die_lib();
-		llm_reader_set_max_line(r, o->co.max_line);
-		if (run)
-			llm_run_begin_input(run, files[f], llm_reader_size(r));
-		char *line;
-		size_t len;
-		int st;
-		while ((st = llm_reader_line(r, &line, &len)) == LLM_OK || st == LLM_ETOOLONG) {
-			int json = st == LLM_OK && llm_json_parse(&rec, line, len) == LLM_OK;
-			int h = !run ? 0 : json ? llm_run_in_rec(run, len + 1, &rec)
-			                        : llm_run_in(run, len + 1, NULL, 0);
+		while (tool_lines_next(&in)) {
+			int json = !in.too_long && llm_json_parse(&rec, in.line, in.len) == LLM_OK;
+			int h = !run ? 0 : json ? llm_run_in_rec(run, in.full_len + 1, &rec)
+			                        : llm_run_in(run, in.full_len + 1, NULL, 0);
 			llm_choice_item it;
 			const char *reason = NULL;
-			if (st == LLM_ETOOLONG) {
+			if (in.too_long) {
 				reason = "too_long";
 				llm_fail(LLM_ETOOLONG, "line over --max-line");
-			} else if (llm_choice_parse(&it, line, len) != LLM_OK) {
+			} else if (llm_choice_parse(&it, in.line, in.len) != LLM_OK) {
 				reason = json ? "bad_item" : "bad_json";
 			} else {
 				if (it.nchoices > llcap) {
@@ -672,20 +652,17 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 					reason = "unscorable";
 				}
 			}
-			if (st == LLM_OK)
+			if (!in.too_long)
 				llm_choice_item_release(&it);
 			if (reason) {
-				reject_line(o, run, h, r, st, reason, llm_last_error(), line, len,
-				            json ? &rec : NULL);
+				reject_line(o, run, h, &in, reason, llm_last_error(), json ? &rec : NULL);
 				res->bad++;
 			} else if (run) {
-				llm_run_out(run, h, len + 1);
-				llm_run_progress(run, llm_reader_raw_bytes(r));
+				llm_run_out(run, h, in.full_len + 1);
 			}
 		}
-		if (st != LLM_EOF)
+		if (tool_lines_close(&in) != LLM_OK)
 			die_lib();
-		llm_reader_free(r);
 	}
 	free(ll);
 	llm_json_rec_release(&rec);

@@ -477,35 +477,25 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 		files = dash;
 	}
 	for (int f = 0; f < nfiles && !fatal; f++) {
-		llm_reader *r;
-		if (llm_reader_open(&r, files[f]) != LLM_OK) {
+		tool_lines in;
+		if (tool_lines_open(&in, files[f], &o->co, run) != LLM_OK) {
 			llm_error("%s", llm_last_error());
 			failed = 1;
 			continue;
 		}
-		llm_reader_set_max_line(r, o->co.max_line);
-		llm_run_begin_input(run, files[f], llm_reader_size(r));
-		const char *fname = e.names[e.nnames++] = llm_strdup(llm_reader_name(r));
-		char *line;
-		size_t len;
-		int rc;
-		while (!fatal && ((rc = llm_reader_line(r, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG)) {
+		const char *fname = e.names[e.nnames++] = llm_strdup(in.name);
+		while (tool_lines_next(&in)) {
 			batch *b = fill_batch(&e, fname);
 			if (!b) {
 				fatal = 1;
 				break;
 			}
-			int tl = rc == LLM_ETOOLONG;
-			/* An over-long line comes as its NUL-terminated head (io.h), len its full size. */
-			batch_push_line(b, line, tl ? strlen(line) : len, llm_reader_lineno(r), tl);
-			if (b->n == 1)
-				llm_run_progress(run, llm_reader_raw_bytes(r));
+			batch_push_line(b, in.line, in.len, in.lineno, in.too_long);
 		}
-		if (!fatal && rc != LLM_EOF) {
+		if (tool_lines_close(&in) != LLM_OK) {
 			llm_error("%s", llm_last_error());
 			failed = 1;
 		}
-		llm_reader_free(r);
 	}
 	if (!fatal)
 		fatal = push_batch(&e) || write_done(&e, true);
@@ -653,23 +643,35 @@ struct jsonl_state {
 	llm_json_edit ed;
 };
 
-static int decode_jsonl_line(struct decoder *d, struct jsonl_state *js, const char *line,
-                             size_t len, const char *name, uint64_t ln)
+/* A line of token JSONL that is not a record: fatal with --strict, else warned and rejected. */
+static int decode_reject(struct decoder *d, const tool_lines *in, const char *reason,
+                         const char *why, const llm_json_rec *rec)
 {
-	const llm_json_val *t = NULL;
-	bool parsed = llm_json_parse(&js->rec, line, len) == LLM_OK;
-	if (!parsed || !(t = llm_json_get(&js->rec, "tokens")) || t->type != LLM_JSON_ARRAY) {
-		if (d->o->co.strict) {
-			llm_error_at(name, ln, "not a JSON object with a \"tokens\" array");
-			return 1;
-		}
-		llm_warn_at(name, ln, "not a JSON object with a \"tokens\" array");
-		int dom = parsed ? llm_run_in_rec(d->run, len + 1, &js->rec) : llm_run_in(d->run, len + 1, NULL, 0);
-		if (llm_run_reject(d->run, dom, parsed ? "no_tokens" : "bad_json", line, len,
-		                   parsed ? &js->rec : NULL, NULL, name, ln) != LLM_OK)
-			die_lib();
-		return 0;
+	if (d->o->co.strict) {
+		llm_error_at(in->name, in->lineno, "%s", why);
+		return 1;
 	}
+	llm_warn_at(in->name, in->lineno, "%s", why);
+	int dom = rec ? llm_run_in_rec(d->run, in->full_len + 1, rec)
+	              : llm_run_in(d->run, in->full_len + 1, NULL, 0);
+	if (llm_run_reject(d->run, dom, reason, in->line, in->len, rec, NULL, in->name,
+	                   in->lineno) != LLM_OK)
+		die_lib();
+	return 0;
+}
+
+static int decode_jsonl_line(struct decoder *d, struct jsonl_state *js, const tool_lines *in)
+{
+	if (in->too_long)
+		return decode_reject(d, in, "too_long", "line over --max-line", NULL);
+	const llm_json_val *t = NULL;
+	const char *line = in->line, *name = in->name;
+	size_t len = in->len;
+	uint64_t ln = in->lineno;
+	bool parsed = llm_json_parse(&js->rec, line, len) == LLM_OK;
+	if (!parsed || !(t = llm_json_get(&js->rec, "tokens")) || t->type != LLM_JSON_ARRAY)
+		return decode_reject(d, in, parsed ? "no_tokens" : "bad_json",
+		                     "not a JSON object with a \"tokens\" array", parsed ? &js->rec : NULL);
 	js->ids.n = 0;
 	size_t it = 0;
 	llm_json_val k, v;
@@ -682,6 +684,21 @@ static int decode_jsonl_line(struct decoder *d, struct jsonl_state *js, const ch
 	llm_json_write(&js->rec, &js->ed, &js->meta);
 	return decode_one(d, js->ids.v, js->ids.n, js->meta.p, js->meta.len, name, ln, len + 1,
 	                  &js->rec, line, len);
+}
+
+/* Decode the token JSONL that r reads, and free r. */
+static int decode_jsonl(struct decoder *d, struct jsonl_state *js, llm_reader *r)
+{
+	tool_lines in;
+	tool_lines_init(&in, r, &d->o->co, NULL);
+	int failed = 0;
+	while (!failed && tool_lines_next(&in))
+		failed = decode_jsonl_line(d, js, &in);
+	if (tool_lines_close(&in) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	return failed;
 }
 
 /* Standard input cannot be reopened once its first bytes told the format, so it is read
@@ -715,17 +732,11 @@ static int decode_stdin(struct decoder *d, struct jsonl_state *js)
 			failed = decode_stream(d, tr);
 			llm_tokreader_free(tr);
 		}
+	} else if (llm_reader_open_mem(&r, all.p, all.len, "<stdin>") != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
 	} else {
-		uint64_t ln = 0;
-		for (size_t i = 0; i < all.len && !failed;) {
-			const char *nl = memchr(all.p + i, '\n', all.len - i);
-			size_t e = nl ? (size_t)(nl - all.p) : all.len, n = e - i;
-			ln++;
-			if (n && all.p[i + n - 1] == '\r')
-				n--;
-			failed = decode_jsonl_line(d, js, all.p + i, n, "<stdin>", ln);
-			i = e + 1;
-		}
+		failed = decode_jsonl(d, js, r);
 	}
 	llm_buf_release(&all);
 	return failed;
@@ -757,18 +768,7 @@ static int decode_file(struct decoder *d, struct jsonl_state *js, const char *pa
 		llm_error("%s", llm_last_error());
 		return 1;
 	}
-	llm_reader_set_max_line(r, d->o->co.max_line);
-	char *line;
-	size_t len;
-	int rc;
-	while (!failed && (rc = llm_reader_line(r, &line, &len)) == LLM_OK)
-		failed = decode_jsonl_line(d, js, line, len, llm_reader_name(r), llm_reader_lineno(r));
-	if (!failed && rc != LLM_EOF) {
-		llm_error("%s", llm_last_error());
-		failed = 1;
-	}
-	llm_reader_free(r);
-	return failed;
+	return decode_jsonl(d, js, r);
 }
 
 static int cmd_decode(struct opts *o, int nfiles, char **files)
@@ -886,23 +886,19 @@ static int cmd_train(struct opts *o, int nfiles, char **files)
 		files = dash;
 	}
 	for (int f = 0; f < nfiles; f++) {
-		llm_reader *r;
-		if (llm_reader_open(&r, files[f]) != LLM_OK) {
+		tool_lines in;
+		if (tool_lines_open(&in, files[f], &o->co, run) != LLM_OK) {
 			llm_error("%s", llm_last_error());
 			failed = 1;
 			continue;
 		}
-		llm_reader_set_max_line(r, o->co.max_line);
-		llm_run_begin_input(run, files[f], llm_reader_size(r));
-		char *line;
-		size_t len;
-		int rc;
-		while ((rc = llm_reader_line(r, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG) {
+		while (tool_lines_next(&in)) {
 			const char *reason = NULL;
 			const llm_json_val *t = NULL;
-			int ok = rc == LLM_OK && llm_json_parse(&rec, line, len) == LLM_OK;
-			int dom = ok ? llm_run_in_rec(run, len + 1, &rec) : llm_run_in(run, len + 1, NULL, 0);
-			if (rc == LLM_ETOOLONG)
+			int ok = !in.too_long && llm_json_parse(&rec, in.line, in.len) == LLM_OK;
+			int dom = ok ? llm_run_in_rec(run, in.full_len + 1, &rec)
+			             : llm_run_in(run, in.full_len + 1, NULL, 0);
+			if (in.too_long)
 				reason = "too_long";
 			else if (!ok)
 				reason = "bad_json";
@@ -910,26 +906,23 @@ static int cmd_train(struct opts *o, int nfiles, char **files)
 				reason = "no_text";
 			if (reason) {
 				if (o->co.strict)
-					die("%s:%llu: %s", llm_reader_name(r), (unsigned long long)llm_reader_lineno(r), reason);
-				llm_warn_at(llm_reader_name(r), llm_reader_lineno(r), "%s", reason);
-				if (llm_run_reject(run, dom, reason, line, rc == LLM_ETOOLONG ? strlen(line) : len,
-				                   ok ? &rec : NULL, NULL, llm_reader_name(r), llm_reader_lineno(r)))
+					die("%s:%llu: %s", in.name, (unsigned long long)in.lineno, reason);
+				llm_warn_at(in.name, in.lineno, "%s", reason);
+				if (llm_run_reject(run, dom, reason, in.line, in.len, ok ? &rec : NULL, NULL,
+				                   in.name, in.lineno))
 					die_lib();
 				continue;
 			}
 			llm_buf_reset(&text);
 			llm_json_str(t, &text);
 			if (llm_bpe_trainer_add(tr, text.p, text.len) != LLM_OK)
-				die("%s:%llu: %s", llm_reader_name(r), (unsigned long long)llm_reader_lineno(r),
-				    llm_last_error());
-			llm_run_out(run, dom, len + 1);
-			llm_run_progress(run, llm_reader_raw_bytes(r));
+				die("%s:%llu: %s", in.name, (unsigned long long)in.lineno, llm_last_error());
+			llm_run_out(run, dom, in.full_len + 1);
 		}
-		if (rc != LLM_EOF) {
+		if (tool_lines_close(&in) != LLM_OK) {
 			llm_error("%s", llm_last_error());
 			failed = 1;
 		}
-		llm_reader_free(r);
 	}
 	llm_json_rec_release(&rec);
 	llm_buf_release(&text);

@@ -153,7 +153,8 @@ typedef struct {
 	const char *file;
 	uint64_t lineno;
 	const char *line;
-	size_t len;
+	size_t len;      /* the line's length */
+	size_t head_len; /* bytes in line: len, or the head of a line too long */
 	int too_long;
 	const char *reason; /* NULL: a document with text */
 	char msg[160];
@@ -208,38 +209,30 @@ static int each_record_ex(const struct cfg *c, char **files, int nfiles, record_
 	llm_buf_init(&r.text);
 	int failed = 0;
 	for (int i = 0; i < nfiles; i++) {
-		llm_reader *rd;
-		if (llm_reader_open(&rd, files[i]) != LLM_OK) {
+		tool_lines in;
+		if (tool_lines_open(&in, files[i], &c->co, run) != LLM_OK) {
 			llm_error("%s", llm_last_error());
 			failed = 1;
 			continue;
 		}
-		llm_reader_set_max_line(rd, c->co.max_line);
-		if (run)
-			llm_run_begin_input(run, llm_reader_name(rd), llm_reader_size(rd));
-		char *line;
-		size_t len;
-		int rc;
-		while ((rc = llm_reader_line(rd, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG) {
-			r.file = llm_reader_name(rd);
-			r.lineno = llm_reader_lineno(rd);
-			r.line = line;
-			r.len = len;
-			r.too_long = rc == LLM_ETOOLONG;
+		while (tool_lines_next(&in)) {
+			r.file = in.name;
+			r.lineno = in.lineno;
+			r.line = in.line;
+			r.head_len = in.len;
+			r.len = in.full_len;
+			r.too_long = in.too_long;
 			if (!file_end)
 				record_parse(&r, c);
 			if (fn(ctx, &r))
 				failed = 1;
-			if (run)
-				llm_run_progress(run, llm_reader_raw_bytes(rd));
 		}
 		if (file_end)
 			file_end(ctx);
-		if (rc != LLM_EOF) {
+		if (tool_lines_close(&in) != LLM_OK) {
 			llm_error("%s", llm_last_error());
 			failed = 1;
 		}
-		llm_reader_free(rd);
 	}
 	llm_json_rec_release(&r.rec);
 	llm_buf_release(&r.text);
@@ -550,10 +543,11 @@ static int filter_one(void *ctx, record *r)
 	it->file = r->file; /* the reader's name: valid until that reader is freed */
 	it->lineno = r->lineno;
 	it->too_long = r->too_long;
-	/* A line over --max-line arrives cut: keep what there is, its full length is r->len. */
-	llm_buf_add(&b->arena, r->line, r->too_long ? f->c->co.max_line : r->len);
+	/* A line over --max-line arrives cut: keep its head, at most --max-line of it; its full
+	 * length is r->len. */
 	if (r->too_long)
-		it->len = f->c->co.max_line;
+		it->len = r->head_len < f->c->co.max_line ? r->head_len : f->c->co.max_line;
+	llm_buf_add(&b->arena, r->line, it->len);
 	it->full_len = r->len;
 	if (b->n == BATCH_DOCS || b->arena.len >= BATCH_BYTES)
 		start_batch(f);
@@ -771,21 +765,20 @@ static int cmd_predict(const struct cfg *c, char **args, int nargs)
 	llm_fasttext *m;
 	if (llm_fasttext_load(&m, args[0]) != LLM_OK)
 		die_lib();
-	llm_reader *rd;
-	if (llm_reader_open(&rd, nargs == 2 ? args[1] : "-") != LLM_OK)
+	tool_lines in;
+	if (tool_lines_open(&in, nargs == 2 ? args[1] : "-", &c->co, NULL) != LLM_OK)
 		die_lib();
-	llm_reader_set_max_line(rd, c->co.max_line);
 	llm_writer *out;
 	if (llm_writer_open(&out, c->co.output) != LLM_OK)
 		die_lib();
 	llm_fasttext_scratch *s = llm_fasttext_scratch_new(m);
 	llm_fasttext_pred *p = llm_calloc((size_t)llm_fasttext_nlabels(m) + 1, sizeof *p);
 	llm_buf o = LLM_BUF_INIT;
-	char *line;
-	size_t len;
-	int rc;
-	while ((rc = llm_reader_line(rd, &line, &len)) == LLM_OK) {
-		int n = llm_fasttext_predict(m, s, line, len, c->k, (float)c->threshold.dflt, p);
+	while (tool_lines_next(&in)) {
+		if (in.too_long)
+			die("%s:%llu: line of %zu bytes is longer than --max-line", in.name,
+			    (unsigned long long)in.lineno, in.full_len);
+		int n = llm_fasttext_predict(m, s, in.line, in.len, c->k, (float)c->threshold.dflt, p);
 		llm_buf_reset(&o);
 		/* %g of a float is what C++ streams print for fastText's float probabilities. */
 		for (int i = 0; i < n; i++)
@@ -795,11 +788,10 @@ static int cmd_predict(const struct cfg *c, char **args, int nargs)
 		if (llm_writer_write(out, o.p, o.len) != LLM_OK)
 			die_lib();
 	}
-	if (rc != LLM_EOF)
+	if (tool_lines_close(&in) != LLM_OK)
 		die_lib();
 	if (llm_writer_close(out) != LLM_OK)
 		die_lib();
-	llm_reader_free(rd);
 	llm_buf_release(&o);
 	free(p);
 	llm_fasttext_scratch_free(s);

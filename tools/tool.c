@@ -321,6 +321,51 @@ int tool_run_finish(llm_run *run, int failed)
 	return failed ? 1 : 0;
 }
 
+int tool_lines_open(tool_lines *in, const char *path, const struct tool_common *co, llm_run *run)
+{
+	llm_reader *r;
+	int rc = llm_reader_open(&r, path);
+	if (rc != LLM_OK)
+		return rc;
+	tool_lines_init(in, r, co, run);
+	return LLM_OK;
+}
+
+void tool_lines_init(tool_lines *in, llm_reader *r, const struct tool_common *co, llm_run *run)
+{
+	memset(in, 0, sizeof *in);
+	in->r = r;
+	in->run = run;
+	in->name = llm_reader_name(r);
+	llm_reader_set_max_line(r, co->max_line);
+	if (run)
+		llm_run_begin_input(run, in->name, llm_reader_size(r));
+}
+
+int tool_lines_next(tool_lines *in)
+{
+	int rc = llm_reader_line(in->r, &in->line, &in->full_len);
+	if (in->run)
+		llm_run_progress(in->run, llm_reader_raw_bytes(in->r));
+	if (rc != LLM_OK && rc != LLM_ETOOLONG) {
+		in->status = rc;
+		return 0;
+	}
+	in->too_long = rc == LLM_ETOOLONG;
+	in->len = in->full_len;
+	if (in->too_long && in->len > LLM_READER_HEAD)
+		in->len = LLM_READER_HEAD;
+	in->lineno = llm_reader_lineno(in->r);
+	return 1;
+}
+
+int tool_lines_close(tool_lines *in)
+{
+	llm_reader_free(in->r);
+	in->r = NULL;
+	return in->status == LLM_EOF ? LLM_OK : in->status;
+}
+
 /* The data root, found once: see tool.h. */
 static const char *data_root(void)
 {

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "core/io.h"
 #include "core/run.h"
 #include "opt.h"
 
@@ -88,6 +89,56 @@ llm_run *tool_run_new(const struct tool_common *co);
 /* Finish the run; returns the exit status to use (0, or 1 when anything failed earlier or
  * the run's bookkeeping failed). failed: whether the tool saw a runtime error. */
 int tool_run_finish(llm_run *run, int failed);
+
+/*
+ * Input lines: the one way a tool reads its inputs line by line. It counts lines, follows
+ * the run (its input's name and size, the progress line), and hands on a line over
+ * --max-line as its head, marked, for the tool to reject or die on as it does with any
+ * malformed record:
+ *
+ *	tool_lines in;
+ *	if (tool_lines_open(&in, path, &co, run) != LLM_OK) {
+ *		llm_error("%s", llm_last_error());
+ *		failed = 1;
+ *		continue;
+ *	}
+ *	while (tool_lines_next(&in)) {
+ *		if (in.too_long)
+ *			... reject "FILE:LINE" (in.name, in.lineno), in.full_len bytes ...
+ *		... use in.line, in.len ...
+ *	}
+ *	if (tool_lines_close(&in) != LLM_OK) {
+ *		llm_error("%s", llm_last_error());
+ *		failed = 1;
+ *	}
+ *
+ * Breaking out of the loop is allowed; close is still due. Not thread safe: a tool that
+ * hands lines to worker threads copies them (line is valid until the next call).
+ */
+typedef struct {
+	char *line;       /* without its newline (and CR), NUL-terminated; writable */
+	size_t len;       /* bytes in line */
+	size_t full_len;  /* the line's bytes in the input: len, or more when too_long */
+	int too_long;     /* over --max-line: line holds its first min(full_len, LLM_READER_HEAD)
+	                   * bytes */
+	const char *name; /* the input for messages: its path, or "<stdin>"; valid until close */
+	uint64_t lineno;  /* 1-based number of the line */
+	llm_reader *r;    /* the reader, for its positions (llm_reader_offset, ...) */
+	llm_run *run;     /* NULL: no run to follow */
+	int status;       /* LLM_OK while there are lines; LLM_EOF, or the read error */
+} tool_lines;
+
+/* Open path ("-" or NULL: standard input) under the common options (--max-line) and begin it
+ * as the run's next input (run NULL: none). On failure the detail names the file (as
+ * llm_reader_open) and there is nothing to close. */
+int tool_lines_open(tool_lines *in, const char *path, const struct tool_common *co, llm_run *run);
+/* The same over a reader already open (a descriptor, memory), which in now owns. */
+void tool_lines_init(tool_lines *in, llm_reader *r, const struct tool_common *co, llm_run *run);
+/* The next line into in; 0 at the end of the input or on a read error. */
+int tool_lines_next(tool_lines *in);
+/* Free the reader. Returns LLM_OK when the input was read to its end, else the read error
+ * (its detail names the file), which the caller reports. */
+int tool_lines_close(tool_lines *in);
 
 /*
  * The data files llmkit ships (word lists, the toxicity model, stop words, recipes, pipelines),

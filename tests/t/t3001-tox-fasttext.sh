@@ -16,6 +16,12 @@ test_expect_success 'fastText-trained softmax .bin and quantized one-vs-all .ftz
 	test_cmp $D/ref_ova.ref b
 '
 
+test_expect_success 'predict: a line over --max-line is an error naming its file and line' '
+	{ head -n 2 $D/ref_inputs.txt && printf "%02000d\n" 0; } >long.txt &&
+	test_must_fail llm-tox predict --max-line 1K $D/ref_softmax.bin long.txt >out 2>err &&
+	test_grep "^llm-tox: long.txt:3: line of 2000 bytes is longer than --max-line$" err
+'
+
 # Fresh models from the fasttext command, one per loss, and their quantized forms.
 test_expect_success FASTTEXT 'models trained by fasttext now: every loss, quantized too' '
 	llm-tox normalize $D/train_small.jsonl >text &&

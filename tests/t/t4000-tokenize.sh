@@ -147,6 +147,18 @@ test_expect_success JQ 'decode: a token stream record with a foreign id is rejec
 	test "$(jq .records_in o2st.json) $(jq .records_rejected o2st.json)" = "2 1"
 '
 
+test_expect_success JQ 'decode: a line over --max-line is rejected as too_long, in a file and on stdin' '
+	{ head -n 1 oov.jsonl && printf "{\"id\":\"long\",\"tokens\":[%s995]}\n" "$(printf "31373,%.0s" $(seq 300))" &&
+	  tail -n 1 oov.jsonl; } >dlong.jsonl &&
+	llm-tokenize decode -t $CL --max-line 1K --rejects drej.jsonl dlong.jsonl >dout 2>err &&
+	test "$(jq -r .id dout | tr "\n" " ")" = "a c " &&
+	test "$(jq -r .reject_reason drej.jsonl)" = too_long &&
+	test_grep "dlong.jsonl:2: line over --max-line" err &&
+	llm-tokenize decode -q -t $CL --max-line 1K <dlong.jsonl >dout2 && test_cmp dout dout2 &&
+	test_must_fail llm-tokenize decode -q -t $CL --strict --max-line 1K <dlong.jsonl >/dev/null 2>err &&
+	test_grep "^llm-tokenize: <stdin>:2: line over --max-line$" err
+'
+
 test_expect_success 'a rank file with a 2 MB token loads in linear time' '
 	python3 -c "
 import base64
