@@ -48,6 +48,8 @@ command -v python3 >/dev/null 2>&1 && test_set_prereq PYTHON
 [ "$(id -u)" != 0 ] && test_set_prereq NOT_ROOT
 [ "${SAN:-0}" = 1 ] && test_set_prereq SAN
 [ "${SAN:-0}" != 1 ] && test_set_prereq NO_SAN
+# MPI: make passes HAVE_MPI; a test run by hand reads what this build's probe found
+: "${HAVE_MPI:=$(sed -n 's/^HAVE_MPI := //p' "$TOP/$B/config.mk" 2>/dev/null)}"
 [ "${HAVE_MPI:-0}" = 1 ] && test_set_prereq MPI
 [ -w /dev/full ] && test_set_prereq DEVFULL
 
