@@ -422,7 +422,7 @@ static llm_bpe *load_tokenizer(const struct opts *o)
 	if (pattern && llm_pretok_named(pattern))
 		pattern = llm_pretok_named(pattern);
 	llm_bpe *b;
-	llm_bpe_load_opts lo = { o->merges, o->encoding, pattern, o->special_tokens };
+	llm_bpe_load_opts lo = { o->merges, o->encoding, pattern, o->special_tokens, o->co.threads };
 	if (llm_bpe_load_with(&b, o->tokenizer, &lo) != LLM_OK)
 		die_lib();
 	return b;

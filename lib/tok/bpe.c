@@ -288,7 +288,7 @@ typedef struct {
  * each left token's list comes out sorted by right token. Two linear passes over the pairs
  * (446,189 for o200k) where a comparison sort of each list took a quarter of the load.
  */
-static void csr_from(llm_bpe *b, const pair4 *all, size_t n)
+static void csr_from(llm_bpe *b, const pair4 *all, size_t n, llm_pool *pool)
 {
 	size_t nt = (size_t)b->ntok;
 	uint32_t *cnt = llm_calloc(nt + 1, sizeof *cnt);
@@ -323,11 +323,11 @@ static void csr_from(llm_bpe *b, const pair4 *all, size_t n)
 		b->bb_res[x] = 0;
 		b->bb_rank[x] = l == NO_TOKEN || r == NO_TOKEN ? NO_TOKEN : bpe_pair_lookup(b, l, r, &b->bb_res[x]);
 	}
-	b->bt = bpe_bt_new(b);
+	b->bt = bpe_bt_new(b, pool);
 }
 
 /* The CSR lists from the pair hash table of the merges loaders, which then goes. */
-void bpe_build_csr(llm_bpe *b)
+void bpe_build_csr(llm_bpe *b, llm_pool *pool)
 {
 	pair4 *all = llm_malloc((b->npairs ? b->npairs : 1) * sizeof *all);
 	size_t n = 0;
@@ -338,29 +338,41 @@ void bpe_build_csr(llm_bpe *b)
 	}
 	free(b->pmap);
 	b->pmap = NULL;
-	csr_from(b, all, n);
+	csr_from(b, all, n, pool);
 	free(all);
 }
 
-/* tiktoken: every split of a token into two tokens is a pair whose rank is the token's id. */
-void bpe_build_pairs_from_ranks(llm_bpe *b)
+/*
+ * tiktoken: every split of a token into two tokens is a pair whose rank is the token's id.
+ * No pair can repeat (its concatenation names one token), so no hash table is needed. The
+ * ids are split in chunks on the pool, each chunk's pairs into its own list, and the lists
+ * are joined in chunk order: the pairs come out in id order for any number of threads.
+ */
+#define SPLIT_CHUNK 8192
+
+typedef struct {
+	const llm_bpe *b;
+	const unsigned char *has_len; /* by length: some ordinary token has it */
+	pair4 **part;                 /* by chunk: its pairs */
+	size_t *npart;
+} split_job;
+
+static void split_chunk(void *ctx, size_t chunk, int worker)
 {
-	/* No pair can repeat (its concatenation names one token), so no hash table is needed. */
-	size_t n = 0, cap = (size_t)b->ntok * 4 + 16;
+	(void)worker;
+	const split_job *j = ctx;
+	const llm_bpe *b = j->b;
+	uint32_t lo = (uint32_t)(chunk * SPLIT_CHUNK);
+	uint32_t hi = b->ntok - lo < SPLIT_CHUNK ? b->ntok : lo + SPLIT_CHUNK;
+	size_t n = 0, cap = 4 * SPLIT_CHUNK;
 	pair4 *all = llm_malloc(cap * sizeof *all);
-	/* Only splits into two lengths that some token has can be pairs: without this test a
-	 * token of n bytes would hash O(n^2) bytes (a 1 MB token took 31 s to load). */
-	unsigned char *has_len = llm_calloc((size_t)b->max_len + 1, 1);
-	for (uint32_t id = 0; id < b->ntok; id++)
-		if (b->len[id] != NO_TOKEN && !(b->flags[id] & TOK_ADDED))
-			has_len[b->len[id]] = 1;
-	for (uint32_t id = 0; id < b->ntok; id++) {
+	for (uint32_t id = lo; id < hi; id++) {
 		if (b->len[id] == NO_TOKEN || (b->flags[id] & TOK_ADDED) || b->len[id] < 2)
 			continue;
 		const char *s = b->arena.p + b->off[id];
 		uint32_t len = b->len[id];
 		for (uint32_t k = 1; k < len; k++) {
-			if (!has_len[k] || !has_len[len - k])
+			if (!j->has_len[k] || !j->has_len[len - k])
 				continue;
 			int64_t l = bpe_bytes_id(b, s, k);
 			if (l < 0)
@@ -375,8 +387,34 @@ void bpe_build_pairs_from_ranks(llm_bpe *b)
 			all[n++] = (pair4){ (uint32_t)l, (uint32_t)r, id, id };
 		}
 	}
+	j->part[chunk] = all;
+	j->npart[chunk] = n;
+}
+
+void bpe_build_pairs_from_ranks(llm_bpe *b, llm_pool *pool)
+{
+	/* Only splits into two lengths that some token has can be pairs: without this test a
+	 * token of n bytes would hash O(n^2) bytes (a 1 MB token took 31 s to load). */
+	unsigned char *has_len = llm_calloc((size_t)b->max_len + 1, 1);
+	for (uint32_t id = 0; id < b->ntok; id++)
+		if (b->len[id] != NO_TOKEN && !(b->flags[id] & TOK_ADDED))
+			has_len[b->len[id]] = 1;
+	size_t nchunks = ((size_t)b->ntok + SPLIT_CHUNK - 1) / SPLIT_CHUNK;
+	split_job j = { b, has_len, llm_calloc(nchunks + 1, sizeof *j.part),
+		        llm_calloc(nchunks + 1, sizeof *j.npart) };
+	llm_pool_run(pool, nchunks, split_chunk, &j);
 	free(has_len);
-	csr_from(b, all, n);
+	size_t n = 0;
+	for (size_t c = 0; c < nchunks; c++)
+		n += j.npart[c];
+	pair4 *all = llm_malloc((n ? n : 1) * sizeof *all);
+	for (size_t c = 0, at = 0; c < nchunks; at += j.npart[c], c++) {
+		memcpy(all + at, j.part[c], j.npart[c] * sizeof *all);
+		free(j.part[c]);
+	}
+	free(j.part);
+	free(j.npart);
+	csr_from(b, all, n, pool);
 	free(all);
 }
 

@@ -37,7 +37,9 @@
  * Memory: the vocabulary (its bytes, a hash table and the pair lists, about 70 bytes per token)
  * shared by all threads; an encoder holds its caches (about 1.4 MiB) and scratch for the
  * longest piece.
- * Thread safety: llm_bpe is immutable after loading; use one llm_bpe_enc per thread.
+ * Thread safety: llm_bpe is immutable after loading; use one llm_bpe_enc per thread. Loading
+ * with llm_bpe_load_opts.threads builds the pair lists and the backtracking tables on that
+ * many threads (pool.h), which it starts and joins; the tables do not depend on the count.
  */
 #ifndef LLM_BPE_H
 #define LLM_BPE_H
@@ -78,6 +80,8 @@ typedef struct {
 	const char *pattern;  /* a pre-tokenizer regex replacing the file's, or NULL */
 	const char *specials; /* rank file: a JSON object {"text": id, ...} of the special tokens,
 	                       * replacing the encoding's (then the encoding names only the pattern) */
+	int threads;          /* threads building the tables (below 2: the caller's alone); the
+	                       * tables are the same for any count. LLM_EIO when they cannot start */
 } llm_bpe_load_opts;
 
 int llm_bpe_load_with(llm_bpe **out, const char *path, const llm_bpe_load_opts *o);

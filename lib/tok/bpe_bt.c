@@ -292,7 +292,71 @@ void bpe_bt_free(bpe_bt *t)
 	free(t);
 }
 
-bpe_bt *bpe_bt_new(const llm_bpe *b)
+void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nda; i++) /* field by field: the structs have padding */
+		llm_hasher_add(h, (const uint32_t[]){ t->da[i].check, (uint32_t)t->da[i].base,
+		                                      t->da[i].tok, t->whole[i] }, 4 * sizeof(uint32_t));
+	for (const bt_tok *k = t->tok, *end = k + ntok; k < end; k++)
+		llm_hasher_add(h, (const uint32_t[]){ k->time, k->left, k->right, k->prefix, k->len,
+		                                      k->exact }, 6 * sizeof(uint32_t));
+}
+
+/* The last merges of the tokens, in chunks of ids on the pool: each token's depends on the
+ * pair lists alone. A worker has its own scratch and pair cache. */
+#define MERGE_CHUNK 4096
+
+typedef struct {
+	uint32_t *sym, *rk; /* last_merge's scratch */
+	bpe_pcache *pc;
+} merge_scratch;
+
+typedef struct {
+	const llm_bpe *b;
+	bpe_bt *t;
+	merge_scratch *ws; /* by worker */
+} merge_job;
+
+static void merge_chunk(void *ctx, size_t chunk, int worker)
+{
+	const merge_job *j = ctx;
+	const llm_bpe *b = j->b;
+	merge_scratch *w = &j->ws[worker];
+	uint32_t lo = (uint32_t)(chunk * MERGE_CHUNK);
+	uint32_t hi = b->ntok - lo < MERGE_CHUNK ? b->ntok : lo + MERGE_CHUNK;
+	if (!w->sym) {
+		w->sym = llm_malloc(3 * (b->max_len + 1) * sizeof *w->sym);
+		w->rk = w->sym + b->max_len + 1;
+		/* The merges inside tokens are mostly between a few thousand short tokens. */
+		w->pc = llm_calloc((size_t)1 << BPE_PCACHE_BITS, sizeof *w->pc);
+	}
+	for (uint32_t id = lo; id < hi; id++) {
+		if (b->len[id] == NO_TOKEN || (b->flags[id] & TOK_ADDED) || b->len[id] < 2)
+			continue;
+		uint32_t l, r, res;
+		if (!last_merge(b, w->pc, id, w->sym, w->rk, &l, &r))
+			continue;
+		j->t->tok[id].left = l;
+		j->t->tok[id].right = r;
+		j->t->tok[id].time = bpe_pair_lookup(b, l, r, &res) + 1;
+	}
+}
+
+static void last_merges(const llm_bpe *b, bpe_bt *t, llm_pool *pool)
+{
+	int nw = llm_pool_workers(pool);
+	merge_job j = { b, t, llm_calloc((size_t)nw, sizeof *j.ws) };
+	llm_pool_run(pool, ((size_t)b->ntok + MERGE_CHUNK - 1) / MERGE_CHUNK, merge_chunk, &j);
+	for (int i = 0; i < nw; i++) {
+		free(j.ws[i].sym);
+		free(j.ws[i].pc);
+	}
+	free(j.ws);
+}
+
+bpe_bt *bpe_bt_new(const llm_bpe *b, llm_pool *pool)
 {
 	if (!b->bytelevel || b->max_len > BT_MAX_TOKEN || !b->poff)
 		return NULL;
@@ -310,22 +374,8 @@ bpe_bt *bpe_bt_new(const llm_bpe *b)
 	for (int c = 0; c < 256; c++)
 		t->tok[b->byte_id[c]].time = 0;
 
-	uint32_t *sym = llm_malloc(3 * (b->max_len + 1) * sizeof *sym), *rk = sym + b->max_len + 1;
-	/* The merges inside tokens are mostly between a few thousand short tokens. */
-	bpe_pcache *pc = llm_calloc((size_t)1 << BPE_PCACHE_BITS, sizeof *pc);
+	last_merges(b, t, pool);
 	bool ok = true;
-	for (uint32_t id = 0; id < nt && ok; id++) {
-		if (b->len[id] == NO_TOKEN || (b->flags[id] & TOK_ADDED) || b->len[id] < 2)
-			continue;
-		uint32_t l, r, res;
-		if (!last_merge(b, pc, id, sym, rk, &l, &r))
-			continue;
-		t->tok[id].left = l;
-		t->tok[id].right = r;
-		t->tok[id].time = bpe_pair_lookup(b, l, r, &res) + 1;
-	}
-	free(sym);
-	free(pc);
 	/* A rank + 1 cannot overflow into NO_TOKEN. */
 	for (uint32_t id = 0; id < nt && ok; id++)
 		ok = t->tok[id].left == NO_TOKEN || t->tok[id].time != NO_TOKEN;

@@ -11,6 +11,8 @@
 
 #include "bpe.h"
 #include "core/buf.h"
+#include "core/hash.h"
+#include "core/pool.h"
 #include "hfnorm.h"
 #include "hfpretok.h"
 #include "pretok.h"
@@ -111,14 +113,20 @@ int bpe_add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_
 /* Index ordinary tokens by bytes (then bpe_bytes_id works). LLM_EFORMAT on duplicates. */
 int bpe_build_bmap(llm_bpe *b);
 int64_t bpe_bytes_id(const llm_bpe *b, const void *s, size_t n);
-/* Merges: a pair table while loading, then the lists encoding searches. */
+/* Merges: a pair table while loading, then the lists encoding searches (and the
+ * backtracking tables). The parts that do not depend on each other run on pool; the tables
+ * are the same whatever its number of threads. */
 void bpe_pmap_init(llm_bpe *b, size_t expected);
 void bpe_pair_add(llm_bpe *b, uint32_t l, uint32_t r, uint32_t rank, uint32_t id);
-void bpe_build_csr(llm_bpe *b);
+void bpe_build_csr(llm_bpe *b, llm_pool *pool);
 /* tiktoken: the pairs from the ranks themselves. */
-void bpe_build_pairs_from_ranks(llm_bpe *b);
+void bpe_build_pairs_from_ranks(llm_bpe *b, llm_pool *pool);
 /* Common end of every loader: index, sort specials, find EOS/BOS, compile the pattern. */
 int bpe_finish(llm_bpe *b, const char *pattern, bool keep_gaps);
+/* A hash of the tables a loader builds: the tokens, the byte index, the pair lists and the
+ * backtracking tables (bpe_bt_hash adds those). Two loads of a file hash the same whatever
+ * the threads that built them, which the tests check. */
+uint64_t bpe_tables_hash(const llm_bpe *b);
 
 /* The rank of the merge of (l, r) and its result in *res, or NO_TOKEN. */
 static inline uint32_t bpe_pair_lookup(const llm_bpe *b, uint32_t l, uint32_t r, uint32_t *res)
@@ -179,8 +187,9 @@ size_t bpe_merge_linear(const llm_bpe *b, bpe_pcache *pc, uint32_t *id, uint32_t
  * token whose merges are out of order (Llama 3 has 81), for which backtracking is not
  * exact; the caller merges it by rank.
  */
-bpe_bt *bpe_bt_new(const llm_bpe *b);
+bpe_bt *bpe_bt_new(const llm_bpe *b, llm_pool *pool);
 void bpe_bt_free(bpe_bt *t);
+void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h);
 /* Make e merge by rank even where backtracking tables exist: the reference the tests
  * compare bpe_bt with. */
 void bpe_enc_reference(llm_bpe_enc *e, bool on);

@@ -200,9 +200,9 @@ static int add_json_specials(llm_bpe *b, const char *js, size_t jn, const char *
 	return rc;
 }
 
-int llm_bpe_load_tiktoken(llm_bpe **out, const char *data, size_t len, const char *name,
-                          const char *encname, const char *pattern, const char *specials,
-                          size_t specials_len, const char *specials_name)
+static int load_tiktoken(llm_bpe **out, const char *data, size_t len, const char *name,
+                         const char *encname, const char *pattern, const char *specials,
+                         size_t specials_len, const char *specials_name, llm_pool *pool)
 {
 	*out = NULL;
 	llm_bpe *b = bpe_new(name);
@@ -276,7 +276,7 @@ int llm_bpe_load_tiktoken(llm_bpe **out, const char *data, size_t len, const cha
 	if (!rc)
 		rc = bpe_finish(b, pattern ? pattern : llm_pretok_named(enc->pattern), false);
 	if (!rc)
-		bpe_build_pairs_from_ranks(b);
+		bpe_build_pairs_from_ranks(b, pool);
 	if (rc) {
 		llm_bpe_free(b);
 		return rc;
@@ -622,8 +622,8 @@ static int hf_model_options(llm_bpe *b, const llm_json_val *model)
 	return LLM_OK;
 }
 
-int llm_bpe_load_hf(llm_bpe **out, const char *data, size_t len, const char *name,
-                    const char *pattern)
+static int load_hf(llm_bpe **out, const char *data, size_t len, const char *name,
+                   const char *pattern, llm_pool *pool)
 {
 	*out = NULL;
 	llm_bpe *b = bpe_new(name);
@@ -706,7 +706,7 @@ int llm_bpe_load_hf(llm_bpe **out, const char *data, size_t len, const char *nam
 	free(pat);
 	b->lossy |= b->norm || info.lossy || !b->bytelevel || b->prefix_space;
 	if (!rc)
-		bpe_build_csr(b);
+		bpe_build_csr(b, pool);
 done:
 	free_added(at, nat);
 	if (rc) {
@@ -717,8 +717,9 @@ done:
 	return LLM_OK;
 }
 
-int llm_bpe_load_gpt2(llm_bpe **out, const char *vocab, size_t vlen, const char *merges,
-                      size_t mlen, const char *name, const char *merges_name, const char *pattern)
+static int load_gpt2(llm_bpe **out, const char *vocab, size_t vlen, const char *merges,
+                     size_t mlen, const char *name, const char *merges_name, const char *pattern,
+                     llm_pool *pool)
 {
 	*out = NULL;
 	llm_bpe *b = bpe_new(name);
@@ -769,7 +770,7 @@ int llm_bpe_load_gpt2(llm_bpe **out, const char *vocab, size_t vlen, const char 
 		goto done;
 	rc = bpe_finish(b, pattern ? pattern : llm_pretok_named("gpt2"), true);
 	if (!rc)
-		bpe_build_csr(b);
+		bpe_build_csr(b, pool);
 done:
 	if (rc) {
 		llm_bpe_free(b);
@@ -777,6 +778,45 @@ done:
 	}
 	*out = b;
 	return LLM_OK;
+}
+
+/* The loaders over bytes build the tables on the caller's thread: a pool of one. */
+int llm_bpe_load_tiktoken(llm_bpe **out, const char *data, size_t len, const char *name,
+                          const char *encname, const char *pattern, const char *specials,
+                          size_t specials_len, const char *specials_name)
+{
+	llm_pool *pool;
+	*out = NULL;
+	int rc = llm_pool_new(&pool, 1);
+	if (!rc)
+		rc = load_tiktoken(out, data, len, name, encname, pattern, specials, specials_len,
+		                   specials_name, pool);
+	llm_pool_free(pool);
+	return rc;
+}
+
+int llm_bpe_load_hf(llm_bpe **out, const char *data, size_t len, const char *name,
+                    const char *pattern)
+{
+	llm_pool *pool;
+	*out = NULL;
+	int rc = llm_pool_new(&pool, 1);
+	if (!rc)
+		rc = load_hf(out, data, len, name, pattern, pool);
+	llm_pool_free(pool);
+	return rc;
+}
+
+int llm_bpe_load_gpt2(llm_bpe **out, const char *vocab, size_t vlen, const char *merges,
+                      size_t mlen, const char *name, const char *merges_name, const char *pattern)
+{
+	llm_pool *pool;
+	*out = NULL;
+	int rc = llm_pool_new(&pool, 1);
+	if (!rc)
+		rc = load_gpt2(out, vocab, vlen, merges, mlen, name, merges_name, pattern, pool);
+	llm_pool_free(pool);
+	return rc;
 }
 
 /* First non-space byte of a file: '{' means JSON. */
@@ -838,14 +878,17 @@ int llm_bpe_load_with(llm_bpe **out, const char *path, const llm_bpe_load_opts *
 	int rc = llm_read_file(path, &data, &len);
 	if (rc)
 		return rc;
-	if (o->specials && first_byte(data, len) == '{') {
+	llm_pool *pool;
+	if ((rc = llm_pool_new(&pool, o->threads))) {
 		free(data);
-		return llm_fail(LLM_EINVAL, "%s: special tokens can be given only to a rank file", path);
+		return rc;
 	}
-	if (first_byte(data, len) != '{') {
+	if (o->specials && first_byte(data, len) == '{') {
+		rc = llm_fail(LLM_EINVAL, "%s: special tokens can be given only to a rank file", path);
+	} else if (first_byte(data, len) != '{') {
 		if (!o->specials || !(rc = llm_read_file(o->specials, &sp, &splen)))
-			rc = llm_bpe_load_tiktoken(out, data, len, path, o->encoding, o->pattern, sp, splen,
-			                           o->specials);
+			rc = load_tiktoken(out, data, len, path, o->encoding, o->pattern, sp, splen,
+			                   o->specials, pool);
 		free(sp);
 	} else if (o->merges) {
 		char *m;
@@ -854,7 +897,8 @@ int llm_bpe_load_with(llm_bpe **out, const char *path, const llm_bpe_load_opts *
 		if (!rc) {
 			bool ps = false;
 			char *pat = o->pattern ? NULL : sibling_pattern(path, &ps);
-			rc = llm_bpe_load_gpt2(out, data, len, m, ml, path, o->merges, o->pattern ? o->pattern : pat);
+			rc = load_gpt2(out, data, len, m, ml, path, o->merges, o->pattern ? o->pattern : pat,
+			               pool);
 			if (!rc)
 				(*out)->prefix_space = (*out)->lossy = ps;
 			free(pat);
@@ -870,8 +914,9 @@ int llm_bpe_load_with(llm_bpe **out, const char *path, const llm_bpe_load_opts *
 			rc = llm_fail(LLM_EINVAL, "%s: looks like a GPT-2 vocab.json; give its merges.txt too",
 			              path);
 		else
-			rc = llm_bpe_load_hf(out, data, len, path, o->pattern);
+			rc = load_hf(out, data, len, path, o->pattern, pool);
 	}
+	llm_pool_free(pool);
 	free(data);
 	return rc;
 }
@@ -879,6 +924,32 @@ int llm_bpe_load_with(llm_bpe **out, const char *path, const llm_bpe_load_opts *
 int llm_bpe_load(llm_bpe **out, const char *path, const char *merges, const char *encname,
                  const char *pattern)
 {
-	llm_bpe_load_opts o = { merges, encname, pattern, NULL };
+	llm_bpe_load_opts o = { merges, encname, pattern, NULL, 1 };
 	return llm_bpe_load_with(out, path, &o);
+}
+
+uint64_t bpe_tables_hash(const llm_bpe *b)
+{
+	llm_hasher *h = llm_hasher_new(0);
+	size_t nt = b->ntok;
+	llm_hasher_add(h, &b->ntok, sizeof b->ntok);
+	llm_hasher_add(h, b->off, nt * sizeof *b->off);
+	llm_hasher_add(h, b->len, nt * sizeof *b->len);
+	llm_hasher_add(h, b->flags, nt);
+	llm_hasher_add(h, b->arena.p, b->arena.len);
+	for (size_t i = 0; b->bmap && i <= b->bmask; i++)
+		llm_hasher_add(h, &b->bmap[i], sizeof b->bmap[i]);
+	if (b->poff) {
+		size_t np = b->poff[nt];
+		llm_hasher_add(h, b->poff, (nt + 1) * sizeof *b->poff);
+		llm_hasher_add(h, b->pkey, np * sizeof *b->pkey);
+		llm_hasher_add(h, b->prank, np * sizeof *b->prank);
+		llm_hasher_add(h, b->pres, np * sizeof *b->pres);
+		llm_hasher_add(h, b->bb_rank, 65536 * sizeof *b->bb_rank);
+		llm_hasher_add(h, b->bb_res, 65536 * sizeof *b->bb_res);
+	}
+	bpe_bt_hash(b->bt, b->ntok, h);
+	uint64_t d = llm_hasher_digest(h);
+	llm_hasher_free(h);
+	return d;
 }
