@@ -9,6 +9,7 @@
  */
 #include "normalize.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "core/err.h"
@@ -144,6 +145,42 @@ static inline bool hspace(uint32_t cp)
 	return cp != 0x85 && cp != 0x2028 && cp != 0x2029 && llm_uc_is(cp, LLM_UC_SPACE);
 }
 
+/* Whether c is outside printable ASCII 0x20..0x7E. */
+static inline bool unprintable(unsigned char c)
+{
+	return c < 0x20 || c >= 0x7F;
+}
+
+/*
+ * The end of the run s[start..e) that every step leaves as it is, s[start - 1] being
+ * printable and not a space: printable ASCII with single spaces between printable
+ * characters. It stops at the first unprintable byte (or the end) or at a space before a
+ * space, minus a space just before. Eight bytes at a time, by carry-free byte sums.
+ */
+static size_t plain_run_end(const char *s, size_t start, size_t n)
+{
+	size_t p = start;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ULL, top = 0x80 * ones, low7 = 0x7F * ones;
+	for (; p + 9 <= n; p += 8) {
+		uint64_t x;
+		memcpy(&x, s + p, 8);
+		/* the top bit of each byte: unprintable; a space; a space before a space */
+		uint64_t bad = (~((x | top) - 0x20 * ones) | ((x & low7) + ones) | x) & top;
+		uint64_t e = x ^ 0x20 * ones;
+		uint64_t sp = ~(((e & low7) + low7) | e) & top;
+		uint64_t twice = sp & (sp >> 8 | (uint64_t)(s[p + 8] == ' ') << 63);
+		if (bad | twice) {
+			p += (size_t)__builtin_ctzll(bad | twice) / 8;
+			return s[p - 1] == ' ' ? p - 1 : p;
+		}
+	}
+#endif
+	while (p < n && !unprintable((unsigned char)s[p]) && !(s[p] == ' ' && p + 1 < n && s[p + 1] == ' '))
+		p++;
+	return s[p - 1] == ' ' ? p - 1 : p;
+}
+
 bool llm_normalize(const char *s, size_t n, const llm_norm_opts *o, llm_buf *out)
 {
 	unsigned f = o->flags;
@@ -154,18 +191,7 @@ bool llm_normalize(const char *s, size_t n, const llm_norm_opts *o, llm_buf *out
 		unsigned char c = (unsigned char)s[i];
 		/* ASCII fast path for the common case: printable, non-space */
 		if (c > 0x20 && c < 0x7F) {
-			/* printable ASCII and single spaces between printable characters: every step
-			 * leaves such a run as it is */
-			size_t j = i + 1;
-			for (;;) {
-				while (j < n && (unsigned char)s[j] > 0x20 && (unsigned char)s[j] < 0x7F)
-					j++;
-				if (j + 1 < n && s[j] == ' ' && (unsigned char)s[j + 1] > 0x20 &&
-				    (unsigned char)s[j + 1] < 0x7F)
-					j += 2;
-				else
-					break;
-			}
+			size_t j = plain_run_end(s, i + 1, n);
 			put_content(&w, s + i, j - i);
 			i = j;
 			continue;

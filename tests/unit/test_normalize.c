@@ -54,6 +54,33 @@ static void test_default_keeps_chinese(void)
 	CHECK_STR(norm("\xE3\x80\x80" "b", LLM_NORM_DEFAULT), "\xE3\x80\x80" "b");
 }
 
+/* The plain ASCII runs are read eight bytes at a time: a double space, a space before a
+ * newline or a non-ASCII space, and a space at the end, at every offset from a run's start. */
+static void test_run_edges(void)
+{
+	char in[64], want[64];
+	for (int k = 1; k < 24; k++) {
+		memset(in, 'x', (size_t)k);
+		memset(want, 'x', (size_t)k);
+		strcpy(in + k, "  y z");
+		strcpy(want + k, " y z");
+		CHECK_STR(norm(in, LLM_NORM_DEFAULT), want);
+		CHECK_STR(norm(in, 0), in);
+		strcpy(in + k, " \ny ");
+		strcpy(want + k, "\ny");
+		CHECK_STR(norm(in, LLM_NORM_DEFAULT), want);
+		strcpy(in + k, " \xC2\xA0" "y");
+		strcpy(want + k, " y");
+		CHECK_STR(norm(in, LLM_NORM_DEFAULT), want);
+		strcpy(in + k, " ");
+		want[k] = 0;
+		CHECK_STR(norm(in, LLM_NORM_DEFAULT), want);
+		strcpy(in + k, "\x7F" "a b");
+		strcpy(want + k, "a b");
+		CHECK_STR(norm(in, LLM_NORM_DEFAULT), want);
+	}
+}
+
 static void test_flags_off(void)
 {
 	CHECK_STR(norm("a  b\r\n", 0), "a  b\r\n");
@@ -130,6 +157,7 @@ int main(void)
 	RUN(test_steps);
 	RUN(test_default_keeps_chinese);
 	RUN(test_flags_off);
+	RUN(test_run_edges);
 	RUN(test_parse);
 	RUN(test_idempotent);
 	return unit_done();
