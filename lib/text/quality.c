@@ -35,6 +35,27 @@ typedef struct {
 	size_t cap, n;
 } hset;
 
+/*
+ * The bounds that decide whether the exact n-gram counts are needed read 32-bit fingerprints
+ * of the hashes, in a map to a count and in a set. Two n-grams that share a fingerprint can
+ * only raise a bound (their counts merged, a repeat seen where there is none), never lower
+ * it, so the verdicts are those of the exact counts; the slots are a half and a quarter of
+ * the exact tables', and the tables of most documents stay in the first-level cache.
+ */
+typedef struct {
+	uint32_t fp, count;
+} fslot;
+
+typedef struct {
+	fslot *slot;
+	size_t cap, n;
+} fmap;
+
+typedef struct {
+	uint32_t *fp;
+	size_t cap, n;
+} fset;
+
 /* A line as Python's str.splitlines() cuts the text: [start, end) without its line break,
  * [a, b) the same after str.strip(). */
 typedef struct {
@@ -64,14 +85,17 @@ struct llm_quality {
 	bool have_lines;
 	hmap map;
 	hset set;
+	fmap fmap;
+	fset fset;
 	llm_buf line;
 	llm_buf low, cit, citlow; /* C4: the text lower-cased, a line without its citations and
 	                           * that lower-cased */
 	pcre2_match_data *md; /* the encoded-data patterns of the code rules */
 	/* n-gram hashing by prefix: hash of the words' bytes concatenated (ph) and joined by
-	 * spaces (phs), their byte lengths, and powers of the base */
+	 * spaces (phs, when have_phs), their byte lengths, and powers of the base */
 	uint64_t *ph, *phs, *pow;
 	size_t *plen;
+	bool have_phs;
 	size_t ncap, powcap;
 };
 
@@ -141,6 +165,57 @@ static inline bool hset_seen(hset *m, uint64_t h)
 	}
 }
 
+/* The slot of a fingerprint's hash, and the fingerprint (never 0, the empty slot). */
+static inline size_t fp_slot(uint64_t h, size_t mask)
+{
+	return (size_t)(h * 0x9E3779B97F4A7C15ULL >> 20) & mask;
+}
+
+static inline uint32_t fp_of(uint64_t h)
+{
+	return (uint32_t)(h >> 29) | 1;
+}
+
+static void fmap_reset(fmap *m, size_t want)
+{
+	void *p = m->slot;
+	m->n = table_reset(&p, &m->cap, want, sizeof *m->slot);
+	m->slot = p;
+}
+
+/* Count one more of h's fingerprint; the count. */
+static inline uint32_t fmap_count(fmap *m, uint64_t h)
+{
+	uint32_t fp = fp_of(h);
+	size_t mask = m->n - 1, i = fp_slot(h, mask);
+	while (m->slot[i].fp != fp && m->slot[i].fp)
+		i = (i + 1) & mask;
+	m->slot[i].fp = fp;
+	return ++m->slot[i].count;
+}
+
+static void fset_reset(fset *m, size_t want)
+{
+	void *p = m->fp;
+	m->n = table_reset(&p, &m->cap, want, sizeof *m->fp);
+	m->fp = p;
+}
+
+/* Insert h's fingerprint; whether it was there already. */
+static inline bool fset_seen(fset *m, uint64_t h)
+{
+	uint32_t fp = fp_of(h);
+	size_t mask = m->n - 1;
+	for (size_t i = fp_slot(h, mask);; i = (i + 1) & mask) {
+		if (m->fp[i] == fp)
+			return true;
+		if (!m->fp[i]) {
+			m->fp[i] = fp;
+			return false;
+		}
+	}
+}
+
 llm_quality *llm_quality_new(void)
 {
 	return llm_calloc(1, sizeof(llm_quality));
@@ -156,6 +231,8 @@ void llm_quality_free(llm_quality *q)
 	free(q->lines);
 	free(q->map.slot);
 	free(q->set.key);
+	free(q->fmap.slot);
+	free(q->fset.fp);
 	pcre2_match_data_free(q->md);
 	free(q->ph);
 	free(q->phs);
@@ -609,32 +686,31 @@ static size_t *grow_spans(llm_quality *q, size_t *ab, size_t n)
 	return ab;
 }
 
-/* Prefix hashes of the current words (see struct llm_quality); powers up to the longest
- * 10-gram. */
+/* Prefix hashes of the current words' bytes concatenated (ph) and their byte lengths (plen),
+ * and the powers of the base up to the longest maxn-gram joined by spaces. The hashes of the
+ * words joined by spaces (phs) wait for a top-n-gram count that needs them (space_hashes). */
 static void prefix_hashes(llm_quality *q, size_t maxn)
 {
-	const llm_words *ws = words(q);
-	const llm_word *w = ws->w;
-	size_t nw = ws->n;
+	const llm_word *w = q->words.w;
+	size_t nw = q->words.n;
 	if (nw + 1 > q->ncap) {
 		q->ncap = 2 * (nw + 1);
 		q->ph = llm_realloc(q->ph, q->ncap * sizeof *q->ph);
 		q->phs = llm_realloc(q->phs, q->ncap * sizeof *q->phs);
 		q->plen = llm_realloc(q->plen, q->ncap * sizeof *q->plen);
 	}
-	q->ph[0] = q->phs[0] = 0;
+	q->ph[0] = 0;
 	q->plen[0] = 0;
 	size_t longest = 0;
 	for (size_t k = 0; k < nw; k++) {
 		q->ph[k + 1] = llm_words_addmod(llm_words_mulmod(q->ph[k], w[k].pw), w[k].h);
-		q->phs[k + 1] = k ? llm_words_addmod(llm_words_mulmod(llm_words_addmod(llm_words_mulmod(q->phs[k], LLM_WORDS_BASE), ' ' + 1), w[k].pw), w[k].h)
-		                  : w[k].h;
 		q->plen[k + 1] = q->plen[k] + w[k].len;
 		size_t from = k + 1 >= maxn ? k + 1 - maxn : 0;
 		size_t l = q->plen[k + 1] - q->plen[from] + maxn;
 		if (l > longest)
 			longest = l;
 	}
+	q->have_phs = false;
 	if (longest + 1 > q->powcap) {
 		size_t old = q->powcap;
 		q->powcap = 2 * (longest + 1);
@@ -646,8 +722,22 @@ static void prefix_hashes(llm_quality *q, size_t maxn)
 	}
 }
 
-/* Hash of words [i, i+n) concatenated ("".join) or joined by spaces (" ".join): the same value
- * make_word would give the joined string. */
+/* The prefix hashes of the words joined by spaces, once per text. */
+static void space_hashes(llm_quality *q)
+{
+	const llm_word *w = q->words.w;
+	if (q->have_phs)
+		return;
+	q->phs[0] = 0;
+	for (size_t k = 0; k < q->words.n; k++) {
+		uint64_t h = k ? llm_words_addmod(llm_words_mulmod(q->phs[k], LLM_WORDS_BASE), ' ' + 1) : 0;
+		q->phs[k + 1] = llm_words_addmod(llm_words_mulmod(h, w[k].pw), w[k].h);
+	}
+	q->have_phs = true;
+}
+
+/* Hash of words [i, i+n) concatenated ("".join) or joined by spaces (" ".join, after
+ * space_hashes): the same value make_word would give the joined string. */
 static inline uint64_t ngram_hash(const llm_quality *q, size_t i, size_t n, bool space)
 {
 	size_t j = i + n, L = q->plen[j] - q->plen[i];
@@ -660,17 +750,13 @@ static inline uint64_t ngram_hash(const llm_quality *q, size_t i, size_t n, bool
 	return llm_words_submod(h, llm_words_mulmod(' ' + 1, q->pow[L]));
 }
 
-bool llm_quality_repetition(llm_quality *q, const llm_quality_params *p, llm_verdict *v)
+/* Paragraphs: text.strip() split on \n{2,}; the shares of repeated ones and of their code
+ * points. */
+static bool rep_paragraphs(llm_quality *q, const llm_quality_params *p, llm_verdict *v)
 {
 	const char *s = q->s;
-	size_t n = q->n;
-	if (n == 0)
-		return fail(v, "empty", 0, 0);
-	double len = (double)q->nchars;
 	size_t *ab = spans_buf(q, 64), ns = 0, dups, dupc;
-
-	/* paragraphs: text.strip() split on \n{2,} */
-	size_t a = 0, b = n;
+	size_t a = 0, b = q->n;
 	py_strip(s, &a, &b);
 	for (size_t i = a; i <= b;) {
 		size_t j = next_nl(s, i, b);
@@ -690,12 +776,17 @@ bool llm_quality_repetition(llm_quality *q, const llm_quality_params *p, llm_ver
 	double r = (double)dups / (double)ns;
 	if (on(p->dup_para_frac) && r > p->dup_para_frac)
 		return fail(v, "gopher_rep_dup_para_frac", r, p->dup_para_frac);
-	r = (double)dupc / len;
+	r = (double)dupc / (double)q->nchars;
 	if (on(p->dup_para_char_frac) && r > p->dup_para_char_frac)
 		return fail(v, "gopher_rep_dup_para_char_frac", r, p->dup_para_char_frac);
+	return true;
+}
 
-	/* lines: the whole text split on \n+ (empty first/last elements included) */
-	ns = 0;
+/* Lines: the whole text split on \n+ (empty first/last elements included). */
+static bool rep_lines(llm_quality *q, const llm_quality_params *p, llm_verdict *v)
+{
+	const char *s = q->s;
+	size_t n = q->n, *ab = spans_buf(q, 64), ns = 0, dups, dupc;
 	for (size_t i = 0; i <= n;) {
 		size_t j = next_nl(s, i, n);
 		ab = grow_spans(q, ab, ns);
@@ -709,19 +800,151 @@ bool llm_quality_repetition(llm_quality *q, const llm_quality_params *p, llm_ver
 		i = j;
 	}
 	find_duplicates(q, ab, ns, &dups, &dupc);
-	r = (double)dups / (double)ns;
+	double r = (double)dups / (double)ns;
 	if (on(p->dup_line_frac) && r > p->dup_line_frac)
 		return fail(v, "gopher_rep_dup_line_frac", r, p->dup_line_frac);
-	r = (double)dupc / len;
+	r = (double)dupc / (double)q->nchars;
 	if (on(p->dup_line_char_frac) && r > p->dup_line_char_frac)
 		return fail(v, "gopher_rep_dup_line_char_frac", r, p->dup_line_char_frac);
+	return true;
+}
 
-	static const char *const top_names[3] = { "gopher_rep_top_2_gram", "gopher_rep_top_3_gram",
-	                                           "gopher_rep_top_4_gram" };
-	static const char *const dup_names[6] = {
+/* An n-gram seen c times covers c * (its words' code points + the spaces) <=
+ * n * max over words of (count * code points) + (n - 1) * (highest word count): the two
+ * maxima, from one pass over the words. */
+static void word_count_bound(llm_quality *q, size_t *maxcov, size_t *maxcount)
+{
+	const llm_word *w = q->words.w;
+	size_t nw = q->words.n;
+	*maxcov = *maxcount = 0;
+	fmap_reset(&q->fmap, nw);
+	for (size_t i = 0; i < nw; i++) {
+		size_t c = fmap_count(&q->fmap, w[i].h);
+		if (c * w[i].nchars > *maxcov)
+			*maxcov = c * w[i].nchars;
+		if (c > *maxcount)
+			*maxcount = c;
+	}
+}
+
+/* The code points that the most frequent gn-gram covers, counted (Counter.most_common(1):
+ * the highest count, the first inserted among ties). */
+static size_t top_ngram_chars(llm_quality *q, size_t gn, bool charwise)
+{
+	const llm_word *w = q->words.w;
+	size_t nw = q->words.n;
+	hmap_reset(&q->map, nw);
+	uint32_t best = 0, best_first = 0;
+	for (size_t i = 0; i + gn <= nw; i++) {
+		hslot *e = hmap_slot(&q->map, ngram_hash(q, i, gn, !charwise), (uint32_t)i);
+		uint32_t c = ++e->count;
+		uint32_t first = e->first;
+		if (c > best || (c == best && first < best_first)) {
+			best = c;
+			best_first = first;
+		}
+	}
+	/* character-wise n-grams are joined without spaces: they are runs of characters */
+	size_t chars = charwise ? 0 : gn - 1;
+	for (size_t k = 0; k < gn; k++)
+		chars += w[best_first + k].nchars;
+	return chars * best;
+}
+
+/* The top 2-, 3- and 4-gram rules, each counted only when the bound says it can fail. */
+static bool rep_top_ngrams(llm_quality *q, const llm_quality_params *p, bool charwise, llm_verdict *v)
+{
+	static const char *const names[3] = { "gopher_rep_top_2_gram", "gopher_rep_top_3_gram",
+	                                      "gopher_rep_top_4_gram" };
+	if (!on(p->top_ngram_frac[0]) && !on(p->top_ngram_frac[1]) && !on(p->top_ngram_frac[2]))
+		return true;
+	size_t scale = charwise ? 2 : 1, maxcov, maxcount;
+	double len = (double)q->nchars;
+	word_count_bound(q, &maxcov, &maxcount);
+	for (size_t g = 0; g < 3; g++) {
+		size_t gn = (g + 2) * scale;
+		if (!on(p->top_ngram_frac[g]) || q->words.n < gn)
+			continue;
+		size_t bound = gn * maxcov + (charwise ? 0 : (gn - 1) * maxcount);
+		if ((double)bound / len <= p->top_ngram_frac[g])
+			continue;
+		if (!charwise)
+			space_hashes(q);
+		double r = (double)top_ngram_chars(q, gn, charwise) / len;
+		if (r > p->top_ngram_frac[g])
+			return fail(v, names[g], r, p->top_ngram_frac[g]);
+	}
+	return true;
+}
+
+/* Every counted repeat of an n-gram (n >= 5) lies inside repeated 5-gram occurrences: the code
+ * points those cover bound the six duplicate-n-gram fractions. */
+static size_t repeated_5gram_chars(llm_quality *q, size_t n5)
+{
+	const llm_word *w = q->words.w;
+	size_t nw = q->words.n, covered = 0, upto = 0;
+	fset_reset(&q->fset, nw);
+	for (size_t i = 0; i + n5 <= nw; i++) {
+		if (!fset_seen(&q->fset, ngram_hash(q, i, n5, false)))
+			continue;
+		for (size_t k = i > upto ? i : upto; k < i + n5; k++)
+			covered += w[k].nchars;
+		upto = i + n5;
+	}
+	return covered;
+}
+
+/* The code points of the non-overlapping repeats of gn-grams, as datatrove's
+ * find_all_duplicate counts them. */
+static size_t dup_ngram_chars(llm_quality *q, size_t gn)
+{
+	const llm_word *w = q->words.w;
+	size_t nw = q->words.n, rep = 0;
+	hset_reset(&q->set, nw);
+	for (size_t i = 0; i + gn <= nw;) {
+		if (hset_seen(&q->set, ngram_hash(q, i, gn, false))) {
+			for (size_t k = 0; k < gn; k++)
+				rep += w[i + k].nchars;
+			i += gn;
+		} else {
+			i++;
+		}
+	}
+	return rep;
+}
+
+/* The duplicate 5- to 10-gram rules, counted only when the 5-gram bound says one can fail. */
+static bool rep_dup_ngrams(llm_quality *q, const llm_quality_params *p, size_t scale, llm_verdict *v)
+{
+	static const char *const names[6] = {
 		"gopher_rep_dup_5_gram", "gopher_rep_dup_6_gram", "gopher_rep_dup_7_gram",
 		"gopher_rep_dup_8_gram", "gopher_rep_dup_9_gram", "gopher_rep_dup_10_gram"
 	};
+	double len = (double)q->nchars, strictest = INFINITY;
+	for (size_t g = 0; g < 6; g++)
+		if (on(p->dup_ngram_frac[g]) && p->dup_ngram_frac[g] < strictest)
+			strictest = p->dup_ngram_frac[g];
+	if (strictest == INFINITY)
+		return true;
+	size_t n5 = 5 * scale;
+	if (q->words.n >= n5 && (double)repeated_5gram_chars(q, n5) / len <= strictest)
+		return true;
+	for (size_t g = 0; g < 6; g++) {
+		if (!on(p->dup_ngram_frac[g]))
+			continue;
+		double r = (double)dup_ngram_chars(q, (g + 5) * scale) / len;
+		if (r > p->dup_ngram_frac[g])
+			return fail(v, names[g], r, p->dup_ngram_frac[g]);
+	}
+	return true;
+}
+
+bool llm_quality_repetition(llm_quality *q, const llm_quality_params *p, llm_verdict *v)
+{
+	if (q->n == 0)
+		return fail(v, "empty", 0, 0);
+	if (!rep_paragraphs(q, p, v) || !rep_lines(q, p, v))
+		return false;
 	bool ngrams = false;
 	for (int g = 0; g < 3; g++)
 		ngrams |= on(p->top_ngram_frac[g]);
@@ -729,99 +952,14 @@ bool llm_quality_repetition(llm_quality *q, const llm_quality_params *p, llm_ver
 		ngrams |= on(p->dup_ngram_frac[g]);
 	if (!ngrams)
 		return true; /* the words are not needed */
-	const llm_words *ws = words(q);
-	const llm_word *w = ws->w;
-	size_t nw = ws->n;
+	words(q);
 	/* Without a segmenter Chinese and Japanese words are single characters, while FineWeb-2's
 	 * thresholds count words of a segmenter (about two characters on average): an n-gram of
 	 * words is then taken as a run of 2n characters, joined without spaces. */
 	bool charwise = p->cjk && !q->seg;
 	size_t scale = charwise ? 2 : 1;
 	prefix_hashes(q, 10 * scale);
-	/* An n-gram seen c times covers c * (its words' code points + the spaces) <=
-	 * n * max over words of (count * code points) + (n - 1) * (highest word count): when that
-	 * bound cannot pass a top-n-gram threshold, the n-gram count is not needed. One pass over
-	 * the words usually rules out all three. */
-	size_t maxcov = 0, maxcount = 0;
-	if (on(p->top_ngram_frac[0]) || on(p->top_ngram_frac[1]) || on(p->top_ngram_frac[2])) {
-		hmap_reset(&q->map, nw);
-		for (size_t i = 0; i < nw; i++) {
-			hslot *e = hmap_slot(&q->map, w[i].h, (uint32_t)i);
-			size_t c = ++e->count;
-			if (c * w[i].nchars > maxcov)
-				maxcov = c * w[i].nchars;
-			if (c > maxcount)
-				maxcount = c;
-		}
-	}
-	for (size_t g = 0; g < 3; g++) {
-		size_t gn = (g + 2) * scale;
-		if (!on(p->top_ngram_frac[g]) || nw < gn)
-			continue;
-		size_t bound = gn * maxcov + (charwise ? 0 : (gn - 1) * maxcount);
-		if ((double)bound / len <= p->top_ngram_frac[g])
-			continue;
-		/* Counter.most_common(1): the highest count, the first inserted among ties. */
-		hmap_reset(&q->map, nw);
-		uint32_t best = 0, best_first = 0;
-		for (size_t i = 0; i + gn <= nw; i++) {
-			hslot *e = hmap_slot(&q->map, ngram_hash(q, i, gn, !charwise), (uint32_t)i);
-			uint32_t c = ++e->count;
-			uint32_t first = e->first;
-			if (c > best || (c == best && first < best_first)) {
-				best = c;
-				best_first = first;
-			}
-		}
-		/* character-wise n-grams are joined without spaces: they are runs of characters */
-		size_t chars = charwise ? 0 : gn - 1;
-		for (size_t k = 0; k < gn; k++)
-			chars += w[best_first + k].nchars;
-		r = (double)chars * best / len;
-		if (r > p->top_ngram_frac[g])
-			return fail(v, top_names[g], r, p->top_ngram_frac[g]);
-	}
-	/* Every counted repeat of an n-gram (n >= 5) lies inside repeated 5-gram occurrences, so
-	 * when those cover too little text for the strictest enabled threshold, no dup_n rule can
-	 * fail and the six exact passes are skipped. */
-	double strictest = INFINITY;
-	for (size_t g = 0; g < 6; g++)
-		if (on(p->dup_ngram_frac[g]) && p->dup_ngram_frac[g] < strictest)
-			strictest = p->dup_ngram_frac[g];
-	size_t n5 = 5 * scale;
-	if (strictest < INFINITY && nw >= n5) {
-		hset_reset(&q->set, nw);
-		size_t covered = 0, upto = 0;
-		for (size_t i = 0; i + n5 <= nw; i++) {
-			if (!hset_seen(&q->set, ngram_hash(q, i, n5, false)))
-				continue;
-			for (size_t k = i > upto ? i : upto; k < i + n5; k++)
-				covered += w[k].nchars;
-			upto = i + n5;
-		}
-		if ((double)covered / len <= strictest)
-			return true;
-	}
-	for (size_t g = 0; g < 6; g++) {
-		size_t gn = (g + 5) * scale;
-		if (!on(p->dup_ngram_frac[g]))
-			continue;
-		hset_reset(&q->set, nw);
-		size_t rep = 0;
-		for (size_t i = 0; i + gn <= nw;) {
-			if (hset_seen(&q->set, ngram_hash(q, i, gn, false))) {
-				for (size_t k = 0; k < gn; k++)
-					rep += w[i + k].nchars;
-				i += gn;
-			} else {
-				i++;
-			}
-		}
-		r = (double)rep / len;
-		if (r > p->dup_ngram_frac[g])
-			return fail(v, dup_names[g], r, p->dup_ngram_frac[g]);
-	}
-	return true;
+	return rep_top_ngrams(q, p, charwise, v) && rep_dup_ngrams(q, p, scale, v);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1312,6 +1450,7 @@ bool llm_quality_cwt(llm_quality *q, const llm_quality_params *p, llm_verdict *v
 		q->plen = llm_realloc(q->plen, q->ncap * sizeof *q->plen);
 	}
 	uint64_t *h = q->ph, *pw = q->phs; /* prefix hashes of the code points and base powers */
+	q->have_phs = false;
 	h[0] = 0;
 	pw[0] = 1;
 	for (size_t i = a; i < b;) {
