@@ -71,65 +71,6 @@ typedef struct {
 	uint32_t nnodes;
 } ltrie;
 
-static const llm_bpe *sort_bpe; /* qsort has no context argument; the build is serial */
-
-static int cmp_bytes(const void *x, const void *y)
-{
-	const llm_bpe *b = sort_bpe;
-	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
-	uint32_t li = b->len[i], lj = b->len[j];
-	int c = memcmp(b->arena.p + b->off[i], b->arena.p + b->off[j], li < lj ? li : lj);
-	return c ? c : (li > lj) - (li < lj);
-}
-
-/*
- * Sort the ids by their bytes (cmp_bytes' order): by the first 8 bytes, big-endian and
- * zero-padded, with an LSD radix sort, then each run of equal keys with cmp_bytes. The runs
- * are few and short (long tokens that share 8 bytes); a comparison sort of the whole
- * vocabulary took a fifth of o200k's load.
- */
-static void sort_by_bytes(const llm_bpe *b, uint32_t *ids, uint32_t n)
-{
-	typedef struct {
-		uint64_t key;
-		uint32_t id;
-	} kid;
-	kid *a = llm_malloc((n ? n : 1) * sizeof *a), *tmp = llm_malloc((n ? n : 1) * sizeof *tmp);
-	for (uint32_t i = 0; i < n; i++) {
-		const unsigned char *s = (const unsigned char *)b->arena.p + b->off[ids[i]];
-		uint32_t len = b->len[ids[i]];
-		uint64_t key = 0;
-		for (uint32_t j = 0; j < 8; j++)
-			key = key << 8 | (j < len ? s[j] : 0);
-		a[i] = (kid){ key, ids[i] };
-	}
-	for (unsigned shift = 0; shift < 64; shift += 8) {
-		uint32_t cnt[257] = { 0 };
-		for (uint32_t i = 0; i < n; i++)
-			cnt[(a[i].key >> shift & 255) + 1]++;
-		if (cnt[(a[0].key >> shift & 255) + 1] == n)
-			continue; /* one value in this byte: the order stands */
-		for (unsigned c = 1; c <= 256; c++)
-			cnt[c] += cnt[c - 1];
-		for (uint32_t i = 0; i < n; i++)
-			tmp[cnt[a[i].key >> shift & 255]++] = a[i];
-		kid *x = a;
-		a = tmp;
-		tmp = x;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		ids[i] = a[i].id;
-	sort_bpe = b;
-	for (uint32_t lo = 0, hi; lo < n; lo = hi) {
-		for (hi = lo + 1; hi < n && a[hi].key == a[lo].key; hi++)
-			;
-		if (hi - lo > 1)
-			qsort(ids + lo, hi - lo, sizeof *ids, cmp_bytes);
-	}
-	free(a);
-	free(tmp);
-}
-
 /* The slot of the child of slot s by byte c, or 0 (the root is nobody's child). */
 static inline uint32_t da_child(const bpe_bt *t, uint32_t s, unsigned c)
 {
@@ -304,8 +245,9 @@ void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h)
 		                                      k->exact }, 6 * sizeof(uint32_t));
 }
 
-/* The last merges of the tokens, in chunks of ids on the pool: each token's depends on the
- * pair lists alone. A worker has its own scratch and pair cache. */
+/* The last merges of the ordinary tokens, in chunks on the pool: each token's depends on the
+ * pair lists alone. A worker has its own scratch and pair cache; in byte order, neighbours
+ * share prefixes and so most of their merges. */
 #define MERGE_CHUNK 4096
 
 typedef struct {
@@ -316,7 +258,9 @@ typedef struct {
 typedef struct {
 	const llm_bpe *b;
 	bpe_bt *t;
-	merge_scratch *ws; /* by worker */
+	const uint32_t *ids; /* the ordinary tokens in byte order */
+	uint32_t nids;
+	merge_scratch *ws;   /* by worker */
 } merge_job;
 
 static void merge_chunk(void *ctx, size_t chunk, int worker)
@@ -325,18 +269,16 @@ static void merge_chunk(void *ctx, size_t chunk, int worker)
 	const llm_bpe *b = j->b;
 	merge_scratch *w = &j->ws[worker];
 	uint32_t lo = (uint32_t)(chunk * MERGE_CHUNK);
-	uint32_t hi = b->ntok - lo < MERGE_CHUNK ? b->ntok : lo + MERGE_CHUNK;
+	uint32_t hi = j->nids - lo < MERGE_CHUNK ? j->nids : lo + MERGE_CHUNK;
 	if (!w->sym) {
 		w->sym = llm_malloc(3 * (b->max_len + 1) * sizeof *w->sym);
 		w->rk = w->sym + b->max_len + 1;
 		/* The merges inside tokens are mostly between a few thousand short tokens. */
 		w->pc = llm_calloc((size_t)1 << BPE_PCACHE_BITS, sizeof *w->pc);
 	}
-	for (uint32_t id = lo; id < hi; id++) {
-		if (b->len[id] == NO_TOKEN || (b->flags[id] & TOK_ADDED) || b->len[id] < 2)
-			continue;
-		uint32_t l, r, res;
-		if (!last_merge(b, w->pc, id, w->sym, w->rk, &l, &r))
+	for (uint32_t k = lo; k < hi; k++) {
+		uint32_t id = j->ids[k], l, r, res;
+		if (b->len[id] < 2 || !last_merge(b, w->pc, id, w->sym, w->rk, &l, &r))
 			continue;
 		j->t->tok[id].left = l;
 		j->t->tok[id].right = r;
@@ -344,11 +286,12 @@ static void merge_chunk(void *ctx, size_t chunk, int worker)
 	}
 }
 
-static void last_merges(const llm_bpe *b, bpe_bt *t, llm_pool *pool)
+static void last_merges(const llm_bpe *b, bpe_bt *t, const uint32_t *ids, uint32_t nids,
+                        llm_pool *pool)
 {
 	int nw = llm_pool_workers(pool);
-	merge_job j = { b, t, llm_calloc((size_t)nw, sizeof *j.ws) };
-	llm_pool_run(pool, ((size_t)b->ntok + MERGE_CHUNK - 1) / MERGE_CHUNK, merge_chunk, &j);
+	merge_job j = { b, t, ids, nids, llm_calloc((size_t)nw, sizeof *j.ws) };
+	llm_pool_run(pool, ((size_t)nids + MERGE_CHUNK - 1) / MERGE_CHUNK, merge_chunk, &j);
 	for (int i = 0; i < nw; i++) {
 		free(j.ws[i].sym);
 		free(j.ws[i].pc);
@@ -356,7 +299,7 @@ static void last_merges(const llm_bpe *b, bpe_bt *t, llm_pool *pool)
 	free(j.ws);
 }
 
-bpe_bt *bpe_bt_new(const llm_bpe *b, llm_pool *pool)
+bpe_bt *bpe_bt_new(const llm_bpe *b, const uint32_t *ids, uint32_t nids, llm_pool *pool)
 {
 	if (!b->bytelevel || b->max_len > BT_MAX_TOKEN || !b->poff)
 		return NULL;
@@ -374,7 +317,7 @@ bpe_bt *bpe_bt_new(const llm_bpe *b, llm_pool *pool)
 	for (int c = 0; c < 256; c++)
 		t->tok[b->byte_id[c]].time = 0;
 
-	last_merges(b, t, pool);
+	last_merges(b, t, ids, nids, pool);
 	bool ok = true;
 	/* A rank + 1 cannot overflow into NO_TOKEN. */
 	for (uint32_t id = 0; id < nt && ok; id++)
@@ -389,11 +332,6 @@ bpe_bt *bpe_bt_new(const llm_bpe *b, llm_pool *pool)
 	/* The trie holds every ordinary token (for the whole-piece lookup); the producible ones
 	 * are marked. In byte order a token comes right before the tokens it is a prefix of, so
 	 * each token's longest producible prefix is on the path built so far. */
-	uint32_t *ids = llm_malloc(nt * sizeof *ids), nids = 0;
-	for (uint32_t id = 0; id < nt; id++)
-		if (b->len[id] != NO_TOKEN && !(b->flags[id] & TOK_ADDED))
-			ids[nids++] = id;
-	sort_by_bytes(b, ids, nids);
 	ltrie h = { llm_malloc((total + 1) * sizeof *h.parent), llm_malloc((total + 1) * sizeof *h.tok),
 	            llm_malloc((total + 1) * sizeof *h.whole), llm_malloc(total + 1), 1 };
 	h.parent[0] = 0;
@@ -426,7 +364,6 @@ bpe_bt *bpe_bt_new(const llm_bpe *b, llm_pool *pool)
 		plen = len;
 	}
 	free(path);
-	free(ids);
 	build_da(t, &h);
 	free(h.parent);
 	free(h.tok);

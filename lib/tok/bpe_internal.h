@@ -113,6 +113,9 @@ int bpe_add_special(llm_bpe *b, const char *text, size_t len, uint32_t id, size_
 /* Index ordinary tokens by bytes (then bpe_bytes_id works). LLM_EFORMAT on duplicates. */
 int bpe_build_bmap(llm_bpe *b);
 int64_t bpe_bytes_id(const llm_bpe *b, const void *s, size_t n);
+/* The ids of the ordinary tokens sorted by their bytes (a prefix first), *n of them, in a new
+ * array. Not reentrant: one sort at a time in the process. */
+uint32_t *bpe_ordinary_by_bytes(const llm_bpe *b, uint32_t *n);
 /* Merges: a pair table while loading, then the lists encoding searches (and the
  * backtracking tables). The parts that do not depend on each other run on pool; the tables
  * are the same whatever its number of threads. */
@@ -180,14 +183,15 @@ size_t bpe_merge_linear(const llm_bpe *b, bpe_pcache *pc, uint32_t *id, uint32_t
 
 /*
  * Backtracking BPE (bpe_bt.c): exact linear-time encoding for byte-level vocabularies.
- * bpe_bt_new builds the tables from the finished pair lists, or returns NULL when the
- * vocabulary does not allow the method (then encoding merges by rank). bpe_bt_encode writes
+ * bpe_bt_new builds the tables from the finished pair lists and the n ordinary tokens in
+ * byte order (bpe_ordinary_by_bytes), or returns NULL when the vocabulary does not allow
+ * the method (then encoding merges by rank). bpe_bt_encode writes
  * the ids of p[0..n) (n > 0; the whole piece first when whole_first) to out (n entries) and
  * returns their count; dead is scratch for n / 64 + 1 words. SIZE_MAX: the piece needs a
  * token whose merges are out of order (Llama 3 has 81), for which backtracking is not
  * exact; the caller merges it by rank.
  */
-bpe_bt *bpe_bt_new(const llm_bpe *b, llm_pool *pool);
+bpe_bt *bpe_bt_new(const llm_bpe *b, const uint32_t *by_bytes, uint32_t n, llm_pool *pool);
 void bpe_bt_free(bpe_bt *t);
 void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h);
 /* Make e merge by rank even where backtracking tables exist: the reference the tests
