@@ -647,6 +647,7 @@ struct llm_bpe_enc {
 	hentry *heap;
 	llm_buf seg; /* a segment with the ByteLevel prefix space */
 	bpe_pcache *pcache;
+	bpe_bt_cache *ccache; /* backtracking's compatibility tests; NULL without tables */
 	uint64_t *dead;   /* backtracking scratch, cap / 64 + 1 words */
 	bool reference;   /* merge by rank even where backtracking tables exist */
 	llm_hfpretok_state *hs;
@@ -680,6 +681,8 @@ llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 		e->st = llm_pretok_state_new(b->pt);
 	e->cache = llm_calloc((size_t)1 << CACHE_BITS, sizeof *e->cache);
 	e->pcache = llm_calloc((size_t)1 << BPE_PCACHE_BITS, sizeof *e->pcache);
+	if (b->bt)
+		e->ccache = bpe_bt_cache_new();
 	if (b->hp)
 		e->hs = llm_hfpretok_state_new(b->hp);
 	if (b->norm)
@@ -702,6 +705,7 @@ void llm_bpe_enc_free(llm_bpe_enc *e)
 	llm_pretok_state_free(e->st);
 	free(e->cache);
 	free(e->pcache);
+	bpe_bt_cache_free(e->ccache);
 	free(e->id);
 	free(e->rank);
 	free(e->next);
@@ -956,7 +960,7 @@ static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_i
 		e->id[0] = (uint32_t)id;
 	} else {
 		scratch(e, n);
-		nids = bt ? bpe_bt_encode(b, e->pcache, p, n, e->id, e->dead) : SIZE_MAX;
+		nids = bt ? bpe_bt_encode(b, e->pcache, e->ccache, p, n, e->id, e->dead) : SIZE_MAX;
 		if (nids == SIZE_MAX) {
 			if (b->bytelevel) {
 				init_bytes(e, p, n);

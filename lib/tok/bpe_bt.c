@@ -374,11 +374,32 @@ bpe_bt *bpe_bt_new(const llm_bpe *b, const uint32_t *ids, uint32_t nids, llm_poo
 
 enum { INCOMPATIBLE, COMPATIBLE, INEXACT };
 
+/* Recent compatibility tests: the same few thousand neighbours recur in every text, and the
+ * walk below costs several pair lookups. Direct-mapped. */
+#define CCACHE_BITS 12
+
+struct bpe_bt_cache {
+	struct {
+		uint64_t key; /* (x + 1) << 32 | y; 0 = empty */
+		int verdict;
+	} slot[1 << CCACHE_BITS];
+};
+
+bpe_bt_cache *bpe_bt_cache_new(void)
+{
+	return llm_calloc(1, sizeof(bpe_bt_cache));
+}
+
+void bpe_bt_cache_free(bpe_bt_cache *c)
+{
+	free(c);
+}
+
 /* Whether [x, y] is the BPE encoding of bytes(x) + bytes(y) (see the top of the file):
  * COMPATIBLE or INCOMPATIBLE, or INEXACT when the history of x or y is out of order. A
  * pair that crosses the boundary merges before a merge on the left at the same rank loses
  * to it (that one is further left), and before one on the right at the same rank wins. */
-static int compatible(const llm_bpe *b, const bpe_bt *t, bpe_pcache *pc, uint32_t x, uint32_t y)
+static int compatible_walk(const llm_bpe *b, const bpe_bt *t, bpe_pcache *pc, uint32_t x, uint32_t y)
 {
 	const bt_tok *tk = t->tok;
 	if (!(tk[x].exact & tk[y].exact))
@@ -398,6 +419,19 @@ static int compatible(const llm_bpe *b, const bpe_bt *t, bpe_pcache *pc, uint32_
 			return COMPATIBLE;
 		}
 	}
+}
+
+/* compatible_walk through the cache cc. */
+static inline int compatible(const llm_bpe *b, const bpe_bt *t, bpe_pcache *pc, bpe_bt_cache *cc,
+                             uint32_t x, uint32_t y)
+{
+	uint64_t key = ((uint64_t)x + 1) << 32 | y;
+	size_t h = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> (64 - CCACHE_BITS));
+	if (cc->slot[h].key != key) {
+		cc->slot[h].key = key;
+		cc->slot[h].verdict = compatible_walk(b, t, pc, x, y);
+	}
+	return cc->slot[h].verdict;
 }
 
 /* The longest producible token that is a prefix of p[0..n), n > 0: at least p[0]'s. With
@@ -420,8 +454,8 @@ static inline uint32_t longest(const bpe_bt *t, const unsigned char *p, size_t n
 	return best;
 }
 
-size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, const unsigned char *p, size_t n,
-                     uint32_t *out, uint64_t *dead)
+size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, bpe_bt_cache *cc, const unsigned char *p,
+                     size_t n, uint32_t *out, uint64_t *dead)
 {
 	const bpe_bt *t = b->bt;
 	uint32_t whole;
@@ -438,7 +472,7 @@ size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, const unsigned char *p, s
 			size_t end = pos + t->tok[tok].len;
 			int c = dead[end >> 6] >> (end & 63) & 1 ? INCOMPATIBLE
 			        : last == NO_TOKEN               ? COMPATIBLE
-			                                         : compatible(b, t, pc, last, tok);
+			                                         : compatible(b, t, pc, cc, last, tok);
 			if (c == INEXACT)
 				return SIZE_MAX;
 			if (c == COMPATIBLE) {

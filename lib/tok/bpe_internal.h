@@ -185,19 +185,23 @@ size_t bpe_merge_linear(const llm_bpe *b, bpe_pcache *pc, uint32_t *id, uint32_t
  * Backtracking BPE (bpe_bt.c): exact linear-time encoding for byte-level vocabularies.
  * bpe_bt_new builds the tables from the finished pair lists and the n ordinary tokens in
  * byte order (bpe_ordinary_by_bytes), or returns NULL when the vocabulary does not allow
- * the method (then encoding merges by rank). bpe_bt_encode writes
- * the ids of p[0..n) (n > 0; the whole piece first when whole_first) to out (n entries) and
- * returns their count; dead is scratch for n / 64 + 1 words. SIZE_MAX: the piece needs a
- * token whose merges are out of order (Llama 3 has 81), for which backtracking is not
+ * the method (then encoding merges by rank). bpe_bt_encode writes the ids of p[0..n)
+ * (n > 0; the whole piece first when whole_first) to out (n entries) and returns their
+ * count; dead is scratch for n / 64 + 1 words, pc and cc the caches of one encoder (cc: from
+ * bpe_bt_cache_new, for one tokenizer only, one thread at a time). SIZE_MAX: the piece needs
+ * a token whose merges are out of order (Llama 3 has 81), for which backtracking is not
  * exact; the caller merges it by rank.
  */
 bpe_bt *bpe_bt_new(const llm_bpe *b, const uint32_t *by_bytes, uint32_t n, llm_pool *pool);
 void bpe_bt_free(bpe_bt *t);
 void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h);
+typedef struct bpe_bt_cache bpe_bt_cache;
+bpe_bt_cache *bpe_bt_cache_new(void);
+void bpe_bt_cache_free(bpe_bt_cache *c);
 /* Make e merge by rank even where backtracking tables exist: the reference the tests
  * compare bpe_bt with. */
 void bpe_enc_reference(llm_bpe_enc *e, bool on);
-size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, const unsigned char *p, size_t n,
-                     uint32_t *out, uint64_t *dead);
+size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, bpe_bt_cache *cc, const unsigned char *p,
+                     size_t n, uint32_t *out, uint64_t *dead);
 
 #endif

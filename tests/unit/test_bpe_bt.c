@@ -235,13 +235,15 @@ static void test_out_of_order_merges(void)
 		CHECK_EQ_INT(ids.n, 2);
 		CHECK(ids.n == 2 && ids.v[0] == 256 && ids.v[1] == 257);
 		bpe_pcache *pc = calloc((size_t)1 << BPE_PCACHE_BITS, sizeof *pc);
+		bpe_bt_cache *cc = bpe_bt_cache_new();
 		uint32_t out[8];
 		uint64_t dead[1];
-		CHECK(bpe_bt_encode(b, pc, (const unsigned char *)"abcab", 5, out, dead) == SIZE_MAX);
-		CHECK(bpe_bt_encode(b, pc, (const unsigned char *)"abab", 4, out, dead) == 2 &&
+		CHECK(bpe_bt_encode(b, pc, cc, (const unsigned char *)"abcab", 5, out, dead) == SIZE_MAX);
+		CHECK(bpe_bt_encode(b, pc, cc, (const unsigned char *)"abab", 4, out, dead) == 2 &&
 		      out[0] == 257 && out[1] == 257);
-		CHECK(bpe_bt_encode(b, pc, (const unsigned char *)"abc", 3, out, dead) == 1 && out[0] == 256);
+		CHECK(bpe_bt_encode(b, pc, cc, (const unsigned char *)"abc", 3, out, dead) == 1 && out[0] == 256);
 		free(pc);
+		bpe_bt_cache_free(cc);
 		pair p;
 		pair_open(&p, b);
 		static const char alphabet[] = "abcx";
@@ -311,9 +313,10 @@ static void test_trie_byte_order(void)
 		static const char alphabet[] = { '\0', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', '1', '2' };
 		compare(&p, "c\0\0a", 4);
 		bpe_pcache *pc = calloc((size_t)1 << BPE_PCACHE_BITS, sizeof *pc);
+		bpe_bt_cache *cc = bpe_bt_cache_new();
 		uint32_t out[48];
 		uint64_t dead[2];
-		size_t fell_back = bpe_bt_encode(b, pc, (const unsigned char *)"c\0\0a", 4, out, dead) == SIZE_MAX;
+		size_t fell_back = bpe_bt_encode(b, pc, cc, (const unsigned char *)"c\0\0a", 4, out, dead) == SIZE_MAX;
 		llm_rng rng;
 		llm_rng_seed(&rng, 7);
 		char s[48];
@@ -325,13 +328,14 @@ static void test_trie_byte_order(void)
 				for (size_t i = 1; i < n; i++)
 					s[i] = llm_rng_below(&rng, 2) ? '\0' : s[i];
 			compare(&p, s, n);
-			size_t k = bpe_bt_encode(b, pc, (const unsigned char *)s, n, out, dead);
+			size_t k = bpe_bt_encode(b, pc, cc, (const unsigned char *)s, n, out, dead);
 			fell_back += k == SIZE_MAX;
 		}
 		printf("#   %zu of %zu texts differ, %zu not encoded by backtracking\n", p.bad, p.docs, fell_back);
 		CHECK_EQ_INT(p.bad, 0);
 		CHECK_EQ_INT(fell_back, 0);
 		free(pc);
+		bpe_bt_cache_free(cc);
 		pair_close(&p);
 		llm_bpe_free(b);
 	}
