@@ -428,210 +428,283 @@ static const char **split_list(const char *arg)
 	return v;
 }
 
+/* The command line: the common options, the cleaning configuration it builds, and the files
+ * that configuration needs loaded. */
+struct args {
+	struct tool_common co;
+	llm_clean_cfg cfg;
+	llm_recipe *recipe;
+	bool explain, list, mask_time;
+	const char *stop_file, *drop_file, *drop_line_file, *model_file, *time_ph, *seg_field;
+	size_t batch_bytes, judged_max;
+};
+
+/* --pii-placeholder KIND=TEXT */
+static void pii_placeholder(llm_clean_cfg *cfg, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	unsigned k;
+	char kind[32];
+	if (!eq || (size_t)(eq - arg) >= sizeof kind)
+		usage_error("--pii-placeholder: expected KIND=TEXT");
+	memcpy(kind, arg, (size_t)(eq - arg));
+	kind[eq - arg] = 0;
+	if (llm_pii_parse(kind, &k) != LLM_OK || !k || (k & (k - 1)))
+		usage_error("--pii-placeholder: unknown kind '%s'", kind);
+	cfg->pii.placeholder[__builtin_ctz(k)] = eq + 1;
+}
+
+/* An option that sets a recipe key to a number for every document. */
+static void override_int(llm_recipe *r, const char *opt, const char *key, const char *value)
+{
+	tool_int(opt, value, 0, INT32_MAX);
+	override(r, opt, key, value);
+}
+
+static void parse_option(struct args *a, int c, const char *arg)
+{
+	llm_clean_cfg *cfg = &a->cfg;
+	switch (c) {
+	case OPT_HTML: cfg->html = true; break;
+	case OPT_KEEP_BOILER: cfg->html_opts.boilerplate = false; break;
+	case OPT_JUDGED_TEXT: a->judged_max = tool_size("--judged-text", arg); break;
+	case OPT_RECIPE:
+		if (llm_recipe_load(a->recipe, arg) != LLM_OK)
+			die_lib();
+		break;
+	case OPT_EXPLAIN: a->explain = true; break;
+	case OPT_LIST_FILTERS: a->list = true; break;
+	case OPT_NORMALIZE: override(a->recipe, "--normalize", "normalize", arg); break;
+	case OPT_FILTERS: override(a->recipe, "--filters", "filters", arg); break;
+	case OPT_MIN_CHARS: override_int(a->recipe, "--min-chars", "min_chars", arg); break;
+	case OPT_MAX_CHARS: override_int(a->recipe, "--max-chars", "max_chars", arg); break;
+	case OPT_MIN_WORDS: override_int(a->recipe, "--min-words", "min_words", arg); break;
+	case OPT_SET: set_param(a->recipe, arg); break;
+	case OPT_STOP_WORDS: a->stop_file = arg; break;
+	case OPT_DROP_PATTERN: a->drop_file = arg; break;
+	case OPT_DROP_LINE_PATTERN: a->drop_line_file = arg; break;
+	case OPT_LANG:
+		free((void *)cfg->langs);
+		cfg->langs = split_list(arg);
+		cfg->lid = true;
+		break;
+	case OPT_LANG_THRESHOLD: cfg->lang_threshold = tool_double("--lang-threshold", arg, 0, 1); break;
+	case OPT_LANG_MODEL: a->model_file = arg; cfg->lid = true; break;
+	case OPT_DETECT_LANG: cfg->lid = true; break;
+	case OPT_MASK_PII:
+		cfg->mask_pii = true;
+		if (arg && llm_pii_parse(arg, &cfg->pii.kinds) != LLM_OK)
+			usage_error("--mask-pii: %s", llm_last_error());
+		break;
+	case OPT_PII_PLACEHOLDER: pii_placeholder(cfg, arg); break;
+	case OPT_MASK_TIME: a->mask_time = true; break;
+	case OPT_TIME_PLACEHOLDER: a->time_ph = arg; break;
+	case OPT_FRESHNESS: cfg->freshness = true; break;
+	case OPT_REF_YEAR: cfg->ref_year = (int)tool_int("--ref-year", arg, 1, 9999); break;
+	case OPT_DEFAULT_WEIGHT: cfg->default_weight = tool_double("--default-weight", arg, 0, 1e6); break;
+	case OPT_MIN_WEIGHT: cfg->min_weight = tool_double("--min-weight", arg, 0, 1); break;
+	case OPT_BATCH: a->batch_bytes = tool_size("--batch", arg); break;
+	case OPT_SEGMENT:
+		a->seg_field = arg ? arg : "words";
+		if (!*a->seg_field)
+			usage_error("--segment: empty field name");
+		break;
+	default: tool_bad_option();
+	}
+}
+
+static void parse_args(struct args *a, int argc, char **argv)
+{
+	memset(a, 0, sizeof *a);
+	tool_common_init(&a->co, &cli);
+	llm_clean_cfg_init(&a->cfg);
+	a->recipe = llm_recipe_new();
+	a->batch_bytes = 8u << 20;
+	a->judged_max = 64u << 10;
+	int c;
+	while ((c = tool_getopt(&a->co, argc, argv)) != -1)
+		parse_option(a, c, optarg);
+	a->cfg.field = a->co.field;
+	a->cfg.recipe = a->recipe;
+	if (a->batch_bytes < 1)
+		a->batch_bytes = 1;
+}
+
+static void args_release(struct args *a)
+{
+	llm_recipe_free(a->recipe);
+	free((void *)a->cfg.langs);
+	free(langs_copy);
+}
+
+/* --list-filters, --explain: print and exit. */
+static int print_info(struct args *a)
+{
+	llm_buf b = LLM_BUF_INIT;
+	if (a->list)
+		llm_filter_list(&b);
+	else
+		llm_recipe_explain(a->recipe, &b);
+	if (fwrite(b.p, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
+		die("standard output: %s", strerror(errno));
+	llm_buf_release(&b);
+	args_release(a);
+	return 0;
+}
+
+/* What the options name to load: stop words, patterns, the language model, the time masker
+ * (all set in the cleaning configuration) and --segment's dictionary. */
+struct loaded {
+	llm_wordset *stop;
+	llm_patterns *drop, *drop_line;
+	llm_fasttext *model;
+	llm_timemask *tm;
+	const llm_zhseg_dict *zh; /* NULL without --segment */
+};
+
+static void load_files(struct args *a, struct loaded *l)
+{
+	llm_clean_cfg *cfg = &a->cfg;
+	memset(l, 0, sizeof *l);
+	if (a->stop_file) {
+		l->stop = llm_wordset_new();
+		if (llm_wordset_load(l->stop, a->stop_file) != LLM_OK)
+			die_lib();
+		cfg->stop_words = l->stop;
+	}
+	if (a->drop_file && llm_patterns_load(&l->drop, a->drop_file) != LLM_OK)
+		die_lib();
+	if (a->drop_line_file && llm_patterns_load(&l->drop_line, a->drop_line_file) != LLM_OK)
+		die_lib();
+	cfg->drop_pattern = l->drop;
+	cfg->drop_line_pattern = l->drop_line;
+	if (a->model_file && llm_fasttext_load(&l->model, a->model_file) != LLM_OK)
+		die_lib();
+	cfg->lang_model = l->model;
+	if (a->mask_time && !(l->tm = llm_timemask_new(a->time_ph, 0)))
+		die_lib();
+	cfg->timemask = l->tm;
+	if (a->seg_field) {
+		if (llm_zhseg_dict_default(&l->zh) != LLM_OK)
+			die_lib();
+		llm_debug("--segment: dictionary %s (%zu words)", llm_zhseg_dict_path(l->zh),
+		          llm_zhseg_dict_size(l->zh));
+	}
+}
+
+static void loaded_release(struct loaded *l)
+{
+	llm_wordset_free(l->stop);
+	llm_patterns_free(l->drop);
+	llm_patterns_free(l->drop_line);
+	llm_fasttext_free(l->model);
+	llm_timemask_free(l->tm);
+}
+
+static wordfield *wordfield_new(const struct args *a, const llm_zhseg_dict *zh)
+{
+	wordfield *s = llm_calloc(1, sizeof *s);
+	s->field = a->seg_field;
+	s->text_field = a->cfg.field;
+	s->z = llm_zhseg_new(zh);
+	llm_json_rec_init(&s->rec);
+	llm_json_edit_init(&s->ed);
+	return s;
+}
+
+static void wordfield_free(wordfield *s)
+{
+	if (!s)
+		return;
+	llm_zhseg_free(s->z);
+	llm_json_rec_release(&s->rec);
+	llm_json_edit_release(&s->ed);
+	llm_buf_release(&s->text);
+	llm_buf_release(&s->words);
+	llm_buf_release(&s->out);
+	free(s);
+}
+
+/* The pool and a cleaner (and segmenter) per worker, the output, the run. */
+static void ctx_open(struct ctx *x, const struct args *a, const llm_zhseg_dict *zh)
+{
+	memset(x, 0, sizeof *x);
+	x->co = &a->co;
+	x->cfg = &a->cfg;
+	x->batch_bytes = a->batch_bytes;
+	x->judged_max = a->judged_max;
+	if (llm_pool_new(&x->pool, a->co.threads) != LLM_OK)
+		die_lib();
+	int nworkers = llm_pool_workers(x->pool);
+	x->workers = llm_calloc((size_t)nworkers, sizeof *x->workers);
+	for (int t = 0; t < nworkers; t++) {
+		x->workers[t].cl = llm_cleaner_new(&a->cfg);
+		if (zh)
+			x->workers[t].seg = wordfield_new(a, zh);
+	}
+	if (llm_writer_open(&x->out, a->co.output) != LLM_OK)
+		die_lib();
+	x->run = tool_run_new(&a->co);
+	x->tally = llm_clean_tally_new();
+}
+
+/* Close the output and free everything but the run and the tally; returns 1 if the output
+ * failed (reported). */
+static int ctx_close(struct ctx *x)
+{
+	int failed = 0;
+	if (llm_writer_close(x->out) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	int nworkers = llm_pool_workers(x->pool);
+	llm_pool_free(x->pool);
+	for (int t = 0; t < nworkers; t++) {
+		llm_cleaner_free(x->workers[t].cl);
+		wordfield_free(x->workers[t].seg);
+	}
+	free(x->workers);
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < x->b[k].cap; i++) {
+			llm_json_rec_release(&x->b[k].items[i].rec);
+			llm_buf_release(&x->b[k].items[i].out);
+		}
+		free(x->b[k].items);
+		llm_buf_release(&x->b[k].data);
+	}
+	return failed;
+}
+
+/* The reasons' tally in --stats, and the run's summary; returns the exit status. */
+static int finish(struct ctx *x, int failed)
+{
+	llm_buf member = LLM_BUF_INIT;
+	llm_clean_tally_json(x->tally, &member);
+	llm_run_stats_extra(x->run, member.p);
+	llm_buf_release(&member);
+	llm_clean_tally_free(x->tally);
+	return tool_run_finish(x->run, failed);
+}
+
 int main(int argc, char **argv)
 {
 	tool_init("llm-clean");
 	tool_save_cmdline(argc, argv);
-	struct tool_common co;
-	tool_common_init(&co, &cli);
-	llm_clean_cfg cfg;
-	llm_clean_cfg_init(&cfg);
-	llm_recipe *recipe = llm_recipe_new();
-	bool explain = false, list = false;
-	const char *stop_file = NULL, *drop_file = NULL, *drop_line_file = NULL, *model_file = NULL;
-	const char *time_ph = NULL;
-	bool mask_time = false;
-	size_t batch_bytes = 8u << 20, judged_max = 64u << 10;
-	const char *seg_field = NULL;
-	int c;
-	while ((c = tool_getopt(&co, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_HTML: cfg.html = true; break;
-		case OPT_KEEP_BOILER: cfg.html_opts.boilerplate = false; break;
-		case OPT_JUDGED_TEXT: judged_max = tool_size("--judged-text", optarg); break;
-		case OPT_RECIPE:
-			if (llm_recipe_load(recipe, optarg) != LLM_OK)
-				die_lib();
-			break;
-		case OPT_EXPLAIN: explain = true; break;
-		case OPT_LIST_FILTERS: list = true; break;
-		case OPT_NORMALIZE: override(recipe, "--normalize", "normalize", optarg); break;
-		case OPT_FILTERS: override(recipe, "--filters", "filters", optarg); break;
-		case OPT_MIN_CHARS:
-			tool_int("--min-chars", optarg, 0, INT32_MAX);
-			override(recipe, "--min-chars", "min_chars", optarg);
-			break;
-		case OPT_MAX_CHARS:
-			tool_int("--max-chars", optarg, 0, INT32_MAX);
-			override(recipe, "--max-chars", "max_chars", optarg);
-			break;
-		case OPT_MIN_WORDS:
-			tool_int("--min-words", optarg, 0, INT32_MAX);
-			override(recipe, "--min-words", "min_words", optarg);
-			break;
-		case OPT_SET: set_param(recipe, optarg); break;
-		case OPT_STOP_WORDS: stop_file = optarg; break;
-		case OPT_DROP_PATTERN: drop_file = optarg; break;
-		case OPT_DROP_LINE_PATTERN: drop_line_file = optarg; break;
-		case OPT_LANG:
-			free((void *)cfg.langs);
-			cfg.langs = split_list(optarg);
-			cfg.lid = true;
-			break;
-		case OPT_LANG_THRESHOLD: cfg.lang_threshold = tool_double("--lang-threshold", optarg, 0, 1); break;
-		case OPT_LANG_MODEL: model_file = optarg; cfg.lid = true; break;
-		case OPT_DETECT_LANG: cfg.lid = true; break;
-		case OPT_MASK_PII:
-			cfg.mask_pii = true;
-			if (optarg && llm_pii_parse(optarg, &cfg.pii.kinds) != LLM_OK)
-				usage_error("--mask-pii: %s", llm_last_error());
-			break;
-		case OPT_PII_PLACEHOLDER: {
-			const char *eq = strchr(optarg, '=');
-			unsigned k;
-			char kind[32];
-			if (!eq || (size_t)(eq - optarg) >= sizeof kind)
-				usage_error("--pii-placeholder: expected KIND=TEXT");
-			memcpy(kind, optarg, (size_t)(eq - optarg));
-			kind[eq - optarg] = 0;
-			if (llm_pii_parse(kind, &k) != LLM_OK || !k || (k & (k - 1)))
-				usage_error("--pii-placeholder: unknown kind '%s'", kind);
-			cfg.pii.placeholder[__builtin_ctz(k)] = eq + 1;
-			break;
-		}
-		case OPT_MASK_TIME: mask_time = true; break;
-		case OPT_TIME_PLACEHOLDER: time_ph = optarg; break;
-		case OPT_FRESHNESS: cfg.freshness = true; break;
-		case OPT_REF_YEAR: cfg.ref_year = (int)tool_int("--ref-year", optarg, 1, 9999); break;
-		case OPT_DEFAULT_WEIGHT: cfg.default_weight = tool_double("--default-weight", optarg, 0, 1e6); break;
-		case OPT_MIN_WEIGHT: cfg.min_weight = tool_double("--min-weight", optarg, 0, 1); break;
-		case OPT_BATCH: batch_bytes = tool_size("--batch", optarg); break;
-		case OPT_SEGMENT:
-			seg_field = optarg ? optarg : "words";
-			if (!*seg_field)
-				usage_error("--segment: empty field name");
-			break;
-		default: tool_bad_option();
-		}
-	}
-	cfg.field = co.field;
-	cfg.recipe = recipe;
-	if (batch_bytes < 1)
-		batch_bytes = 1;
-	if (explain || list) {
-		llm_buf b = LLM_BUF_INIT;
-		if (list)
-			llm_filter_list(&b);
-		else
-			llm_recipe_explain(recipe, &b);
-		if (fwrite(b.p, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
-			die("standard output: %s", strerror(errno));
-		llm_buf_release(&b);
-		llm_recipe_free(recipe);
-		free((void *)cfg.langs);
-		free(langs_copy);
-		return 0;
-	}
-
-	llm_wordset *stop = NULL;
-	if (stop_file) {
-		stop = llm_wordset_new();
-		if (llm_wordset_load(stop, stop_file) != LLM_OK)
-			die_lib();
-		cfg.stop_words = stop;
-	}
-	llm_patterns *dp = NULL, *dlp = NULL;
-	if (drop_file && llm_patterns_load(&dp, drop_file) != LLM_OK)
-		die_lib();
-	if (drop_line_file && llm_patterns_load(&dlp, drop_line_file) != LLM_OK)
-		die_lib();
-	cfg.drop_pattern = dp;
-	cfg.drop_line_pattern = dlp;
-	llm_fasttext *model = NULL;
-	if (model_file && llm_fasttext_load(&model, model_file) != LLM_OK)
-		die_lib();
-	cfg.lang_model = model;
-	llm_timemask *tm = NULL;
-	if (mask_time && !(tm = llm_timemask_new(time_ph, 0)))
-		die_lib();
-	cfg.timemask = tm;
-
-	const llm_zhseg_dict *zh = NULL;
-	if (seg_field) {
-		if (llm_zhseg_dict_default(&zh) != LLM_OK)
-			die_lib();
-		llm_debug("--segment: dictionary %s (%zu words)", llm_zhseg_dict_path(zh),
-		          llm_zhseg_dict_size(zh));
-	}
-
-	struct ctx x = { 0 };
-	x.co = &co;
-	x.cfg = &cfg;
-	x.batch_bytes = batch_bytes;
-	x.judged_max = judged_max;
-	if (llm_pool_new(&x.pool, co.threads) != LLM_OK)
-		die_lib();
-	int nworkers = llm_pool_workers(x.pool);
-	x.workers = llm_calloc((size_t)nworkers, sizeof *x.workers);
-	for (int t = 0; t < nworkers; t++) {
-		x.workers[t].cl = llm_cleaner_new(&cfg);
-		if (zh) {
-			wordfield *s = x.workers[t].seg = llm_calloc(1, sizeof *s);
-			s->field = seg_field;
-			s->text_field = cfg.field;
-			s->z = llm_zhseg_new(zh);
-			llm_json_rec_init(&s->rec);
-			llm_json_edit_init(&s->ed);
-		}
-	}
-	if (llm_writer_open(&x.out, co.output) != LLM_OK)
-		die_lib();
-	x.run = tool_run_new(&co);
-	x.tally = llm_clean_tally_new();
+	struct args a;
+	parse_args(&a, argc, argv);
+	if (a.explain || a.list)
+		return print_info(&a);
+	struct loaded l;
+	load_files(&a, &l);
+	struct ctx x;
+	ctx_open(&x, &a, l.zh);
 	int failed = 0;
 	if (optind == argc)
 		failed |= clean_one(&x, "-");
 	for (int i = optind; i < argc; i++)
 		failed |= clean_one(&x, argv[i]);
-	if (llm_writer_close(x.out) != LLM_OK) {
-		llm_error("%s", llm_last_error());
-		failed = 1;
-	}
-	llm_pool_free(x.pool);
-	for (int t = 0; t < nworkers; t++) {
-		llm_cleaner_free(x.workers[t].cl);
-		wordfield *s = x.workers[t].seg;
-		if (s) {
-			llm_zhseg_free(s->z);
-			llm_json_rec_release(&s->rec);
-			llm_json_edit_release(&s->ed);
-			llm_buf_release(&s->text);
-			llm_buf_release(&s->words);
-			llm_buf_release(&s->out);
-			free(s);
-		}
-	}
-	free(x.workers);
-	for (int k = 0; k < 2; k++) {
-		for (size_t i = 0; i < x.b[k].cap; i++) {
-			llm_json_rec_release(&x.b[k].items[i].rec);
-			llm_buf_release(&x.b[k].items[i].out);
-		}
-		free(x.b[k].items);
-		llm_buf_release(&x.b[k].data);
-	}
-	llm_wordset_free(stop);
-	llm_recipe_free(recipe);
-	llm_patterns_free(dp);
-	llm_patterns_free(dlp);
-	llm_fasttext_free(model);
-	llm_timemask_free(tm);
-	free((void *)cfg.langs);
-	free(langs_copy);
-	llm_buf member = LLM_BUF_INIT;
-	llm_clean_tally_json(x.tally, &member);
-	llm_run_stats_extra(x.run, member.p);
-	llm_buf_release(&member);
-	llm_clean_tally_free(x.tally);
-	return tool_run_finish(x.run, failed);
+	failed |= ctx_close(&x);
+	loaded_release(&l);
+	args_release(&a);
+	return finish(&x, failed);
 }
