@@ -781,15 +781,30 @@ static int inspect(int mode, const char *path, struct dumper *dp)
 	return failed;
 }
 
-static int run_inspect(int mode, int fmt_jsonl, const char *output, int argc, char **argv)
+/* The command line beyond what it sets in the run. */
+struct args {
+	struct tool_common co;
+	const char *format, *tokenizer, *sketches;
+	int mode;
+};
+
+/* --info, --verify, --dump of the files on the command line. */
+static int run_inspect(const struct args *a, int argc, char **argv)
 {
+	int mode = a->mode, jsonl = 0;
+	if (a->format && mode == MODE_DUMP)
+		jsonl = tool_choice("--format", a->format, "tokens\0jsonl\0");
+	else if (a->format)
+		usage_error("--format is for writing or --dump");
+	if (mode == MODE_DUMP && !jsonl)
+		tool_binary_output(a->co.output, "the token stream");
 	if (optind == argc)
 		usage_error("%s needs shard or manifest files", mode == MODE_INFO ? "--info"
 		            : mode == MODE_VERIFY ? "--verify" : "--dump");
 	struct dumper dp;
 	memset(&dp, 0, sizeof dp);
-	dp.jsonl = fmt_jsonl;
-	dp.output = output;
+	dp.jsonl = jsonl;
+	dp.output = a->co.output;
 	llm_json_rec_init(&dp.rec);
 	llm_json_edit_init(&dp.ed);
 	int failed = 0;
@@ -812,177 +827,246 @@ static int run_inspect(int mode, int fmt_jsonl, const char *output, int argc, ch
 	return failed;
 }
 
-int main(int argc, char **argv)
+static void parse_option(struct args *a, struct shard_run *r, int c, const char *arg)
 {
-	tool_init("llm-shard");
-	tool_save_cmdline(argc, argv);
-	struct tool_common co;
-	tool_common_init(&co, &cli);
-	struct shard_run r;
-	memset(&r, 0, sizeof r);
-	r.shard_size = (uint64_t)1 << 30;
-	r.val_fraction = 0.01;
-	r.eos = LLM_SHARD_NO_EOS;
-	llm_json_rec_init(&r.rec); /* before the first pass, which parses metadata too */
-	const char *format = NULL, *tokenizer = NULL, *sketches = NULL;
-	int mode = MODE_WRITE, c;
-	while ((c = tool_getopt(&co, argc, argv)) != -1) {
-		switch (c) {
-		case OPT_FORMAT: format = optarg; break;
-		case OPT_PREFIX: r.prefix = optarg; break;
-		case OPT_SHARD_SIZE:
-			r.shard_size = tool_size("--shard-size", optarg);
-			if (r.shard_size < 4 * LLM_SHARD_ALIGN)
-				usage_error("--shard-size must be at least 16K");
-			break;
-		case OPT_VAL: r.val_fraction = tool_double("--val-fraction", optarg, 0, 1); break;
-		case OPT_SEED: r.seed = (uint64_t)tool_int("--seed", optarg, 0, INT64_MAX); break;
-		case OPT_EOS: r.eos = (uint32_t)tool_int("--eos", optarg, 0, UINT32_MAX - 1); break;
-		case OPT_TOKENIZER: tokenizer = optarg; break;
-		case OPT_TRUNCATE: r.quantile = tool_double("--truncate-quantile", optarg, 0, 1); break;
-		case OPT_SKETCHES: sketches = optarg; break;
-		case OPT_INFO: mode = MODE_INFO; break;
-		case OPT_VERIFY: mode = MODE_VERIFY; break;
-		case OPT_DUMP: mode = MODE_DUMP; break;
-		default: tool_bad_option();
-		}
+	switch (c) {
+	case OPT_FORMAT: a->format = arg; break;
+	case OPT_PREFIX: r->prefix = arg; break;
+	case OPT_SHARD_SIZE:
+		r->shard_size = tool_size("--shard-size", arg);
+		if (r->shard_size < 4 * LLM_SHARD_ALIGN)
+			usage_error("--shard-size must be at least 16K");
+		break;
+	case OPT_VAL: r->val_fraction = tool_double("--val-fraction", arg, 0, 1); break;
+	case OPT_SEED: r->seed = (uint64_t)tool_int("--seed", arg, 0, INT64_MAX); break;
+	case OPT_EOS: r->eos = (uint32_t)tool_int("--eos", arg, 0, UINT32_MAX - 1); break;
+	case OPT_TOKENIZER: a->tokenizer = arg; break;
+	case OPT_TRUNCATE: r->quantile = tool_double("--truncate-quantile", arg, 0, 1); break;
+	case OPT_SKETCHES: a->sketches = arg; break;
+	case OPT_INFO: a->mode = MODE_INFO; break;
+	case OPT_VERIFY: a->mode = MODE_VERIFY; break;
+	case OPT_DUMP: a->mode = MODE_DUMP; break;
+	default: tool_bad_option();
 	}
-	if (mode != MODE_WRITE) {
-		int jsonl = 0;
-		if (format && mode == MODE_DUMP)
-			jsonl = tool_choice("--format", format, "tokens\0jsonl\0");
-		else if (format)
-			usage_error("--format is for writing or --dump");
-		if (mode == MODE_DUMP && !jsonl)
-			tool_binary_output(co.output, "the token stream");
-		return run_inspect(mode, jsonl, co.output, argc, argv);
-	}
+}
+
+static void parse_args(struct args *a, struct shard_run *r, int argc, char **argv)
+{
+	memset(a, 0, sizeof *a);
+	tool_common_init(&a->co, &cli);
+	a->mode = MODE_WRITE;
+	memset(r, 0, sizeof *r);
+	r->shard_size = (uint64_t)1 << 30;
+	r->val_fraction = 0.01;
+	r->eos = LLM_SHARD_NO_EOS;
+	llm_json_rec_init(&r->rec); /* before the first pass, which parses metadata too */
+	int c;
+	while ((c = tool_getopt(&a->co, argc, argv)) != -1)
+		parse_option(a, r, c, optarg);
+}
+
+/* Check the writing options and make the output directory. */
+static void setup_output(const struct args *a, struct shard_run *r)
+{
 	static const int fmts[] = { FMT_SHARDS, LLM_EXPORT_MEGATRON, LLM_EXPORT_LLMC, LLM_EXPORT_RAW };
-	r.format = format ? fmts[tool_choice("--format", format, "shards\0megatron\0llmc\0raw\0")]
-	                  : FMT_SHARDS;
-	if (!co.output)
+	r->format = a->format ? fmts[tool_choice("--format", a->format, "shards\0megatron\0llmc\0raw\0")]
+	                      : FMT_SHARDS;
+	if (!a->co.output)
 		usage_error("-o DIR is required: shards are files in a directory");
-	if (sketches && r.quantile == 0)
+	if (a->sketches && r->quantile == 0)
 		usage_error("--sketches is only used with --truncate-quantile");
-	r.dir = co.output;
-	if (mkdir(r.dir, 0777) != 0 && errno != EEXIST)
-		die("%s: %s", r.dir, strerror(errno));
-	int shards = r.format == FMT_SHARDS;
-	dataset ds;
-	if (shards) {
-		dataset_open(&ds, r.dir);
-		r.gen = ds.name;
+	r->dir = a->co.output;
+	if (mkdir(r->dir, 0777) != 0 && errno != EEXIST)
+		die("%s: %s", r->dir, strerror(errno));
+}
+
+/* --tokenizer: its id for the manifest, and its end-of-text id unless --eos gave one. */
+static void take_tokenizer(struct shard_run *r, const char *path)
+{
+	llm_bpe *bpe;
+	if (llm_bpe_load(&bpe, path, NULL, NULL, NULL) != LLM_OK)
+		die_lib();
+	r->tokenizer_id = llm_bpe_file_id(bpe);
+	if (r->eos == LLM_SHARD_NO_EOS) {
+		if (llm_bpe_eos(bpe) < 0)
+			die("%s: the tokenizer has no end-of-text token; give --eos", path);
+		r->eos = (uint32_t)llm_bpe_eos(bpe);
 	}
-	if (tokenizer) {
-		llm_bpe *bpe;
-		if (llm_bpe_load(&bpe, tokenizer, NULL, NULL, NULL) != LLM_OK)
-			die_lib();
-		r.tokenizer_id = llm_bpe_file_id(bpe);
-		if (r.eos == LLM_SHARD_NO_EOS) {
-			if (llm_bpe_eos(bpe) < 0)
-				die("%s: the tokenizer has no end-of-text token; give --eos", tokenizer);
-			r.eos = (uint32_t)llm_bpe_eos(bpe);
-		}
-		llm_bpe_free(bpe);
-	}
+	llm_bpe_free(bpe);
+}
+
+/* The input files ("-" when none), standard input spooled to a file when it is read twice. */
+typedef struct {
+	char **path;
+	int n;
+	char *spooled; /* the spool's path, or NULL */
+} inputs;
+
+static void inputs_open(inputs *in, const struct shard_run *r, int twice, int argc, char **argv)
+{
 	int nin = argc - optind;
-	char **inputs = llm_calloc((size_t)(nin ? nin : 1), sizeof *inputs);
-	char *spooled = NULL;
-	for (int i = 0; i < (nin ? nin : 1); i++) {
-		inputs[i] = nin ? argv[optind + i] : "-";
+	in->n = nin ? nin : 1;
+	in->path = llm_calloc((size_t)in->n, sizeof *in->path);
+	in->spooled = NULL;
+	for (int i = 0; i < in->n; i++) {
+		in->path[i] = nin ? argv[optind + i] : "-";
 		/* A pipe cannot be read twice: keep a copy for the first pass. */
-		if (r.quantile > 0 && !sketches && strcmp(inputs[i], "-") == 0) {
-			if (spooled)
+		if (twice && strcmp(in->path[i], "-") == 0) {
+			if (in->spooled)
 				usage_error("standard input given twice");
-			inputs[i] = spooled = spool_stdin(r.dir);
+			in->path[i] = in->spooled = spool_stdin(r->dir);
 		}
 	}
+}
+
+static void inputs_release(inputs *in)
+{
+	free(in->spooled);
+	free(in->path);
+}
+
+/* --truncate-quantile: each domain's cut, from --sketches or a first pass over the inputs.
+ * Returns 1 if an input failed (reported). */
+static int find_cuts(struct shard_run *r, const inputs *in, const char *sketches)
+{
 	int failed = 0;
-	if (r.quantile > 0) {
-		if (sketches)
-			load_sketches(&r, sketches);
-		else
-			for (int i = 0; i < (nin ? nin : 1); i++)
-				failed |= sketch_pass(&r, inputs[i]);
-		for (size_t i = 0; i < r.ndoms; i++)
-			if (r.doms[i].sketch && llm_sketch_count(r.doms[i].sketch))
-				r.doms[i].cut = (uint64_t)ceil(llm_sketch_quantile(r.doms[i].sketch, r.quantile));
-	}
-	r.run = tool_run_new(&co);
-	llm_manifest_init(&r.m);
+	if (sketches)
+		load_sketches(r, sketches);
+	else
+		for (int i = 0; i < in->n; i++)
+			failed |= sketch_pass(r, in->path[i]);
+	for (size_t i = 0; i < r->ndoms; i++)
+		if (r->doms[i].sketch && llm_sketch_count(r->doms[i].sketch))
+			r->doms[i].cut = (uint64_t)ceil(llm_sketch_quantile(r->doms[i].sketch, r->quantile));
+	return failed;
+}
+
+/* Write every input into the splits' sinks; returns 1 on a failure (reported). */
+static int write_inputs(struct shard_run *r, const inputs *in)
+{
+	int failed = 0;
+	llm_manifest_init(&r->m);
 	for (int sp = 0; sp < LLM_NSPLITS; sp++)
-		r.sinks[sp].split = sp;
-	for (int i = 0; i < (nin ? nin : 1); i++)
-		failed |= shard_one(&r, inputs[i], inputs[i] == spooled ? "<stdin>" : inputs[i]);
+		r->sinks[sp].split = sp;
+	for (int i = 0; i < in->n; i++)
+		failed |= shard_one(r, in->path[i], in->path[i] == in->spooled ? "<stdin>" : in->path[i]);
 	for (int sp = 0; sp < LLM_NSPLITS; sp++)
-		failed |= sink_close(&r, &r.sinks[sp]);
+		failed |= sink_close(r, &r->sinks[sp]);
 	/* An empty input is a stage upstream that died: a dataset of nothing would hide it. */
-	if (!failed && llm_run_records_in(r.run) == 0) {
-		llm_error("no documents in the input: no %s written", shards ? "dataset" : "export");
+	if (!failed && llm_run_records_in(r->run) == 0) {
+		llm_error("no documents in the input: no %s written",
+		          r->format == FMT_SHARDS ? "dataset" : "export");
 		failed = 1;
 	}
-	if (shards && !failed) {
-		r.m.tokenizer_id = r.h.tokenizer_id;
-		r.m.vocab_size = r.h.vocab_size;
-		r.m.width = r.h.width;
-		r.m.eos_id = r.eos;
-		r.m.noised = !!(r.h.flags & LLM_TOK_NOISED);
-		llm_buf x = LLM_BUF_INIT;
-		llm_buf_adds(&x, "\"val_fraction\": ");
-		llm_json_put_f64(&x, r.val_fraction);
-		llm_buf_addf(&x, ", \"seed\": %llu, \"shard_size\": %llu, \"truncate_quantile\": ",
-		             (unsigned long long)r.seed, (unsigned long long)r.shard_size);
-		llm_json_put_f64(&x, r.quantile);
-		llm_buf_adds(&x, ",\n  \"commands\": [");
-		llm_json_put_str(&x, tool_cmdline(), strlen(tool_cmdline()));
-		llm_buf_adds(&x, "]");
-		r.m.extra = llm_buf_detach(&x, NULL);
-		llm_buf p = LLM_BUF_INIT;
-		llm_buf_addf(&p, "%s/manifest.json", r.dir);
-		if (llm_manifest_write(&r.m, p.p) != LLM_OK) {
-			llm_error("%s", llm_last_error());
-			failed = 1;
-		}
-		llm_buf_release(&p);
+	return failed;
+}
+
+/* DIR/manifest.json, with the options that made the dataset; returns 1 on failure (reported). */
+static int write_manifest(struct shard_run *r)
+{
+	r->m.tokenizer_id = r->h.tokenizer_id;
+	r->m.vocab_size = r->h.vocab_size;
+	r->m.width = r->h.width;
+	r->m.eos_id = r->eos;
+	r->m.noised = !!(r->h.flags & LLM_TOK_NOISED);
+	llm_buf x = LLM_BUF_INIT;
+	llm_buf_adds(&x, "\"val_fraction\": ");
+	llm_json_put_f64(&x, r->val_fraction);
+	llm_buf_addf(&x, ", \"seed\": %llu, \"shard_size\": %llu, \"truncate_quantile\": ",
+	             (unsigned long long)r->seed, (unsigned long long)r->shard_size);
+	llm_json_put_f64(&x, r->quantile);
+	llm_buf_adds(&x, ",\n  \"commands\": [");
+	llm_json_put_str(&x, tool_cmdline(), strlen(tool_cmdline()));
+	llm_buf_adds(&x, "]");
+	r->m.extra = llm_buf_detach(&x, NULL);
+	llm_buf p = LLM_BUF_INIT;
+	llm_buf_addf(&p, "%s/manifest.json", r->dir);
+	int failed = 0;
+	if (llm_manifest_write(&r->m, p.p) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
 	}
-	if (r.quantile > 0) {
-		llm_buf x = LLM_BUF_INIT;
-		llm_buf_adds(&x, "\"truncate_at\": {");
-		for (size_t i = 0; i < r.ndoms; i++) {
-			llm_buf_adds(&x, i ? ", " : "");
-			llm_json_put_str(&x, r.doms[i].name, strlen(r.doms[i].name));
-			llm_buf_addf(&x, ": %llu", (unsigned long long)r.doms[i].cut);
-		}
-		llm_buf_addc(&x, '}');
-		llm_run_stats_extra(r.run, x.p);
-		llm_buf_release(&x);
+	llm_buf_release(&p);
+	return failed;
+}
+
+/* --stats: each domain's cut. */
+static void stats_cuts(struct shard_run *r)
+{
+	llm_buf x = LLM_BUF_INIT;
+	llm_buf_adds(&x, "\"truncate_at\": {");
+	for (size_t i = 0; i < r->ndoms; i++) {
+		llm_buf_adds(&x, i ? ", " : "");
+		llm_json_put_str(&x, r->doms[i].name, strlen(r->doms[i].name));
+		llm_buf_addf(&x, ": %llu", (unsigned long long)r->doms[i].cut);
 	}
-	for (size_t i = 0; i < r.ndoms; i++) {
-		free(r.doms[i].name);
-		llm_sketch_free(r.doms[i].sketch);
+	llm_buf_addc(&x, '}');
+	llm_run_stats_extra(r->run, x.p);
+	llm_buf_release(&x);
+}
+
+static void shard_run_release(struct shard_run *r)
+{
+	for (size_t i = 0; i < r->ndoms; i++) {
+		free(r->doms[i].name);
+		llm_sketch_free(r->doms[i].sketch);
 	}
-	free(r.doms);
-	free(spooled);
-	free(inputs);
-	llm_manifest_release(&r.m);
-	llm_json_rec_release(&r.rec);
-	llm_buf_release(&r.id);
-	llm_buf_release(&r.dom);
-	if (!shards)
-		return tool_run_finish(r.run, failed);
+	free(r->doms);
+	llm_manifest_release(&r->m);
+	llm_json_rec_release(&r->rec);
+	llm_buf_release(&r->id);
+	llm_buf_release(&r->dom);
+}
+
+/* Finish the run and, when it succeeded, switch the dataset to the new generation; returns
+ * the exit status. */
+static int publish(llm_run *run, dataset *ds, int failed)
+{
 	if (!failed)
 		llm_fault_point("shard-generation");
-	int rc = tool_run_finish(r.run, failed);
+	int rc = tool_run_finish(run, failed);
 	if (rc != 0) {
-		dataset_abandon(&ds); /* the manifest is never published: the old dataset stays */
+		dataset_abandon(ds); /* the manifest is never published: the old dataset stays */
 	} else if (llm_tmpfile_commit() != LLM_OK) {
 		/* whether the switch happened or not, the next run clears what no manifest names */
 		llm_error("%s", llm_last_error());
 		rc = 1;
 	} else {
 		llm_fault_point("shard-switched");
-		dataset_retire_old(&ds);
+		dataset_retire_old(ds);
 	}
-	dataset_close(&ds);
+	dataset_close(ds);
 	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	tool_init("llm-shard");
+	tool_save_cmdline(argc, argv);
+	struct args a;
+	struct shard_run r;
+	parse_args(&a, &r, argc, argv);
+	if (a.mode != MODE_WRITE)
+		return run_inspect(&a, argc, argv);
+	setup_output(&a, &r);
+	int shards = r.format == FMT_SHARDS;
+	dataset ds;
+	if (shards) {
+		dataset_open(&ds, r.dir);
+		r.gen = ds.name;
+	}
+	if (a.tokenizer)
+		take_tokenizer(&r, a.tokenizer);
+	inputs in;
+	inputs_open(&in, &r, r.quantile > 0 && !a.sketches, argc, argv);
+	int failed = r.quantile > 0 ? find_cuts(&r, &in, a.sketches) : 0;
+	r.run = tool_run_new(&a.co);
+	failed |= write_inputs(&r, &in);
+	if (shards && !failed)
+		failed |= write_manifest(&r);
+	if (r.quantile > 0)
+		stats_cuts(&r);
+	shard_run_release(&r);
+	inputs_release(&in);
+	return shards ? publish(r.run, &ds, failed) : tool_run_finish(r.run, failed);
 }
