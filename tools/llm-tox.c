@@ -858,117 +858,148 @@ static void parse_thresholds(struct cfg *c, const char *arg)
 		usage_error("--thresholds needs at least one value");
 }
 
+static void cfg_init(struct cfg *c)
+{
+	memset(c, 0, sizeof *c);
+	tool_common_init(&c->co, &cli);
+	llm_toxlang_init(&c->per_1k, 1.0);
+	llm_toxlang_init(&c->threshold, 0.85); /* predict: fastText's 0 unless given */
+	c->label = "toxic";
+	c->label_field = "label";
+	c->k = 1;
+	c->cjk_min = 2;
+	parse_thresholds(c, "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.85,0.9,0.95,0.99");
+	llm_fasttext_train_args_init(&c->ft);
+	c->ft.dim = 16;
+	c->ft.lr = 0.5;
+	c->ft.word_ngrams = 2;
+	c->ft.bucket = 200000;
+}
+
+/* The subcommand argv[1] names (CMD_FILTER when none); *argi is set to its options' start. */
+static int subcommand(int argc, char **argv, int *argi)
+{
+	*argi = 1;
+	if (argc < 2 || argv[1][0] == '-')
+		return CMD_FILTER;
+	int i = 0;
+	for (const char *w = cli.commands; *w; w += strlen(w) + 1, i++)
+		if (strcmp(argv[1], w) == 0) {
+			*argi = 2;
+			return i + 1;
+		}
+	return CMD_FILTER;
+}
+
+/* train's fastText options; returns 0 if ch is not one. */
+static int train_option(llm_fasttext_train_args *ft, int ch, const char *arg)
+{
+	static const int loss[] = { LLM_FASTTEXT_SOFTMAX, LLM_FASTTEXT_OVA, LLM_FASTTEXT_HS };
+	switch (ch) {
+	case OPT_DIM: ft->dim = (int)tool_int("--dim", arg, 1, 1000); return 1;
+	case OPT_EPOCH: ft->epoch = (int)tool_int("--epoch", arg, 1, 10000); return 1;
+	case OPT_LR: ft->lr = tool_double("--lr", arg, 1e-6, 10); return 1;
+	case OPT_WORD_NGRAMS: ft->word_ngrams = (int)tool_int("--word-ngrams", arg, 1, 10); return 1;
+	case OPT_MINN: ft->minn = (int)tool_int("--minn", arg, 0, 20); return 1;
+	case OPT_MAXN: ft->maxn = (int)tool_int("--maxn", arg, 0, 20); return 1;
+	case OPT_BUCKET: ft->bucket = (int)tool_int("--bucket", arg, 0, 100000000); return 1;
+	case OPT_MIN_COUNT: ft->min_count = (int)tool_int("--min-count", arg, 1, 1000000); return 1;
+	case OPT_LOSS: ft->loss = loss[tool_choice("--loss", arg, "softmax\0ova\0hs\0")]; return 1;
+	case OPT_SEED: ft->seed = (uint64_t)tool_int("--seed", arg, 0, INT64_MAX); return 1;
+	}
+	return 0;
+}
+
+static void parse_option(struct cfg *c, int ch, const char *arg)
+{
+	if (train_option(&c->ft, ch, arg))
+		return;
+	switch (ch) {
+	case 'm': c->annotate = tool_choice("--mode", arg, "filter\0annotate\0"); break;
+	case OPT_WORDS:
+	case OPT_ADD_WORDS:
+		if (c->nwords == MAX_WORDS)
+			usage_error("--words, --add-words: at most %d lists", MAX_WORDS);
+		c->words[c->nwords++] = arg;
+		c->nreplace += ch == OPT_WORDS;
+		break;
+	case OPT_NO_WORDS: c->no_words = 1; break;
+	case OPT_CJK_MIN: c->cjk_min = (int)tool_int("--cjk-min-chars", arg, 1, 100); break;
+	case OPT_ZH_SUBSTRINGS: c->zh_substrings = 1; break;
+	case OPT_ZH_WORDS: c->zh_words = 1; break;
+	case OPT_PER_1K: parse_by_lang("--words-per-1k", &c->per_1k, arg, 1000); break;
+	case OPT_MODEL: c->model = arg; break;
+	case OPT_NO_MODEL: c->no_model = 1; break;
+	case OPT_LABEL: c->label = arg; break;
+	case OPT_THRESHOLD:
+		parse_by_lang("--threshold", &c->threshold, arg, 1);
+		c->threshold_set = 1;
+		break;
+	case OPT_RECIPE:
+		if (!c->recipe)
+			c->recipe = llm_recipe_new();
+		if (llm_recipe_load(c->recipe, arg) != LLM_OK)
+			die_lib();
+		break;
+	case OPT_MAX_FPR:
+	case OPT_MIN_RECALL:
+		if (c->ntargets == MAX_TARGETS)
+			usage_error("--max-fpr, --min-recall: at most %d targets", MAX_TARGETS);
+		c->targets[c->ntargets].kind = ch == OPT_MAX_FPR ? LLM_TOXEVAL_MAX_FPR : LLM_TOXEVAL_MIN_RECALL;
+		c->targets[c->ntargets++].value =
+			tool_double(ch == OPT_MAX_FPR ? "--max-fpr" : "--min-recall", arg, 0, 1);
+		break;
+	case OPT_LABEL_FIELD: c->label_field = arg; break;
+	case OPT_JSON: c->json = 1; break;
+	case OPT_THRESHOLDS: parse_thresholds(c, arg); break;
+	case 'k': c->k = (int)tool_int("-k", arg, -1, 1000000); break;
+	default: tool_bad_option();
+	}
+}
+
+/* What the options mean together, per subcommand. */
+static void check_options(struct cfg *c)
+{
+	if (c->ft.maxn > 0 && c->ft.minn > c->ft.maxn)
+		usage_error("--minn must not exceed --maxn");
+	if (c->cmd == CMD_PREDICT) {
+		if (c->threshold.n)
+			usage_error("predict: --threshold takes one value");
+		if (!c->threshold_set)
+			c->threshold.dflt = 0.0;
+	}
+	if (c->ntargets && c->cmd != CMD_EVAL)
+		usage_error("--max-fpr and --min-recall are options of eval");
+	if (c->recipe && c->cmd != CMD_EVAL && c->cmd != CMD_FILTER)
+		usage_error("--recipe applies to filtering and eval");
+}
+
+static int run_command(const struct cfg *c, char **args, int nargs)
+{
+	switch (c->cmd) {
+	case CMD_TRAIN: return cmd_train(c, args, nargs);
+	case CMD_EVAL: return cmd_eval(c, args, nargs);
+	case CMD_PREDICT: return cmd_predict(c, args, nargs);
+	case CMD_NORMALIZE: return cmd_normalize(c, args, nargs);
+	default: return cmd_filter(c, args, nargs);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	tool_init("llm-tox");
 	struct cfg c;
-	memset(&c, 0, sizeof c);
-	tool_common_init(&c.co, &cli);
-	llm_toxlang_init(&c.per_1k, 1.0);
-	llm_toxlang_init(&c.threshold, 0.85); /* predict: fastText's 0 unless given */
-	c.label = "toxic";
-	c.label_field = "label";
-	c.k = 1;
-	c.cjk_min = 2;
-	parse_thresholds(&c, "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.85,0.9,0.95,0.99");
-	llm_fasttext_train_args_init(&c.ft);
-	c.ft.dim = 16;
-	c.ft.lr = 0.5;
-	c.ft.word_ngrams = 2;
-	c.ft.bucket = 200000;
-
-	static const char cmds[] = "train\0eval\0predict\0normalize\0";
-	int argi = 1;
-	if (argc > 1 && argv[1][0] != '-') {
-		int i = 0;
-		for (const char *w = cmds; *w; w += strlen(w) + 1, i++)
-			if (strcmp(argv[1], w) == 0) {
-				c.cmd = i + 1;
-				argi = 2;
-			}
-	}
+	cfg_init(&c);
+	int argi;
+	c.cmd = subcommand(argc, argv, &argi);
+	/* the subcommand's options are parsed as a command line of their own */
 	int ac = argc - argi + 1;
 	char **av = argv + argi - 1;
 	int ch;
-	while ((ch = tool_getopt(&c.co, ac, av)) != -1) {
-		switch (ch) {
-		case 'm': c.annotate = tool_choice("--mode", optarg, "filter\0annotate\0"); break;
-		case OPT_WORDS:
-		case OPT_ADD_WORDS:
-			if (c.nwords == MAX_WORDS)
-				usage_error("--words, --add-words: at most %d lists", MAX_WORDS);
-			c.words[c.nwords++] = optarg;
-			c.nreplace += ch == OPT_WORDS;
-			break;
-		case OPT_NO_WORDS: c.no_words = 1; break;
-		case OPT_CJK_MIN: c.cjk_min = (int)tool_int("--cjk-min-chars", optarg, 1, 100); break;
-		case OPT_ZH_SUBSTRINGS: c.zh_substrings = 1; break;
-		case OPT_ZH_WORDS: c.zh_words = 1; break;
-		case OPT_PER_1K: parse_by_lang("--words-per-1k", &c.per_1k, optarg, 1000); break;
-		case OPT_MODEL: c.model = optarg; break;
-		case OPT_NO_MODEL: c.no_model = 1; break;
-		case OPT_LABEL: c.label = optarg; break;
-		case OPT_THRESHOLD:
-			parse_by_lang("--threshold", &c.threshold, optarg, 1);
-			c.threshold_set = 1;
-			break;
-		case OPT_RECIPE:
-			if (!c.recipe)
-				c.recipe = llm_recipe_new();
-			if (llm_recipe_load(c.recipe, optarg) != LLM_OK)
-				die_lib();
-			break;
-		case OPT_MAX_FPR:
-		case OPT_MIN_RECALL:
-			if (c.ntargets == MAX_TARGETS)
-				usage_error("--max-fpr, --min-recall: at most %d targets", MAX_TARGETS);
-			c.targets[c.ntargets].kind = ch == OPT_MAX_FPR ? LLM_TOXEVAL_MAX_FPR : LLM_TOXEVAL_MIN_RECALL;
-			c.targets[c.ntargets++].value =
-				tool_double(ch == OPT_MAX_FPR ? "--max-fpr" : "--min-recall", optarg, 0, 1);
-			break;
-		case OPT_LABEL_FIELD: c.label_field = optarg; break;
-		case OPT_JSON: c.json = 1; break;
-		case OPT_THRESHOLDS: parse_thresholds(&c, optarg); break;
-		case 'k': c.k = (int)tool_int("-k", optarg, -1, 1000000); break;
-		case OPT_DIM: c.ft.dim = (int)tool_int("--dim", optarg, 1, 1000); break;
-		case OPT_EPOCH: c.ft.epoch = (int)tool_int("--epoch", optarg, 1, 10000); break;
-		case OPT_LR: c.ft.lr = tool_double("--lr", optarg, 1e-6, 10); break;
-		case OPT_WORD_NGRAMS: c.ft.word_ngrams = (int)tool_int("--word-ngrams", optarg, 1, 10); break;
-		case OPT_MINN: c.ft.minn = (int)tool_int("--minn", optarg, 0, 20); break;
-		case OPT_MAXN: c.ft.maxn = (int)tool_int("--maxn", optarg, 0, 20); break;
-		case OPT_BUCKET: c.ft.bucket = (int)tool_int("--bucket", optarg, 0, 100000000); break;
-		case OPT_MIN_COUNT: c.ft.min_count = (int)tool_int("--min-count", optarg, 1, 1000000); break;
-		case OPT_LOSS: {
-			static const int loss[] = { LLM_FASTTEXT_SOFTMAX, LLM_FASTTEXT_OVA, LLM_FASTTEXT_HS };
-			c.ft.loss = loss[tool_choice("--loss", optarg, "softmax\0ova\0hs\0")];
-			break;
-		}
-		case OPT_SEED: c.ft.seed = (uint64_t)tool_int("--seed", optarg, 0, INT64_MAX); break;
-		default: tool_bad_option();
-		}
-	}
-	if (c.ft.maxn > 0 && c.ft.minn > c.ft.maxn)
-		usage_error("--minn must not exceed --maxn");
-	if (c.cmd == CMD_PREDICT) {
-		if (c.threshold.n)
-			usage_error("predict: --threshold takes one value");
-		if (!c.threshold_set)
-			c.threshold.dflt = 0.0;
-	}
-	if (c.ntargets && c.cmd != CMD_EVAL)
-		usage_error("--max-fpr and --min-recall are options of eval");
-	if (c.recipe && c.cmd != CMD_EVAL && c.cmd != CMD_FILTER)
-		usage_error("--recipe applies to filtering and eval");
-	char **rest = av + optind;
-	int nrest = ac - optind;
-	int rc;
-	switch (c.cmd) {
-	case CMD_TRAIN: rc = cmd_train(&c, rest, nrest); break;
-	case CMD_EVAL: rc = cmd_eval(&c, rest, nrest); break;
-	case CMD_PREDICT: rc = cmd_predict(&c, rest, nrest); break;
-	case CMD_NORMALIZE: rc = cmd_normalize(&c, rest, nrest); break;
-	default: rc = cmd_filter(&c, rest, nrest); break;
-	}
+	while ((ch = tool_getopt(&c.co, ac, av)) != -1)
+		parse_option(&c, ch, optarg);
+	check_options(&c);
+	int rc = run_command(&c, av + optind, ac - optind);
 	llm_recipe_free(c.recipe);
 	return rc;
 }
