@@ -428,6 +428,104 @@ static llm_bpe *load_tokenizer(const struct opts *o)
 	return b;
 }
 
+/* The encoder of o's options: a document encoder per pool worker, the ring of batches, the
+ * output (with the stream's header) and the run. h must outlive it. */
+static void encoder_open(encoder *e, const struct opts *o, const llm_bpe *bpe, llm_tok_header *h,
+                         int nfiles)
+{
+	memset(e, 0, sizeof *e);
+	e->o = o;
+	e->dopts = (llm_bpe_doc_opts){ bpe, h, o->co.field, o->meta_keys, LLM_BPE_SPECIAL_IGNORE,
+		                       o->bos, o->eos, false };
+	if (o->format)
+		e->dopts.jsonl = tool_choice("--format", o->format, "stream\0jsonl\0") == 1;
+	if (o->special_arg)
+		e->dopts.special = (llm_bpe_special)tool_choice("--special", o->special_arg,
+		                                                "allow\0ignore\0error\0");
+	if (llm_pool_new(&e->pool, o->co.threads) != LLM_OK)
+		die_lib();
+	int workers = llm_pool_workers(e->pool);
+	e->docs = llm_calloc((size_t)workers, sizeof *e->docs);
+	for (int i = 0; i < workers; i++)
+		e->docs[i] = llm_bpe_doc_new(&e->dopts);
+	e->cpu_worker = llm_calloc((size_t)workers, sizeof *e->cpu_worker);
+	e->nring = (size_t)workers * RING_PER_WORKER;
+	e->ring = llm_calloc(e->nring, sizeof *e->ring);
+	if (llm_writer_open(&e->w, o->co.output) != LLM_OK)
+		die_lib();
+	if (!e->dopts.jsonl) {
+		unsigned char hb[LLM_TOK_HEADER_SIZE];
+		llm_tok_header_encode(h, hb);
+		if (llm_writer_write(e->w, hb, sizeof hb) != LLM_OK)
+			die_lib();
+	}
+	e->run = tool_run_new(&o->co);
+	e->names = llm_calloc((size_t)(nfiles ? nfiles : 1), sizeof *e->names);
+}
+
+/* Read every input into batches for the pool. Returns 1 if an input failed (reported); sets
+ * *fatal when writing failed, which ends the reading. */
+static int encode_inputs(encoder *e, char **files, int nfiles, int *fatal)
+{
+	static char *dash[] = { "-" };
+	if (nfiles == 0) {
+		nfiles = 1;
+		files = dash;
+	}
+	int failed = 0;
+	for (int f = 0; f < nfiles && !*fatal; f++) {
+		tool_lines in;
+		if (tool_lines_open(&in, files[f], &e->o->co, e->run) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+			continue;
+		}
+		const char *fname = e->names[e->nnames++] = llm_strdup(in.name);
+		while (tool_lines_next(&in)) {
+			batch *b = fill_batch(e, fname);
+			if (!b) {
+				*fatal = 1;
+				break;
+			}
+			batch_push_line(b, in.line, in.len, in.lineno, in.too_long);
+		}
+		if (tool_lines_close(&in) != LLM_OK) {
+			llm_error("%s", llm_last_error());
+			failed = 1;
+		}
+	}
+	return failed;
+}
+
+/* Wait for the pool, finish (or, after a fatal error, abandon) the output, write --stats and
+ * free the encoder but its run. Returns 1 if the output failed. */
+static int encoder_close(encoder *e, int fatal)
+{
+	int failed = 0;
+	llm_pool_wait(e->pool); /* after a fatal error, the batches in flight are finished unwritten */
+	int workers = llm_pool_workers(e->pool);
+	for (int i = 0; i < workers; i++)
+		llm_bpe_doc_free(e->docs[i]);
+	free(e->docs);
+	if (fatal) {
+		llm_writer_abort(e->w);
+		failed = 1;
+	} else if (llm_writer_close(e->w) != LLM_OK) {
+		llm_error("%s", llm_last_error());
+		failed = 1;
+	}
+	/* on one thread the batches were encoded on this one */
+	e->cpu_main = thread_cpu() - e->cpu_load - (workers == 1 ? e->cpu_worker[0] : 0);
+	stats_json(e, e->run);
+	llm_pool_free(e->pool);
+	free(e->cpu_worker);
+	ring_release(e);
+	for (size_t i = 0; i < e->ndom; i++)
+		llm_sketch_free(e->dom[i].len);
+	free(e->dom);
+	return failed;
+}
+
 static int cmd_encode(struct opts *o, int nfiles, char **files)
 {
 	if (!o->format || tool_choice("--format", o->format, "stream\0jsonl\0") == 0)
@@ -439,88 +537,17 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 		die("%s: the tokenizer has no beginning-of-text token", o->tokenizer);
 	llm_tok_header h;
 	llm_tok_header_init(&h, llm_bpe_vocab_size(bpe), llm_bpe_file_id(bpe), 0);
-	encoder e = { 0 };
-	e.o = o;
-	e.dopts = (llm_bpe_doc_opts){ bpe, &h, o->co.field, o->meta_keys, LLM_BPE_SPECIAL_IGNORE,
-		                      o->bos, o->eos, false };
-	if (o->format)
-		e.dopts.jsonl = tool_choice("--format", o->format, "stream\0jsonl\0") == 1;
-	if (o->special_arg)
-		e.dopts.special = (llm_bpe_special)tool_choice("--special", o->special_arg,
-		                                               "allow\0ignore\0error\0");
-	if (llm_pool_new(&e.pool, o->co.threads) != LLM_OK)
-		die_lib();
-	int workers = llm_pool_workers(e.pool);
-	e.docs = llm_calloc((size_t)workers, sizeof *e.docs);
-	for (int i = 0; i < workers; i++)
-		e.docs[i] = llm_bpe_doc_new(&e.dopts);
-	e.cpu_worker = llm_calloc((size_t)workers, sizeof *e.cpu_worker);
-	e.nring = (size_t)workers * RING_PER_WORKER;
-	e.ring = llm_calloc(e.nring, sizeof *e.ring);
-
-	if (llm_writer_open(&e.w, o->co.output) != LLM_OK)
-		die_lib();
-	if (!e.dopts.jsonl) {
-		unsigned char hb[LLM_TOK_HEADER_SIZE];
-		llm_tok_header_encode(&h, hb);
-		if (llm_writer_write(e.w, hb, sizeof hb) != LLM_OK)
-			die_lib();
-	}
-	llm_run *run = e.run = tool_run_new(&o->co);
-	e.names = llm_calloc((size_t)(nfiles ? nfiles : 1), sizeof *e.names);
+	encoder e;
+	encoder_open(&e, o, bpe, &h, nfiles);
 	llm_pool_stream(e.pool, e.nring, encode_job, &e);
 	e.cpu_load = thread_cpu();
-	int failed = 0, fatal = 0;
-	char *dash[] = { "-" };
-	if (nfiles == 0) {
-		nfiles = 1;
-		files = dash;
-	}
-	for (int f = 0; f < nfiles && !fatal; f++) {
-		tool_lines in;
-		if (tool_lines_open(&in, files[f], &o->co, run) != LLM_OK) {
-			llm_error("%s", llm_last_error());
-			failed = 1;
-			continue;
-		}
-		const char *fname = e.names[e.nnames++] = llm_strdup(in.name);
-		while (tool_lines_next(&in)) {
-			batch *b = fill_batch(&e, fname);
-			if (!b) {
-				fatal = 1;
-				break;
-			}
-			batch_push_line(b, in.line, in.len, in.lineno, in.too_long);
-		}
-		if (tool_lines_close(&in) != LLM_OK) {
-			llm_error("%s", llm_last_error());
-			failed = 1;
-		}
-	}
+	int fatal = 0;
+	int failed = encode_inputs(&e, files, nfiles, &fatal);
 	if (!fatal)
 		fatal = push_batch(&e) || write_done(&e, true);
-	llm_pool_wait(e.pool); /* after a fatal error, the batches in flight are finished unwritten */
-	for (int i = 0; i < workers; i++)
-		llm_bpe_doc_free(e.docs[i]);
-	free(e.docs);
-	if (fatal) {
-		llm_writer_abort(e.w);
-		failed = 1;
-	} else if (llm_writer_close(e.w) != LLM_OK) {
-		llm_error("%s", llm_last_error());
-		failed = 1;
-	}
-	/* on one thread the batches were encoded on this one */
-	e.cpu_main = thread_cpu() - e.cpu_load - (workers == 1 ? e.cpu_worker[0] : 0);
-	stats_json(&e, run);
-	llm_pool_free(e.pool);
-	free(e.cpu_worker);
-	ring_release(&e);
-	for (size_t i = 0; i < e.ndom; i++)
-		llm_sketch_free(e.dom[i].len);
-	free(e.dom);
+	failed |= encoder_close(&e, fatal);
 	llm_bpe_free(bpe);
-	return tool_run_finish(run, failed);
+	return tool_run_finish(e.run, failed);
 }
 
 /* ---- decode ---- */
