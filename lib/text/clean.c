@@ -289,69 +289,67 @@ static int record_year(const llm_json_rec *rec, llm_buf *tmp)
 	return 0;
 }
 
-static void clean(llm_cleaner *c, const char *line, size_t len, llm_json_rec *rec,
-                  llm_buf *out, llm_clean_result *r)
+/* The record's fields: the text into c->text, lang and domain into r (and domain[]); false,
+ * with r saying why, for a record that is not one. */
+static bool read_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec *rec,
+                        const llm_json_val **tv, char domain[32], llm_clean_result *r)
 {
-	const llm_clean_cfg *cfg = c->cfg;
-	memset(r, 0, sizeof *r);
-	r->status = LLM_CLEAN_KEEP;
-	llm_buf_reset(out);
 	if (llm_json_parse(rec, line, len) != LLM_OK) {
 		r->status = LLM_CLEAN_BAD;
 		r->reason = "bad_json";
 		r->err_msg = rec->err_msg;
 		r->err_pos = rec->err_pos;
-		return;
+		return false;
 	}
-	const llm_json_val *tv = llm_json_get(rec, cfg->field);
-	if (!tv || tv->type != LLM_JSON_STRING) {
+	*tv = llm_json_get(rec, c->cfg->field);
+	if (!*tv || (*tv)->type != LLM_JSON_STRING) {
 		r->status = LLM_CLEAN_BAD;
-		r->reason = tv ? "text_not_string" : "missing_text";
-		r->err_msg = tv ? "text field is not a string" : "missing text field";
-		return;
+		r->reason = *tv ? "text_not_string" : "missing_text";
+		r->err_msg = *tv ? "text field is not a string" : "missing text field";
+		return false;
 	}
 	llm_buf_reset(&c->text);
-	llm_json_str(tv, &c->text);
-	llm_json_edit_reset(&c->ed);
+	llm_json_str(*tv, &c->text);
 	const llm_json_val *lv = llm_json_get(rec, "lang");
 	if (lv && lv->type == LLM_JSON_STRING) {
 		llm_buf_reset(&c->a);
 		llm_json_str(lv, &c->a);
 		snprintf(r->lang, sizeof r->lang, "%s", c->a.p ? c->a.p : "");
 	}
-	char domain[32] = "";
+	domain[0] = 0;
 	const llm_json_val *dv = llm_json_get(rec, "domain");
 	if (dv && dv->type == LLM_JSON_STRING) {
 		llm_buf_reset(&c->a);
 		llm_json_str(dv, &c->a);
-		snprintf(domain, sizeof domain, "%s", c->a.p ? c->a.p : "");
+		snprintf(domain, 32, "%s", c->a.p ? c->a.p : "");
 	}
 	snprintf(r->domain, sizeof r->domain, "%s", domain);
+	return true;
+}
 
-	/* HTML */
+/* HTML records (--html, or "format": "html") become their main text; the title and the new
+ * format go to the record. */
+static void extract_html(llm_cleaner *c, const llm_json_rec *rec, llm_clean_result *r)
+{
 	const llm_json_val *fv = llm_json_get(rec, "format");
-	bool html = cfg->html || (fv && llm_json_str_eq(fv, "html"));
-	r->html = html;
-	if (html) {
-		llm_buf_reset(&c->a);
-		llm_html_to_text(c->html, c->text.p, c->text.len, &cfg->html_opts, &c->a);
-		swap(&c->text, &c->a);
-		size_t tl;
-		const char *t = llm_html_title(c->html, &tl);
-		if (tl)
-			llm_json_edit_str(&c->ed, "title", t, tl);
-		if (fv)
-			llm_json_edit_str(&c->ed, "format", "text", 4);
-	}
-	/* a record without a language gets the script detector's for choosing its settings */
-	if (!r->lang[0]) {
-		llm_lid_result lr;
-		llm_lid_detect(c->text.p ? c->text.p : "", c->text.len, 1 << 12, &lr);
-		snprintf(r->lang, sizeof r->lang, "%s", lr.lang);
-	}
-	const llm_recipe_settings *st = settings_for(c, domain, r->lang);
+	r->html = c->cfg->html || (fv && llm_json_str_eq(fv, "html"));
+	if (!r->html)
+		return;
+	llm_buf_reset(&c->a);
+	llm_html_to_text(c->html, c->text.p, c->text.len, &c->cfg->html_opts, &c->a);
+	swap(&c->text, &c->a);
+	size_t tl;
+	const char *t = llm_html_title(c->html, &tl);
+	if (tl)
+		llm_json_edit_str(&c->ed, "title", t, tl);
+	if (fv)
+		llm_json_edit_str(&c->ed, "format", "text", 4);
+}
 
-	/* normalisation */
+/* The recipe's normalisation, then the lines that --drop-line-pattern removes. */
+static void normalise(llm_cleaner *c, const llm_recipe_settings *st)
+{
+	const llm_clean_cfg *cfg = c->cfg;
 	if (st->normalize) {
 		llm_norm_opts no = LLM_NORM_OPTS_DEFAULT;
 		no.flags = st->normalize;
@@ -359,7 +357,6 @@ static void clean(llm_cleaner *c, const char *line, size_t len, llm_json_rec *re
 		llm_normalize(c->text.p ? c->text.p : "", c->text.len, &no, &c->a);
 		swap(&c->text, &c->a);
 	}
-	/* line patterns */
 	if (cfg->drop_line_pattern) {
 		llm_buf_reset(&c->a);
 		const char *s = c->text.p;
@@ -377,48 +374,45 @@ static void clean(llm_cleaner *c, const char *line, size_t len, llm_json_rec *re
 	}
 	if (!c->text.p)
 		llm_buf_grow(&c->text, 0);
+}
 
-	/* language */
-	if (cfg->lid) {
-		double score;
-		char given[16];
-		snprintf(given, sizeof given, "%s", r->lang);
-		identify(c, c->text.p, c->text.len, r->lang, &score);
-		llm_json_edit_str(&c->ed, "lang", r->lang, strlen(r->lang));
-		llm_json_edit_f64(&c->ed, "lang_score", round(score * 1e4) / 1e4);
-		if (cfg->langs) {
-			bool ok = false;
-			for (int i = 0; cfg->langs[i] && !ok; i++)
-				ok = lang_matches(cfg->langs[i], r->lang);
-			if (!ok) {
-				drop(r, "lang");
-				return;
-			}
-			if (score < cfg->lang_threshold) {
-				drop(r, "lang_score");
-				r->value = score;
-				r->threshold = cfg->lang_threshold;
-				r->has_value = true;
-				return;
-			}
+/* Language id (--detect-lang, --lang): lang and lang_score to the record, and with --lang the
+ * verdict; *st follows a language that changed. False when the record is dropped. */
+static bool language(llm_cleaner *c, const char *domain, const llm_recipe_settings **st,
+                     llm_clean_result *r)
+{
+	const llm_clean_cfg *cfg = c->cfg;
+	double score;
+	char given[16];
+	snprintf(given, sizeof given, "%s", r->lang);
+	identify(c, c->text.p, c->text.len, r->lang, &score);
+	llm_json_edit_str(&c->ed, "lang", r->lang, strlen(r->lang));
+	llm_json_edit_f64(&c->ed, "lang_score", round(score * 1e4) / 1e4);
+	if (cfg->langs) {
+		bool ok = false;
+		for (int i = 0; cfg->langs[i] && !ok; i++)
+			ok = lang_matches(cfg->langs[i], r->lang);
+		if (!ok) {
+			drop(r, "lang");
+			return false;
 		}
-		if (strcmp(given, r->lang) != 0)
-			st = settings_for(c, domain, r->lang);
+		if (score < cfg->lang_threshold) {
+			drop(r, "lang_score");
+			r->value = score;
+			r->threshold = cfg->lang_threshold;
+			r->has_value = true;
+			return false;
+		}
 	}
+	if (strcmp(given, r->lang) != 0)
+		*st = settings_for(c, domain, r->lang);
+	return true;
+}
 
-	/* filters */
-	llm_verdict v;
-	if (!llm_filter_run(st->filters, c->q, &st->qp, segmenter_for(c, st, r->lang), &c->text, &c->a,
-	                    r->counts, &v)) {
-		drop_v(r, &v);
-		return;
-	}
-	if (cfg->drop_pattern && patterns_match(cfg->drop_pattern, c->md, c->text.p, c->text.len)) {
-		drop(r, "drop_pattern");
-		return;
-	}
-
-	/* masking */
+/* --mask-pii and --mask-time on the kept text. */
+static void mask(llm_cleaner *c, llm_clean_result *r)
+{
+	const llm_clean_cfg *cfg = c->cfg;
 	if (cfg->mask_pii) {
 		llm_buf_reset(&c->a);
 		if (llm_pii_mask(c->text.p, c->text.len, &cfg->pii, &c->a, r->pii))
@@ -430,25 +424,72 @@ static void clean(llm_cleaner *c, const char *line, size_t len, llm_json_rec *re
 		if (r->times)
 			swap(&c->text, &c->a);
 	}
-	/* freshness */
-	if (cfg->freshness) {
-		int y = record_year(rec, &c->a);
-		double w = cfg->default_weight;
-		if (y > 0) {
-			w = y >= cfg->ref_year ? 1.0 : 1.0 / (double)(cfg->ref_year - y + 1);
-			if (w < cfg->min_weight)
-				w = cfg->min_weight;
-		}
-		llm_json_edit_f64(&c->ed, "weight", round(w * 1e6) / 1e6);
-	}
+}
 
-	/* output: replace the text only when it changed, so untouched records stay byte-exact */
+/* --freshness: the weight of the record's year. */
+static void weigh(llm_cleaner *c, const llm_json_rec *rec)
+{
+	const llm_clean_cfg *cfg = c->cfg;
+	int y = record_year(rec, &c->a);
+	double w = cfg->default_weight;
+	if (y > 0) {
+		w = y >= cfg->ref_year ? 1.0 : 1.0 / (double)(cfg->ref_year - y + 1);
+		if (w < cfg->min_weight)
+			w = cfg->min_weight;
+	}
+	llm_json_edit_f64(&c->ed, "weight", round(w * 1e6) / 1e6);
+}
+
+/* The output record: the text replaced only when it changed, so that untouched records stay
+ * byte-exact. */
+static void write_record(llm_cleaner *c, llm_json_rec *rec, const llm_json_val *tv, llm_buf *out,
+                         llm_clean_result *r)
+{
 	llm_buf_reset(&c->a);
 	llm_json_str(tv, &c->a);
 	r->changed = c->a.len != c->text.len || memcmp(c->a.p ? c->a.p : "", c->text.p, c->text.len);
 	if (r->changed)
-		llm_json_edit_str(&c->ed, cfg->field, c->text.p, c->text.len);
+		llm_json_edit_str(&c->ed, c->cfg->field, c->text.p, c->text.len);
 	llm_json_write(rec, &c->ed, out);
+}
+
+static void clean(llm_cleaner *c, const char *line, size_t len, llm_json_rec *rec,
+                  llm_buf *out, llm_clean_result *r)
+{
+	const llm_clean_cfg *cfg = c->cfg;
+	memset(r, 0, sizeof *r);
+	r->status = LLM_CLEAN_KEEP;
+	llm_buf_reset(out);
+	llm_json_edit_reset(&c->ed);
+	const llm_json_val *tv;
+	char domain[32];
+	if (!read_record(c, line, len, rec, &tv, domain, r))
+		return;
+	extract_html(c, rec, r);
+	/* a record without a language gets the script detector's for choosing its settings */
+	if (!r->lang[0]) {
+		llm_lid_result lr;
+		llm_lid_detect(c->text.p ? c->text.p : "", c->text.len, 1 << 12, &lr);
+		snprintf(r->lang, sizeof r->lang, "%s", lr.lang);
+	}
+	const llm_recipe_settings *st = settings_for(c, domain, r->lang);
+	normalise(c, st);
+	if (cfg->lid && !language(c, domain, &st, r))
+		return;
+	llm_verdict v;
+	if (!llm_filter_run(st->filters, c->q, &st->qp, segmenter_for(c, st, r->lang), &c->text, &c->a,
+	                    r->counts, &v)) {
+		drop_v(r, &v);
+		return;
+	}
+	if (cfg->drop_pattern && patterns_match(cfg->drop_pattern, c->md, c->text.p, c->text.len)) {
+		drop(r, "drop_pattern");
+		return;
+	}
+	mask(c, r);
+	if (cfg->freshness)
+		weigh(c, rec);
+	write_record(c, rec, tv, out, r);
 }
 
 void llm_clean_record(llm_cleaner *c, const char *line, size_t len, llm_json_rec *rec,

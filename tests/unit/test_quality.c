@@ -62,6 +62,28 @@ static void test_words(void)
 	CHECK_STR(words(" \n\t "), "");
 }
 
+/* A word's hash and power of the base, against Horner's rule one byte at a time, for every
+ * length up to past the table of powers. */
+static void test_word_hash(void)
+{
+	unsigned char t[130];
+	uint64_t seed = 7;
+	for (size_t i = 0; i < sizeof t; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		t[i] = (unsigned char)(seed >> 56);
+	}
+	for (size_t len = 0; len <= sizeof t; len++) {
+		uint64_t h = 0, pw = 1;
+		for (size_t i = 0; i < len; i++) {
+			h = llm_words_addmod(llm_words_mulmod(h, LLM_WORDS_BASE), t[i] + 1u);
+			pw = llm_words_mulmod(pw, LLM_WORDS_BASE);
+		}
+		llm_word w = llm_words_make((const char *)t, 0, len);
+		CHECK(w.h == h);
+		CHECK(w.pw == pw);
+	}
+}
+
 static const char *run(const char *text, const char *lang, int which)
 {
 	static llm_buf out;
@@ -562,6 +584,7 @@ int main(void)
 {
 	q = llm_quality_new();
 	RUN(test_words);
+	RUN(test_word_hash);
 	RUN(test_english);
 	RUN(test_c4_lines);
 	RUN(test_chinese);
