@@ -526,6 +526,7 @@ static void parse_args(struct args *a, int argc, char **argv)
 		parse_option(a, c, optarg);
 	a->cfg.field = a->co.field;
 	a->cfg.recipe = a->recipe;
+	a->cfg.preload = a->co.threads > 1;
 	if (a->batch_bytes < 1)
 		a->batch_bytes = 1;
 }

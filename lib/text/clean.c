@@ -132,6 +132,17 @@ struct llm_cleaner {
 	llm_json_edit ed;
 };
 
+/* jieba's dictionary when the recipe segments Chinese text (see llm_clean_cfg.preload). A
+ * failure is said by the first Chinese record, as without preloading. */
+static void preload(const llm_cleaner *c)
+{
+	llm_recipe_settings st;
+	llm_recipe_resolve(c->cfg->recipe ? c->cfg->recipe : c->builtin, NULL, "zh", &st);
+	const llm_zhseg_dict *d;
+	if (st.segment)
+		llm_zhseg_dict_default(&d);
+}
+
 llm_cleaner *llm_cleaner_new(const llm_clean_cfg *cfg)
 {
 	llm_cleaner *c = llm_calloc(1, sizeof *c);
@@ -146,6 +157,8 @@ llm_cleaner *llm_cleaner_new(const llm_clean_cfg *cfg)
 		c->tm = llm_timemask_scratch_new(cfg->timemask);
 	c->md = pcre2_match_data_create(1, NULL);
 	llm_json_edit_init(&c->ed);
+	if (cfg->preload)
+		preload(c);
 	return c;
 }
 

@@ -62,6 +62,11 @@ typedef struct {
 	bool freshness;
 	int ref_year;
 	double default_weight, min_weight;
+	/* llm_cleaner_new loads what the recipe's Chinese records need (jieba's dictionary, once
+	 * per process) on the calling thread: for cleaners that run on the threads of a pool, so
+	 * that no worker spends its share on it. Without it the cleaner of the first such record
+	 * loads it, and a run without one never does. */
+	bool preload;
 } llm_clean_cfg;
 
 void llm_clean_cfg_init(llm_clean_cfg *cfg);
