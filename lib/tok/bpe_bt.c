@@ -63,10 +63,11 @@ struct bpe_bt {
 	size_t nda;
 };
 
-/* The trie as it is built, from the tokens in byte order: nodes in depth-first order, each
- * with its parent, the byte that leads to it and its token. */
+/* The trie as it is built, from the tokens in byte order: nodes in depth-first order (a
+ * parent before its children), each with its parent, the byte that leads to it, the token it
+ * spells and, once laid out, its slot in the double array. */
 typedef struct {
-	uint32_t *parent, *tok, *whole;
+	uint32_t *parent, *whole, *slot;
 	unsigned char *label;
 	uint32_t nnodes;
 } ltrie;
@@ -80,7 +81,7 @@ static inline uint32_t da_child(const bpe_bt *t, uint32_t s, unsigned c)
 
 /* Lay the trie out as a double array, breadth first. Each node's children go at the
  * first base where all their slots are free, found along a list of the free slots. */
-static void build_da(bpe_bt *t, const ltrie *h)
+static void build_da(bpe_bt *t, ltrie *h)
 {
 	uint32_t nn = h->nnodes;
 	/* the children of each node, in byte order (the nodes are in depth-first order) */
@@ -120,7 +121,7 @@ static void build_da(bpe_bt *t, const ltrie *h)
 	while (qh < qt) {
 		uint32_t node = queue[qh++], s = queue[qh++];
 		uint32_t lo = coff[node], hi = coff[node + 1];
-		da[s].tok = h->tok[node];
+		h->slot[node] = s;
 		whole[s] = h->whole[node];
 		if (lo == hi)
 			continue;
@@ -286,17 +287,93 @@ static void merge_chunk(void *ctx, size_t chunk, int worker)
 	}
 }
 
-static void last_merges(const llm_bpe *b, bpe_bt *t, const uint32_t *ids, uint32_t nids,
-                        llm_pool *pool)
+/* The trie of the n ordinary tokens in byte order (total bytes): a token comes right after
+ * the tokens it extends, so the nodes it shares with the token before it are on that one's
+ * path. */
+static void build_trie(const llm_bpe *b, const uint32_t *ids, uint32_t n, size_t total, ltrie *h)
+{
+	*h = (ltrie){ llm_malloc((total + 1) * sizeof *h->parent), llm_malloc((total + 1) * sizeof *h->whole),
+	              llm_malloc((total + 1) * sizeof *h->slot), llm_malloc(total + 1), 1 };
+	h->parent[0] = 0;
+	h->whole[0] = NO_TOKEN;
+	uint32_t *path = llm_malloc((b->max_len + 1) * sizeof *path); /* the previous token's nodes */
+	const unsigned char *prev = NULL;
+	size_t plen = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t id = ids[k];
+		const unsigned char *s = (const unsigned char *)b->arena.p + b->off[id];
+		size_t len = b->len[id], lcp = 0;
+		while (lcp < plen && lcp < len && prev[lcp] == s[lcp])
+			lcp++;
+		for (size_t d = lcp; d < len; d++) {
+			uint32_t x = h->nnodes++;
+			h->parent[x] = d ? path[d - 1] : 0;
+			h->label[x] = s[d];
+			h->whole[x] = NO_TOKEN;
+			path[d] = x;
+		}
+		h->whole[path[len - 1]] = id;
+		prev = s;
+		plen = len;
+	}
+	free(path);
+}
+
+static void free_trie(ltrie *h)
+{
+	free(h->parent);
+	free(h->whole);
+	free(h->slot);
+	free(h->label);
+}
+
+/* Mark the producible tokens in the double array, and give each its longest producible
+ * proper prefix: the nearest producible one above it, parents coming first. */
+static void mark_producible(bpe_bt *t, const ltrie *h)
+{
+	uint32_t *best = llm_malloc((size_t)h->nnodes * sizeof *best); /* at or above the node */
+	best[0] = NO_TOKEN;
+	for (uint32_t x = 1; x < h->nnodes; x++) {
+		uint32_t id = h->whole[x];
+		best[x] = best[h->parent[x]];
+		if (id != NO_TOKEN && t->tok[id].time != NO_TOKEN) {
+			t->tok[id].prefix = best[x];
+			t->da[h->slot[x]].tok = best[x] = id;
+		}
+	}
+	free(best);
+}
+
+/* The pool's items: the trie and its double array first (they depend on the bytes alone and
+ * take about half as long as all the merges), then the chunks of last merges beside them. */
+typedef struct {
+	merge_job m;
+	size_t total;
+	ltrie *h;
+} tables_job;
+
+static void tables_item(void *ctx, size_t i, int worker)
+{
+	tables_job *j = ctx;
+	if (i > 0) {
+		merge_chunk(&j->m, i - 1, worker);
+		return;
+	}
+	build_trie(j->m.b, j->m.ids, j->m.nids, j->total, j->h);
+	build_da(j->m.t, j->h);
+}
+
+static void build_tables(const llm_bpe *b, bpe_bt *t, const uint32_t *ids, uint32_t nids,
+                         size_t total, ltrie *h, llm_pool *pool)
 {
 	int nw = llm_pool_workers(pool);
-	merge_job j = { b, t, ids, nids, llm_calloc((size_t)nw, sizeof *j.ws) };
-	llm_pool_run(pool, ((size_t)nids + MERGE_CHUNK - 1) / MERGE_CHUNK, merge_chunk, &j);
+	tables_job j = { { b, t, ids, nids, llm_calloc((size_t)nw, sizeof *j.m.ws) }, total, h };
+	llm_pool_run(pool, 1 + ((size_t)nids + MERGE_CHUNK - 1) / MERGE_CHUNK, tables_item, &j);
 	for (int i = 0; i < nw; i++) {
-		free(j.ws[i].sym);
-		free(j.ws[i].pc);
+		free(j.m.ws[i].sym);
+		free(j.m.ws[i].pc);
 	}
-	free(j.ws);
+	free(j.m.ws);
 }
 
 bpe_bt *bpe_bt_new(const llm_bpe *b, const uint32_t *ids, uint32_t nids, llm_pool *pool)
@@ -317,7 +394,8 @@ bpe_bt *bpe_bt_new(const llm_bpe *b, const uint32_t *ids, uint32_t nids, llm_poo
 	for (int c = 0; c < 256; c++)
 		t->tok[b->byte_id[c]].time = 0;
 
-	last_merges(b, t, ids, nids, pool);
+	ltrie h = { 0 };
+	build_tables(b, t, ids, nids, total, &h, pool);
 	bool ok = true;
 	/* A rank + 1 cannot overflow into NO_TOKEN. */
 	for (uint32_t id = 0; id < nt && ok; id++)
@@ -325,50 +403,13 @@ bpe_bt *bpe_bt_new(const llm_bpe *b, const uint32_t *ids, uint32_t nids, llm_poo
 	if (ok)
 		mark_exact(t, (uint32_t)nt);
 	else {
+		free_trie(&h);
 		bpe_bt_free(t);
 		return NULL;
 	}
 
-	/* The trie holds every ordinary token (for the whole-piece lookup); the producible ones
-	 * are marked. In byte order a token comes right before the tokens it is a prefix of, so
-	 * each token's longest producible prefix is on the path built so far. */
-	ltrie h = { llm_malloc((total + 1) * sizeof *h.parent), llm_malloc((total + 1) * sizeof *h.tok),
-	            llm_malloc((total + 1) * sizeof *h.whole), llm_malloc(total + 1), 1 };
-	h.parent[0] = 0;
-	h.tok[0] = h.whole[0] = NO_TOKEN;
-	/* path[d]: the node at depth d + 1 of the previous token; best[d]: the longest
-	 * producible token among path[0..d] */
-	uint32_t *path = llm_malloc(2 * (b->max_len + 1) * sizeof *path), *best = path + b->max_len + 1;
-	const unsigned char *prev = NULL;
-	size_t plen = 0;
-	for (uint32_t k = 0; k < nids; k++) {
-		uint32_t id = ids[k];
-		const unsigned char *s = (const unsigned char *)b->arena.p + b->off[id];
-		size_t len = b->len[id], lcp = 0;
-		while (lcp < plen && lcp < len && prev[lcp] == s[lcp])
-			lcp++;
-		for (size_t d = lcp; d < len; d++) {
-			uint32_t n = h.nnodes++;
-			h.parent[n] = d ? path[d - 1] : 0;
-			h.label[n] = s[d];
-			h.tok[n] = h.whole[n] = NO_TOKEN;
-			path[d] = n;
-			best[d] = d ? best[d - 1] : NO_TOKEN;
-		}
-		h.whole[path[len - 1]] = id;
-		if (t->tok[id].time != NO_TOKEN) {
-			t->tok[id].prefix = len > 1 ? best[len - 2] : NO_TOKEN;
-			h.tok[path[len - 1]] = best[len - 1] = id;
-		}
-		prev = s;
-		plen = len;
-	}
-	free(path);
-	build_da(t, &h);
-	free(h.parent);
-	free(h.tok);
-	free(h.label);
-	free(h.whole);
+	mark_producible(t, &h);
+	free_trie(&h);
 	return t;
 }
 
