@@ -429,6 +429,28 @@ static bool fail(llm_verdict *v, const char *reason, double value, double thresh
 /* ------------------------------------------------------------------------------------------ */
 /* Line helpers */
 
+/* The first byte of s[j..n) that can start a line break (below 0x20, 0xC2 or 0xE2), eight
+ * bytes at a time by carry-free byte sums; the last bytes, fewer than eight, are left to the
+ * caller (returns the first of them). */
+static inline size_t break_candidate(const char *s, size_t j, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ULL, top = 0x80 * ones, low7 = 0x7F * ones;
+	for (; j + 8 <= n; j += 8) {
+		uint64_t x, c2, e2;
+		memcpy(&x, s + j, 8);
+		c2 = x ^ 0xC2 * ones;
+		e2 = x ^ 0xE2 * ones;
+		/* the top bit of each byte: below 0x20; equal to 0xC2; equal to 0xE2 */
+		uint64_t m = (~((x | top) - 0x20 * ones) & ~x) | ~(((c2 & low7) + low7) | c2) |
+		             ~(((e2 & low7) + low7) | e2);
+		if (m & top)
+			return j + (size_t)__builtin_ctzll(m & top) / 8;
+	}
+#endif
+	return j;
+}
+
 /* Python str.splitlines() boundaries: returns the end of the line starting at i and sets *next
  * to the start of the following one. */
 static size_t splitline(const char *s, size_t n, size_t i, size_t *next)
@@ -437,7 +459,7 @@ static size_t splitline(const char *s, size_t n, size_t i, size_t *next)
 	static const unsigned char brk[256] = { ['\n'] = 1, ['\v'] = 1, ['\f'] = 1, ['\r'] = 1,
 		                                [0x1C] = 1, [0x1D] = 1, [0x1E] = 1, [0xC2] = 1,
 		                                [0xE2] = 1 };
-	for (size_t j = i; j < n; j++) {
+	for (size_t j = break_candidate(s, i, n); j < n; j = break_candidate(s, j + 1, n)) {
 		unsigned char c = (unsigned char)s[j];
 		if (!brk[c])
 			continue;
