@@ -882,79 +882,62 @@ static void table_histogram(const ptable *t, histogram *h)
 		hist_add(h, t->cnt[i], pt_len(t, i));
 }
 
-/*
- * From the counted input to the pieces to train on (tr->words without its index): merge
- * the runs when there are any, and prune to the budget. allowance: pair bytes per piece byte.
- */
-static int gather(llm_bpe_trainer *tr, double allowance)
+/* No runs: the pieces are all in the table; prune it in place. */
+static void gather_table(llm_bpe_trainer *tr, histogram *h, double allowance)
 {
-	histogram *h = llm_malloc(sizeof *h);
 	ptable *t = &tr->words;
-	int rc = LLM_OK;
-	if (!tr->nruns) {
-		free(t->slot);
-		t->slot = NULL;
-		table_histogram(t, h);
-		set_totals(tr, h);
-		uint64_t mc = pick_min_count(tr, h, tr->budget ? budget_less(tr->budget, sizeof *h) : 0,
-		                             allowance);
-		pt_prune(t, mc); /* also gives back the growth slack, which the estimate leaves out */
-		free(h);
-		return LLM_OK;
-	}
-	if (t->n && (rc = spill(tr)) != LLM_OK) {
-		free(h);
-		return rc;
-	}
-	pt_release(t);
-	/* Read windows: an eighth of the budget, at least MIN_WINDOW per run; more runs than
-	 * that allows are first merged into longer runs, fanout at a time. */
-	size_t wbudget = tr->budget ? tr->budget / 8 : (size_t)64 << 20;
-	size_t fanout = wbudget / MIN_WINDOW < 2 ? 2 : wbudget / MIN_WINDOW;
-	size_t first = 0;
-	llm_buf key = LLM_BUF_INIT;
+	free(t->slot);
+	t->slot = NULL;
+	table_histogram(t, h);
+	set_totals(tr, h);
+	uint64_t mc = pick_min_count(tr, h, tr->budget ? budget_less(tr->budget, sizeof *h) : 0,
+	                             allowance);
+	pt_prune(t, mc); /* also gives back the growth slack, which the estimate leaves out */
+}
+
+/* Merge the fanout runs from tr->runs[first] into one run at the end of the file. */
+static int merge_some_runs(llm_bpe_trainer *tr, size_t first, size_t fanout, size_t window,
+                           llm_buf *key)
+{
 	merger m;
-	while (tr->nruns - first > fanout) {
-		size_t window = wbudget / fanout > MAX_WINDOW ? MAX_WINDOW : wbudget / fanout;
-		if ((rc = merger_open(&m, tr->fd, tr->runs + first, fanout, window)) == LLM_OK) {
-			fwriter w = { tr->fd, tr->fsize, llm_malloc(WBUF_SIZE), 0, LLM_OK };
-			uint64_t hash, count;
-			while ((rc = merger_next(&m, &hash, &count, &key)) == LLM_OK)
-				fw_record(&w, hash, count, key.p, key.len);
-			fw_flush(&w);
-			free(w.buf);
-			note_memory(tr, merger_memory(&m) + WBUF_SIZE + key.cap);
-			rc = rc == LLM_EOF ? w.err : rc;
-			if (!rc) {
-				/* The merged runs lie back to back: give their disk space back. */
-				uint64_t from = tr->runs[first].off, to = tr->runs[first + fanout - 1].end;
-				(void)fallocate(tr->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				                (off_t)from, (off_t)(to - from));
-				add_run(tr, tr->fsize, w.pos);
-				tr->fsize = w.pos;
-				first += fanout;
-				tr->stats.merge_passes++;
-			}
+	int rc = merger_open(&m, tr->fd, tr->runs + first, fanout, window);
+	if (rc == LLM_OK) {
+		fwriter w = { tr->fd, tr->fsize, llm_malloc(WBUF_SIZE), 0, LLM_OK };
+		uint64_t hash, count;
+		while ((rc = merger_next(&m, &hash, &count, key)) == LLM_OK)
+			fw_record(&w, hash, count, key->p, key->len);
+		fw_flush(&w);
+		free(w.buf);
+		note_memory(tr, merger_memory(&m) + WBUF_SIZE + key->cap);
+		rc = rc == LLM_EOF ? w.err : rc;
+		if (!rc) {
+			/* The merged runs lie back to back: give their disk space back. */
+			uint64_t from = tr->runs[first].off, to = tr->runs[first + fanout - 1].end;
+			(void)fallocate(tr->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			                (off_t)from, (off_t)(to - from));
+			add_run(tr, tr->fsize, w.pos);
+			tr->fsize = w.pos;
+			tr->stats.merge_passes++;
 		}
-		merger_close(&m);
-		if (rc)
-			goto out;
 	}
-	size_t nr = tr->nruns - first, window = wbudget / nr;
-	if (window > MAX_WINDOW)
-		window = MAX_WINDOW;
-	if (window < MIN_WINDOW)
-		window = MIN_WINDOW;
-	if ((rc = merger_open(&m, tr->fd, tr->runs + first, nr, window)) != LLM_OK)
-		goto close;
-	/* First pass: the histogram. Second: keep the pieces seen often enough. */
-	memset(h, 0, sizeof *h);
+	merger_close(&m);
+	return rc;
+}
+
+/* The pieces of the merged runs seen at least often enough for the budget, into tr->words:
+ * a first pass counts them (the histogram), a second keeps them. */
+static int keep_frequent(llm_bpe_trainer *tr, merger *m, histogram *h, llm_buf *key,
+                         double allowance)
+{
+	ptable *t = &tr->words;
 	uint64_t hash, count, kept_n = 0, kept_b = 0;
-	while ((rc = merger_next(&m, &hash, &count, &key)) == LLM_OK)
-		hist_add(h, count, key.len);
+	int rc;
+	memset(h, 0, sizeof *h);
+	while ((rc = merger_next(m, &hash, &count, key)) == LLM_OK)
+		hist_add(h, count, key->len);
 	if (rc != LLM_EOF)
-		goto close;
-	size_t reserve = sizeof *h + merger_memory(&m) + key.cap;
+		return rc;
+	size_t reserve = sizeof *h + merger_memory(m) + key->cap;
 	set_totals(tr, h);
 	uint64_t mc = pick_min_count(tr, h, tr->budget ? budget_less(tr->budget, reserve) : 0, allowance);
 	for (size_t b = 1; b < NBUCKETS; b++)
@@ -962,29 +945,68 @@ static int gather(llm_bpe_trainer *tr, double allowance)
 			kept_n += h->pieces[b];
 			kept_b += h->bytes[b];
 		}
-	if (kept_n > PT_MAX_PIECES) {
-		rc = llm_fail(LLM_EUNSUPPORTED, "more than %zu distinct pieces to train on; "
-		              "set a memory limit", PT_MAX_PIECES);
-		goto close;
-	}
+	if (kept_n > PT_MAX_PIECES)
+		return llm_fail(LLM_EUNSUPPORTED, "more than %zu distinct pieces to train on; "
+		                "set a memory limit", PT_MAX_PIECES);
 	pt_resize(t, (size_t)kept_n, (size_t)kept_b);
-	if ((rc = merger_rewind(&m)) != LLM_OK)
-		goto close;
-	while ((rc = merger_next(&m, &hash, &count, &key)) == LLM_OK) {
+	if ((rc = merger_rewind(m)) != LLM_OK)
+		return rc;
+	while ((rc = merger_next(m, &hash, &count, key)) == LLM_OK) {
 		if (count < mc)
 			continue;
 		t->off[t->n] = t->blen;
 		t->cnt[t->n++] = count;
-		memcpy(t->bytes + t->blen, key.p, key.len);
-		t->blen += key.len;
+		memcpy(t->bytes + t->blen, key->p, key->len);
+		t->blen += key->len;
 	}
-	if (rc == LLM_EOF)
-		rc = LLM_OK;
 	note_memory(tr, pt_memory(t) + reserve);
-close:
-	merger_close(&m);
-out:
+	return rc == LLM_EOF ? LLM_OK : rc;
+}
+
+/* Spill what the table holds, then merge the runs: more runs than the read windows allow
+ * are first merged into longer runs, fanout at a time; the rest are read together. */
+static int gather_runs(llm_bpe_trainer *tr, histogram *h, double allowance)
+{
+	int rc;
+	if (tr->words.n && (rc = spill(tr)) != LLM_OK)
+		return rc;
+	pt_release(&tr->words);
+	/* Read windows: an eighth of the budget, at least MIN_WINDOW per run. */
+	size_t wbudget = tr->budget ? tr->budget / 8 : (size_t)64 << 20;
+	size_t fanout = wbudget / MIN_WINDOW < 2 ? 2 : wbudget / MIN_WINDOW;
+	size_t first = 0;
+	llm_buf key = LLM_BUF_INIT;
+	for (rc = LLM_OK; !rc && tr->nruns - first > fanout; first += fanout) {
+		size_t window = wbudget / fanout > MAX_WINDOW ? MAX_WINDOW : wbudget / fanout;
+		rc = merge_some_runs(tr, first, fanout, window, &key);
+	}
+	if (!rc) {
+		size_t nr = tr->nruns - first, window = wbudget / nr;
+		if (window > MAX_WINDOW)
+			window = MAX_WINDOW;
+		if (window < MIN_WINDOW)
+			window = MIN_WINDOW;
+		merger m;
+		if ((rc = merger_open(&m, tr->fd, tr->runs + first, nr, window)) == LLM_OK)
+			rc = keep_frequent(tr, &m, h, &key, allowance);
+		merger_close(&m);
+	}
 	llm_buf_release(&key);
+	return rc;
+}
+
+/*
+ * From the counted input to the pieces to train on (tr->words without its index): merge
+ * the runs when there are any, and prune to the budget. allowance: pair bytes per piece byte.
+ */
+static int gather(llm_bpe_trainer *tr, double allowance)
+{
+	histogram *h = llm_malloc(sizeof *h);
+	int rc = LLM_OK;
+	if (tr->nruns)
+		rc = gather_runs(tr, h, allowance);
+	else
+		gather_table(tr, h, allowance);
 	free(h);
 	return rc;
 }
@@ -1214,6 +1236,121 @@ static void train_release(trainstate *s)
 	free(s->nsym);
 }
 
+/* The symbols of tr->words (their bytes) and the counts of their adjacent pairs; *words_held:
+ * the bytes the words take. */
+static void train_init(trainstate *s, const ptable *wd, size_t limit, size_t *words_held)
+{
+	memset(s, 0, sizeof *s);
+	s->mask = 1023;
+	s->slot = llm_calloc(s->mask + 1, sizeof *s->slot);
+	s->limit = limit;
+	size_t nw = wd->n;
+	s->sym = llm_malloc((wd->blen ? wd->blen : 1) * sizeof *s->sym);
+	s->nsym = llm_malloc((nw ? nw : 1) * sizeof *s->nsym);
+	s->off = wd->off;
+	s->freq = wd->cnt;
+	*words_held = pt_memory(wd) + wd->blen * sizeof *s->sym + nw * sizeof *s->nsym;
+	s->held = *words_held + (s->mask + 1) * sizeof *s->slot;
+	for (size_t i = 0; i < wd->blen; i++)
+		s->sym[i] = (unsigned char)wd->bytes[i];
+	for (size_t w = 0; w < nw; w++)
+		s->nsym[w] = (uint32_t)pt_len(wd, w);
+	for (size_t w = 0; w < nw && !s->over; w++) {
+		const uint32_t *sy = s->sym + s->off[w];
+		for (uint32_t i = 0; i + 1 < s->nsym[w]; i++)
+			inc(s, sy[i], sy[i + 1], (uint32_t)w, (int64_t)s->freq[w]);
+		s->over |= limit && s->held > limit;
+	}
+	push_dirty(s);
+}
+
+/* The most frequent pair, taken off the heap once its top is up to date; NULL when no pair
+ * is left or the most frequent is seen fewer than min_freq times. */
+static pairinfo *best_pair(trainstate *s, uint64_t min_freq)
+{
+	while (s->hn) {
+		hitem top = hpop(s);
+		pairinfo *p = pair_get(s, top.l, top.r);
+		if (p->count == top.count)
+			return (uint64_t)p->count >= min_freq ? p : NULL;
+		/* Out of date: a decrease (increases were pushed when they happened). */
+		if (p->count > 0)
+			hpush(s, (hitem){ p->count, p->l, p->r });
+	}
+	return NULL;
+}
+
+/* The id of the token a + b: the one it already is, else *next_id, taken. */
+static uint32_t merged_token(llm_bpe_trainer *tr, uint32_t a, uint32_t b, uint32_t *next_id,
+                             llm_buf *bytes)
+{
+	llm_buf_reset(bytes);
+	for (int side = 0; side < 2; side++) {
+		size_t n;
+		const char *t = strmap_key(&tr->tokens, side ? b : a, &n);
+		llm_buf_add(bytes, t, n);
+	}
+	long existing = strmap_find(&tr->tokens, bytes->p, bytes->len);
+	if (existing >= 0)
+		return (uint32_t)tr->tokens.val[existing];
+	size_t k = strmap_get(&tr->tokens, bytes->p, bytes->len);
+	tr->tokens.val[k] = *next_id;
+	return (*next_id)++;
+}
+
+static void add_merge(llm_bpe_trainer *tr, uint32_t a, uint32_t b)
+{
+	if (tr->nmerges == tr->cmerges) {
+		tr->cmerges = tr->cmerges ? tr->cmerges * 2 : 1024;
+		tr->merge_l = llm_realloc(tr->merge_l, tr->cmerges * sizeof *tr->merge_l);
+		tr->merge_r = llm_realloc(tr->merge_r, tr->cmerges * sizeof *tr->merge_r);
+	}
+	tr->merge_l[tr->nmerges] = a;
+	tr->merge_r[tr->nmerges] = b;
+	tr->nmerges++;
+}
+
+/* Merge (a, b) into nid in word w, left to right and non-overlapping as encoding applies it,
+ * moving the counts of the pairs around each merge. */
+static void merge_in_word(trainstate *s, uint32_t w, uint32_t a, uint32_t b, uint32_t nid)
+{
+	uint32_t *sy = s->sym + s->off[w], n = s->nsym[w], j = 0;
+	int64_t f = (int64_t)s->freq[w];
+	for (uint32_t i = 0; i < n;) {
+		if (i + 1 < n && sy[i] == a && sy[i + 1] == b) {
+			if (j > 0) {
+				dec(s, sy[j - 1], a, f);
+				inc(s, sy[j - 1], nid, w, f);
+			}
+			dec(s, a, b, f);
+			if (i + 2 < n) {
+				dec(s, b, sy[i + 2], f);
+				inc(s, nid, sy[i + 2], w, f);
+			}
+			sy[j++] = nid;
+			i += 2;
+		} else {
+			sy[j++] = sy[i++];
+		}
+	}
+	s->nsym[w] = j;
+}
+
+/* Apply the merge of pair p = (a, b) into nid to every word it occurs in. The pair's word
+ * list is taken first: the counts it moves may move the pairs (p among them). */
+static void apply_merge(trainstate *s, pairinfo *p, uint32_t a, uint32_t b, uint32_t nid)
+{
+	s->merge_no++;
+	uint32_t *wl = p->words, nwl = p->nw;
+	s->held -= p->cw * sizeof *p->words + (p->cw ? LIST_OVERHEAD : 0);
+	p->words = NULL;
+	p->nw = p->cw = 0;
+	for (uint32_t q = 0; q < nwl; q++)
+		merge_in_word(s, wl[q], a, b, nid);
+	free(wl);
+	push_dirty(s);
+}
+
 /*
  * Learn the merges from tr->words into tr->tokens and tr->merge_*. 1 when the training state
  * outgrew limit (0: none) before the vocabulary was complete: the caller prunes and starts
@@ -1222,30 +1359,9 @@ static void train_release(trainstate *s)
 static int train_words(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_freq, size_t nspecials,
                        size_t limit, size_t *pair_bytes)
 {
-	const ptable *wd = &tr->words;
 	trainstate s;
-	memset(&s, 0, sizeof s);
-	s.mask = 1023;
-	s.slot = llm_calloc(s.mask + 1, sizeof *s.slot);
-	s.limit = limit;
-	size_t nw = wd->n;
-	s.sym = llm_malloc((wd->blen ? wd->blen : 1) * sizeof *s.sym);
-	s.nsym = llm_malloc((nw ? nw : 1) * sizeof *s.nsym);
-	s.off = wd->off;
-	s.freq = wd->cnt;
-	size_t words_held = pt_memory(wd) + wd->blen * sizeof *s.sym + nw * sizeof *s.nsym;
-	s.held = words_held + (s.mask + 1) * sizeof *s.slot;
-	for (size_t i = 0; i < wd->blen; i++)
-		s.sym[i] = (unsigned char)wd->bytes[i];
-	for (size_t w = 0; w < nw; w++)
-		s.nsym[w] = (uint32_t)pt_len(wd, w);
-	for (size_t w = 0; w < nw && !s.over; w++) {
-		const uint32_t *sy = s.sym + s.off[w];
-		for (uint32_t i = 0; i + 1 < s.nsym[w]; i++)
-			inc(&s, sy[i], sy[i + 1], (uint32_t)w, (int64_t)s.freq[w]);
-		s.over |= limit && s.held > limit;
-	}
-	push_dirty(&s);
+	size_t words_held;
+	train_init(&s, &tr->words, limit, &words_held);
 	for (int c = 0; c < 256; c++) {
 		char ch = (char)c;
 		size_t k = strmap_get(&tr->tokens, &ch, 1);
@@ -1254,72 +1370,11 @@ static int train_words(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_freq
 	llm_buf bytes = LLM_BUF_INIT;
 	/* Token ids equal their index in tr->tokens: bytes first, then each new token in turn. */
 	uint32_t next_id = 256;
-	while (!s.over && next_id + nspecials < vocab_size && s.hn) {
-		hitem top = hpop(&s);
-		pairinfo *p = pair_get(&s, top.l, top.r);
-		if (p->count != top.count) {
-			/* Out of date: a decrease (increases were pushed when they happened). */
-			if (p->count > 0)
-				hpush(&s, (hitem){ p->count, p->l, p->r });
-			continue;
-		}
-		if ((uint64_t)p->count < min_freq)
-			break;
-		uint32_t a = top.l, b = top.r;
-		llm_buf_reset(&bytes);
-		for (int side = 0; side < 2; side++) {
-			size_t n;
-			const char *t = strmap_key(&tr->tokens, side ? b : a, &n);
-			llm_buf_add(&bytes, t, n);
-		}
-		long existing = strmap_find(&tr->tokens, bytes.p, bytes.len);
-		uint32_t nid;
-		if (existing >= 0) {
-			nid = (uint32_t)tr->tokens.val[existing];
-		} else {
-			nid = next_id++;
-			size_t k = strmap_get(&tr->tokens, bytes.p, bytes.len);
-			tr->tokens.val[k] = nid;
-		}
-		if (tr->nmerges == tr->cmerges) {
-			tr->cmerges = tr->cmerges ? tr->cmerges * 2 : 1024;
-			tr->merge_l = llm_realloc(tr->merge_l, tr->cmerges * sizeof *tr->merge_l);
-			tr->merge_r = llm_realloc(tr->merge_r, tr->cmerges * sizeof *tr->merge_r);
-		}
-		tr->merge_l[tr->nmerges] = a;
-		tr->merge_r[tr->nmerges] = b;
-		tr->nmerges++;
-		s.merge_no++;
-		uint32_t *wl = p->words, nwl = p->nw;
-		s.held -= p->cw * sizeof *p->words + (p->cw ? LIST_OVERHEAD : 0);
-		p->words = NULL;
-		p->nw = p->cw = 0;
-		for (uint32_t q = 0; q < nwl; q++) {
-			uint32_t w = wl[q];
-			uint32_t *sy = s.sym + s.off[w], n = s.nsym[w], j = 0;
-			int64_t f = (int64_t)s.freq[w];
-			/* Left to right, non-overlapping, as encoding applies the merge. */
-			for (uint32_t i = 0; i < n;) {
-				if (i + 1 < n && sy[i] == a && sy[i + 1] == b) {
-					if (j > 0) {
-						dec(&s, sy[j - 1], a, f);
-						inc(&s, sy[j - 1], nid, w, f);
-					}
-					dec(&s, a, b, f);
-					if (i + 2 < n) {
-						dec(&s, b, sy[i + 2], f);
-						inc(&s, nid, sy[i + 2], w, f);
-					}
-					sy[j++] = nid;
-					i += 2;
-				} else {
-					sy[j++] = sy[i++];
-				}
-			}
-			s.nsym[w] = j;
-		}
-		free(wl);
-		push_dirty(&s);
+	pairinfo *p;
+	while (!s.over && next_id + nspecials < vocab_size && (p = best_pair(&s, min_freq))) {
+		uint32_t a = p->l, b = p->r, nid = merged_token(tr, a, b, &next_id, &bytes);
+		add_merge(tr, a, b);
+		apply_merge(&s, p, a, b, nid);
 		note_memory(tr, s.held);
 		s.over |= limit && s.held > limit;
 	}
