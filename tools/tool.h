@@ -1,7 +1,7 @@
 /*
  * tool.h — what every llm-* program shares at the process level: start-up, the exits of the
  * command-line contract (0 ok, 1 runtime or data failure, 2 usage), parsing of option values,
- * and the options common to all tools.
+ * the options common to all tools, and the loop that reads input lines (tool_lines).
  *
  * This is the one place allowed to call exit(): lib/ reports, tools decide.
  *
