@@ -329,7 +329,7 @@ static void eval_manifest(llm_evaluator *ev, llm_run *run, const char *path, int
 }
 
 /*
- * A malformed line of r: fatal with --strict; else warned with its place and rejected, with
+ * A malformed line of in: fatal with --strict; else warned with its place and rejected, with
  * reason and why (as "error") to --rejects: the record itself when rec holds its parse, else
  * the line wrapped (a line over --max-line: its head and its length). The caller counted it
  * in as dom.
