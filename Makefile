@@ -21,8 +21,9 @@
 #   PORTABLE=1           programs for a machine with only the C/C++ runtimes and the NVIDIA
 #                        driver, in build/portable/bin (tests/gpu/build-portable.sh)
 #
-# Sources are found by wildcard: a new lib/LAYER/NAME.c, tools/llm-NAME.c, tests/unit/test_NAME.c,
-# tests/fuzz/fuzz_NAME.c or kernels/NAME.cu is built without editing this file.
+# Sources are found by wildcard: a new lib/LAYER/NAME.c, tools/llm-NAME.c (and the files of its
+# subcommands, tools/llm-NAME/*.c), tests/unit/test_NAME.c, tests/fuzz/fuzz_NAME.c or
+# kernels/NAME.cu is built without editing this file.
 # See CONTRIBUTING.md for the checklist when adding a tool.
 
 .DEFAULT_GOAL := all
@@ -114,6 +115,11 @@ TOOL_SRC  := $(sort $(wildcard tools/llm-*.c))
 TOOLS     := $(TOOL_SRC:tools/%.c=$(BINDIR)/%)
 TOOLSUP_SRC := $(filter-out $(TOOL_SRC),$(wildcard tools/*.c))
 TOOLSUP_OBJ := $(TOOLSUP_SRC:%.c=$(B)/%.o)
+# A program too big for one file keeps its subcommands in a folder of its name:
+# tools/llm-x/*.c are linked into bin/llm-x alone.
+TOOLPART_SRC := $(sort $(wildcard tools/llm-*/*.c))
+TOOLPART_OBJ := $(TOOLPART_SRC:%.c=$(B)/%.o)
+tool_parts = $(filter $(B)/tools/$(1)/%,$(TOOLPART_OBJ))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -167,7 +173,10 @@ $(LIBCUDA): $(CU_OBJ)
 
 $(BINDIR)/%: $(B)/tools/%.o $(TOOLSUP_OBJ) $(LIBLLM) build/bin-flavour
 	@mkdir -p $(@D)
-	$(Q_LD)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(TOOLSUP_OBJ) $(LIBLLM) $(CUDA_LDLIBS) $(LDLIBS) -o $@
+	$(Q_LD)$(CC) $(ALL_CFLAGS) $(LDFLAGS) $< $(call tool_parts,$*) $(TOOLSUP_OBJ) $(LIBLLM) \
+	  $(CUDA_LDLIBS) $(LDLIBS) -o $@
+$(foreach t,$(sort $(patsubst tools/%/,%,$(dir $(TOOLPART_SRC)))),\
+  $(eval $(BINDIR)/$(t): $(call tool_parts,$(t))))
 
 $(B)/unit/%: $(B)/tests/unit/%.o $(LIBLLM)
 	@mkdir -p $(@D)
@@ -270,6 +279,7 @@ clean:
 	rm -rf build bin lib/libllm.a
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_SRC:tools/%.c=$(B)/tools/%.d) $(TOOLSUP_OBJ:.o=.d) \
+	$(TOOLPART_OBJ:.o=.d) \
 	$(UNIT_SRC:tests/unit/%.c=$(B)/tests/unit/%.d) $(CU_OBJ:.o=.d) \
 	$(FUZZ_SRC:tests/fuzz/%.c=$(B)/tests/fuzz/%.d) $(B)/tests/fuzz/replay.d \
 	$(FUZZ_OBJ:.o=.d)

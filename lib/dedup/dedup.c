@@ -24,6 +24,7 @@
 #include "core/hash.h"
 #include "core/io.h"
 #include "core/xsort.h"
+#include "rmlist.h"
 
 #define NONE UINT64_MAX
 
@@ -157,6 +158,17 @@ int llm_dedup_params_check(const llm_dedup_params *p)
 static const char *norm_name(llm_norm_level n)
 {
 	return n == LLM_NORM_NONE ? "none" : n == LLM_NORM_SPACE ? "space" : "full";
+}
+
+int llm_dedup_params_same(const llm_dedup_params *a, const llm_dedup_params *b)
+{
+	llm_buf x = LLM_BUF_INIT, y = LLM_BUF_INIT;
+	llm_dedup_params_describe(a, &x);
+	llm_dedup_params_describe(b, &y);
+	int same = a->method == b->method && !strcmp(x.p, y.p);
+	llm_buf_release(&x);
+	llm_buf_release(&y);
+	return same;
 }
 
 static const char *units_name(llm_units u)
@@ -826,6 +838,25 @@ const char *llm_dedup_id(const llm_dedup *d, uint64_t node, size_t *len)
 	memcpy(&l, d->ids.p + off, 4);
 	*len = l;
 	return d->ids.p + off + 4;
+}
+
+int llm_dedup_decide(llm_dedup *d, uint64_t v, int ok, const char *id, size_t idlen,
+                     int name_all, const char **cid, size_t *cidlen)
+{
+	uint64_t root = llm_dedup_root(d, v);
+	if (root == v) {
+		if (ok && (name_all || llm_dedup_has_dups(d, v)))
+			llm_dedup_set_id(d, v, id ? id : "", idlen);
+		if (!llm_dedup_has_dups(d, v))
+			return 0;
+		*cid = llm_dedup_id(d, v, cidlen);
+		return LLM_RMLIST_SURVIVOR;
+	}
+	*cid = llm_dedup_id(d, root, cidlen);
+	if (!*cid)
+		return llm_fail(LLM_EINTERNAL, "internal error: survivor %llu of %llu has no id",
+		                (unsigned long long)root, (unsigned long long)v);
+	return LLM_RMLIST_DUPLICATE;
 }
 
 /* Read the id file from its start: 1 and the next id, 0 at its end, or an error. */

@@ -65,6 +65,8 @@ void llm_dedup_params_default(llm_dedup_params *p, llm_dedup_method m);
 int llm_dedup_params_check(const llm_dedup_params *p);
 /* One line describing the parameters that decide the result ("minhash 14x8 ..."). */
 void llm_dedup_params_describe(const llm_dedup_params *p, llm_buf *out);
+/* Whether two parameter sets give the same signatures (same method and description). */
+int llm_dedup_params_same(const llm_dedup_params *a, const llm_dedup_params *b);
 
 /* The signature of one document. Pointers belong to the signer (valid until its next call)
  * or, for signatures read from a file, to the reader. */
@@ -108,6 +110,16 @@ int llm_dedup_has_dups(const llm_dedup *d, uint64_t root);
 void llm_dedup_set_id(llm_dedup *d, uint64_t node, const char *id, size_t len);
 /* After finish, the id of a named survivor that has duplicates; otherwise NULL. */
 const char *llm_dedup_id(const llm_dedup *d, uint64_t node, size_t *len);
+/*
+ * After finish, the fate of node v, visited in increasing node order with the id of its
+ * document (ok == 0: a rejected record, which never names its cluster): 0 for a document
+ * without duplicates, else LLM_RMLIST_SURVIVOR or LLM_RMLIST_DUPLICATE (rmlist.h) with
+ * *cid the survivor's id (valid while d lives). A survivor is named when it has duplicates,
+ * or always with name_all (a saved index keeps every survivor's id). LLM_EINTERNAL when
+ * a duplicate's survivor has no id (a bug).
+ */
+int llm_dedup_decide(llm_dedup *d, uint64_t v, int ok, const char *id, size_t idlen,
+                     int name_all, const char **cid, size_t *cidlen);
 
 /* Candidate pairs examined and joined (for the stats). */
 uint64_t llm_dedup_candidates(const llm_dedup *d);

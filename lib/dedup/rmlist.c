@@ -66,6 +66,22 @@ int llm_rmlist_write(llm_rmlist_writer *w, const char *path, uint64_t nrecords,
 
 void llm_rmlist_writer_release(llm_rmlist_writer *w) { llm_buf_release(&w->b); }
 
+char *llm_rmlist_path(const char *sigfile, const char *dir)
+{
+	llm_buf b = LLM_BUF_INIT;
+	const char *base = strrchr(sigfile, '/');
+	if (dir)
+		llm_buf_addf(&b, "%s/%s", dir, base ? base + 1 : sigfile);
+	else
+		llm_buf_adds(&b, sigfile);
+	if (b.len > 4 && !strcmp(b.p + b.len - 4, ".zst"))
+		llm_buf_truncate(&b, b.len - 4);
+	if (b.len > 4 && !strcmp(b.p + b.len - 4, ".sig"))
+		llm_buf_truncate(&b, b.len - 4);
+	llm_buf_adds(&b, ".rm");
+	return llm_buf_detach(&b, NULL);
+}
+
 int llm_rmlist_load(llm_rmlist_reader *l, const char *path)
 {
 	memset(l, 0, sizeof *l);

@@ -39,6 +39,9 @@ void llm_rmlist_add(llm_rmlist_writer *w, uint64_t rec, int kind, uint64_t count
 int llm_rmlist_write(llm_rmlist_writer *w, const char *path, uint64_t nrecords,
                      uint64_t sig_checksum);
 void llm_rmlist_writer_release(llm_rmlist_writer *w);
+/* The removal list's name for a signature file: NAME.sig or NAME.sig.zst -> [DIR/]NAME.rm
+ * (dir NULL: beside the signature file). The caller frees it. */
+char *llm_rmlist_path(const char *sigfile, const char *dir);
 
 typedef struct {
 	char *data;

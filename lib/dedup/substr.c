@@ -389,3 +389,14 @@ void llm_substr_get_stats(const llm_substr *s, llm_substr_stats *st)
 	st->disk = s->bytes + 4 * s->saentries;
 	st->memory = s->peak;
 }
+
+void llm_substr_cut(const char *text, size_t n, const uint64_t *spans, size_t nspans,
+                    llm_buf *out)
+{
+	uint64_t at = 0;
+	for (size_t i = 0; i < nspans; i++) {
+		llm_buf_add(out, text + at, (size_t)(spans[2 * i] - at));
+		at = spans[2 * i + 1];
+	}
+	llm_buf_add(out, text + at, n - (size_t)at);
+}

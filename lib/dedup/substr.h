@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
+
 typedef struct llm_substr llm_substr;
 
 /* min_len >= 1; budget: bytes for a shard's buffer and suffix array; tmpdir as in io.h. */
@@ -51,6 +53,9 @@ int llm_substr_finish(llm_substr *s);
  */
 int llm_substr_next(llm_substr *s, const char *text, size_t n, const uint64_t **spans,
                     size_t *nspans);
+/* The text without its spans (as llm_substr_next gives them), appended to out. */
+void llm_substr_cut(const char *text, size_t n, const uint64_t *spans, size_t nspans,
+                    llm_buf *out);
 
 /* For the stats: text bytes read, shards built, bytes removed in pass 2 so far, bytes
  * written to disk, and the largest memory held (shard, array, bitmap, document table). */

@@ -70,6 +70,63 @@ static void test_survivor(void)
 	}
 }
 
+/* A, B, C in one cluster, D alone: A survives and is named, B and C name it, D stays 0;
+ * a survivor is named without duplicates only when every id is wanted. */
+static void test_decide(void)
+{
+	static const uint64_t keys[3][2] = { { 10, 20 }, { 11, 20 }, { 11, 21 } };
+	llm_dedup_params p = mh_params();
+	for (int name_all = 0; name_all <= 1; name_all++) {
+		llm_dedup *d;
+		CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+		for (int i = 0; i < 3; i++) {
+			uint64_t k[2];
+			llm_dedup_sig s = two_keys(k, keys[i][0], keys[i][1]);
+			llm_dedup_add(d, &s);
+		}
+		llm_dedup_add(d, NULL);
+		CHECK_EQ_INT(llm_dedup_finish(d), LLM_OK);
+		const char *cid = NULL;
+		size_t len = 0;
+		CHECK_EQ_INT(llm_dedup_decide(d, 0, 1, "A", 1, name_all, &cid, &len), LLM_RMLIST_SURVIVOR);
+		CHECK(len == 1 && cid[0] == 'A');
+		for (uint64_t v = 1; v < 3; v++) {
+			cid = NULL;
+			CHECK_EQ_INT(llm_dedup_decide(d, v, 1, "B", 1, name_all, &cid, &len),
+			             LLM_RMLIST_DUPLICATE);
+			CHECK(len == 1 && cid[0] == 'A');
+		}
+		CHECK_EQ_INT(llm_dedup_decide(d, 3, 1, "D", 1, name_all, &cid, &len), 0);
+		CHECK(!llm_dedup_id(d, 3, &len));
+		llm_dedup_free(d);
+	}
+	/* A rejected first record names nothing: its duplicates have no survivor id. */
+	llm_dedup *d;
+	CHECK_EQ_INT(llm_dedup_new(&d, &p), LLM_OK);
+	for (int i = 0; i < 2; i++) {
+		uint64_t k[2];
+		llm_dedup_sig s = two_keys(k, 10, 20);
+		llm_dedup_add(d, &s);
+	}
+	CHECK_EQ_INT(llm_dedup_finish(d), LLM_OK);
+	const char *cid = NULL;
+	size_t len = 0;
+	CHECK_EQ_INT(llm_dedup_decide(d, 0, 0, "A", 1, 0, &cid, &len), LLM_RMLIST_SURVIVOR);
+	CHECK(!cid);
+	CHECK_EQ_INT(llm_dedup_decide(d, 1, 1, "B", 1, 0, &cid, &len), LLM_EINTERNAL);
+	llm_dedup_free(d);
+}
+
+static void test_params_same(void)
+{
+	llm_dedup_params a = mh_params(), b = mh_params(), e;
+	CHECK(llm_dedup_params_same(&a, &b));
+	b.sh.seed++;
+	CHECK(!llm_dedup_params_same(&a, &b));
+	llm_dedup_params_default(&e, LLM_DEDUP_EXACT);
+	CHECK(!llm_dedup_params_same(&a, &e));
+}
+
 static void test_exact_needs_both_halves(void)
 {
 	llm_dedup_params p;
@@ -469,6 +526,20 @@ static void test_removal_list(void)
 	llm_rmlist_reader_release(&l);
 }
 
+static void test_removal_list_path(void)
+{
+	static const char *const cases[][3] = {
+		{ "a/s0.sig", NULL, "a/s0.rm" },       { "a/s0.sig.zst", NULL, "a/s0.rm" },
+		{ "a/s0.sig.zst", "out", "out/s0.rm" }, { "s0", "out", "out/s0.rm" },
+		{ "x.zst", NULL, "x.rm" },             { ".sig", NULL, ".sig.rm" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *p = llm_rmlist_path(cases[i][0], cases[i][1]);
+		CHECK_STR(p, cases[i][2]);
+		free(p);
+	}
+}
+
 static void test_lines(void)
 {
 	llm_linededup *ld = llm_linededup_new(LLM_NORM_FULL, 1, SIZE_MAX);
@@ -570,6 +641,8 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	RUN(test_survivor);
+	RUN(test_decide);
+	RUN(test_params_same);
 	RUN(test_exact_needs_both_halves);
 	RUN(test_verify);
 	RUN(test_simhash_engine);
@@ -578,6 +651,7 @@ int main(void)
 	RUN(test_index_rerun);
 	RUN(test_sigfile);
 	RUN(test_removal_list);
+	RUN(test_removal_list_path);
 	RUN(test_lines);
 	RUN(test_lines_bloom);
 	RUN(test_signpool);

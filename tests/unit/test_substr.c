@@ -126,9 +126,22 @@ static void test_changed_input(void)
 	llm_substr_free(s);
 }
 
+static void test_cut(void)
+{
+	static const uint64_t spans[] = { 0, 2, 4, 6, 9, 10 };
+	llm_buf out = LLM_BUF_INIT;
+	llm_substr_cut("abcdefghij", 10, spans, 3, &out);
+	CHECK_STR(out.p, "cdghi");
+	llm_buf_reset(&out);
+	llm_substr_cut("abc", 3, NULL, 0, &out);
+	CHECK_STR(out.p, "abc");
+	llm_buf_release(&out);
+}
+
 int main(void)
 {
 	RUN(test_oracle);
 	RUN(test_changed_input);
+	RUN(test_cut);
 	return unit_done();
 }

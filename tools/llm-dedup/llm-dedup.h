@@ -1,0 +1,153 @@
+/*
+ * llm-dedup.h — what tools/llm-dedup.c (options, main) and its subcommands in this folder
+ * share: the run's configuration, the input loop over the documents, the writer of one
+ * record, and one entry point per subcommand or method.
+ *
+ * Each entry point runs to the end and returns the exit status (0, or 1 when an input or an
+ * output failed); it dies (tool.h) on usage errors and on errors of the library that end the
+ * run. Everything here runs on the main thread.
+ */
+#ifndef LLM_DEDUP_TOOL_H
+#define LLM_DEDUP_TOOL_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../tool.h"
+#include "core/io.h"
+#include "dedup/dedup.h"
+#include "dedup/dedupdoc.h"
+#include "dedup/sigfile.h"
+
+/* The command line, resolved. */
+struct cfg {
+	struct tool_common co;
+	int lines, substring, annotate, dup_count, clusters;
+	unsigned line_max;
+	size_t min_len;
+	llm_dedup_params p;
+	const char *index, *outdir, *removals, *tmpdir, *decon_report;
+	const char **decon;
+	int ndecon;
+	size_t memory;
+	char **files;
+	int nfiles;
+};
+
+/* ---- the inputs (input.c) ---- */
+
+/* Called for every record of the input, parsed into r; nonzero stops the input (failed). */
+typedef int (*record_fn)(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno);
+
+/*
+ * Call fn for every record of path (or of fd when fd >= 0), or with pool, queue every line
+ * there to be signed. With spool, every line is also copied there (the first pass over
+ * standard input); lines over --max-line are kept as their first bytes, padded by one byte so
+ * that the second pass sees them as too long again. With run, the input is announced and its
+ * progress reported. Returns 0, or 1 when the input failed (reported).
+ */
+int each_record(const struct cfg *c, const char *path, int fd, llm_dedup_doc *r, record_fn fn,
+                void *ctx, FILE *spool, llm_run *run, llm_signpool *pool);
+/* The first pass over every input: standard input ("-", or no file) is copied to *spool, a
+ * temporary file (dies when it is named twice). Returns 1 when an input failed. */
+int first_pass(const struct cfg *c, llm_dedup_doc *r, record_fn fn, void *ctx, FILE **spool,
+               llm_signpool *pool);
+/* Read every input again for the second pass; standard input comes back from its spool. */
+int second_pass(const struct cfg *c, FILE *spool, llm_dedup_doc *r, record_fn fn, void *ctx,
+                llm_run *run);
+/* The inputs as the loops see them: the files, or standard input alone. */
+static inline int input_count(const struct cfg *c) { return c->nfiles ? c->nfiles : 1; }
+static inline const char *input_name(const struct cfg *c, int i)
+{
+	return c->nfiles ? c->files[i] : "-";
+}
+
+/*
+ * An engine with the run's memory budget and p, the saved index (--index) loaded when there
+ * is one. The index knows a run by the real paths of its inputs (the documents, or for
+ * cluster the signature files), so that a rerun replaces its own earlier run instead of
+ * finding every document a duplicate of itself.
+ */
+llm_dedup *new_engine(const struct cfg *c, const llm_dedup_params *p);
+/* The parameters' one-line description, as an info message. */
+void describe_params(const llm_dedup_params *p);
+
+/* ---- the output of one record (emit.c) ---- */
+
+typedef struct {
+	const struct cfg *c;
+	llm_writer *out;
+	llm_run *run;
+	llm_json_edit ed;
+	llm_buf line;
+	uint64_t dups;
+} emitter;
+
+/* The output (-o) and the run (--rejects, --stats) opened; dies when either fails. */
+void emitter_open(emitter *e, const struct cfg *c);
+/* Close the output (abort it when failed) and free; returns failed, or 1 when closing the
+ * output failed (reported). The run stays open for the caller to count and finish. */
+int emitter_close(emitter *e, int failed);
+
+/* What becomes of a record, beyond 0 (kept as it is), LLM_RMLIST_SURVIVOR and
+ * LLM_RMLIST_DUPLICATE (rmlist.h). */
+enum {
+	KIND_ALL_LINES = 3,  /* --lines: a document whose every line was dropped */
+	KIND_SUBSTRING = 4   /* --substring: one that was all repeats */
+};
+
+/* Write or reject one record. kind: 0 or a KIND_* or LLM_RMLIST_* value; cid: the survivor's
+ * id; count: its cluster's size; text: a replacement text or NULL. */
+void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno, int kind,
+          const char *cid, size_t cidlen, uint64_t count, const llm_buf *text);
+/* A document kept with the edits already in e->ed. */
+void emit_edited(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno);
+/* Reject a document that the library found (reason "contaminated", ...) with extra JSON. */
+void emit_reject(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno,
+                 const char *reason, const char *extra);
+
+/* Whether nothing but white space is left of a text. */
+int blank(const llm_buf *t);
+
+/*
+ * The filters that edit texts (--lines, --substring), run by run_filter: pass 1 sees every
+ * record (standard input is spooled for pass 2), between() runs after it (nonzero: fail),
+ * pass 2 writes through the emitter, finish() adds the filter's counts to the run summary.
+ * The filter's context starts with the emitter, which run_filter sets up.
+ */
+typedef struct {
+	record_fn pass1, pass2;
+	int (*between)(void *ctx);
+	void (*finish)(void *ctx, llm_run *run);
+} filter;
+int run_filter(const struct cfg *c, const filter *f, void *ctx);
+
+/* ---- the subcommands and methods ---- */
+
+/* docs.c: the single run of --exact, --minhash, --simhash (with --index). */
+int run_docs(const struct cfg *c);
+/* lines.c: --lines. */
+int run_lines(const struct cfg *c);
+/* substring.c: --substring. */
+int run_substring(const struct cfg *c);
+/* decontaminate.c: --decontaminate. */
+int run_decon(const struct cfg *c);
+/* sign.c: sign, and the signing pool of the single run, which hands each signature to
+ * llm_dedup_add (sigw NULL) or to the signature file. */
+typedef struct {
+	const struct cfg *c;
+	llm_dedup *d;
+	llm_sigfile_writer *sigw;  /* sign: the signature file */
+	emitter *em;               /* the single run's second pass */
+	uint64_t node, docs, bytes;
+} runctx;
+llm_signpool *new_pool(const struct cfg *c, runctx *x);
+int run_sign(const struct cfg *c);
+/* cluster.c */
+int run_cluster(const struct cfg *c);
+/* apply.c */
+int run_apply(const struct cfg *c);
+/* info.c: --info */
+int run_info(const struct cfg *c);
+
+#endif
