@@ -1455,6 +1455,116 @@ static uint64_t this_run_bytes(const llm_dedup *d)
 	return b;
 }
 
+/* The clusters' numbers: rank[i], the named roots before word i of the bitset; returns their
+ * count. */
+static uint64_t rank_clusters(saver *s, uint64_t words)
+{
+	uint64_t nc = 0;
+	for (uint64_t i = 0; i < words; i++) {
+		s->rank[i] = nc;
+		nc += (uint64_t)__builtin_popcountll(s->named[i]);
+	}
+	return nc;
+}
+
+/* The bytes of the kept clusters' ids, and per run the clusters it holds, from the id file;
+ * LLM_EINTERNAL when a kept cluster has no id. */
+static int size_clusters(saver *s, uint64_t nc, uint64_t *per_run, uint64_t *idb, llm_buf *id)
+{
+	llm_dedup *d = s->d;
+	uint64_t found = 0, node;
+	int rc = id_rewind(d);
+	while (!rc && (rc = id_next(d, &node, id)) == 1) {
+		if (node < d->n && is_named(s, node)) {
+			*idb += CLUSTER_FIXED + id->len, found++;
+			per_run[root_run(d, node)]++;
+		}
+		rc = LLM_OK;
+	}
+	if (!rc && found != nc)
+		rc = llm_fail(LLM_EINTERNAL, "%llu of %llu survivors have no id for the index",
+		              (unsigned long long)(nc - found), (unsigned long long)nc);
+	return rc;
+}
+
+static void put_header(saver *s, uint64_t nc, uint64_t idb)
+{
+	const llm_dedup *d = s->d;
+	llm_buf_add(&s->out, IDX_MAGIC, 8);
+	put32(&s->out, IDX_VERSION);
+	put32(&s->out, (uint32_t)d->p.method);
+	put_params(&s->out, &d->p);
+	put64(&s->out, nc);
+	put64(&s->out, s->nentries);
+	put64(&s->out, idb);
+	put64(&s->out, d->runs.len + this_run_bytes(d));
+	put32(&s->out, d->nruns + 1);
+	put32(&s->out, 0);
+}
+
+/* The kept runs as loaded, with the clusters they hold now (merges move some), then this
+ * run: its documents, clusters, inputs and command line. */
+static void put_runs(saver *s, const uint64_t *per_run)
+{
+	const llm_dedup *d = s->d;
+	for (size_t off = 0, i = 0; off < d->runs.len; i++) {
+		const char *r = d->runs.p + off;
+		size_t pos = RUN_FIXED + get32(r + 20);
+		for (uint32_t k = 0; k < get32(r + 16); k++)
+			pos += 4 + get32(r + pos);
+		put64(&s->out, get64(r));
+		put64(&s->out, per_run[i + 1]);
+		llm_buf_add(&s->out, r + 16, pos - 16);
+		off += pos;
+	}
+	put64(&s->out, d->docs);
+	put64(&s->out, per_run[d->run]);
+	put32(&s->out, (uint32_t)d->ninputs);
+	put32(&s->out, (uint32_t)strlen(d->cmd ? d->cmd : ""));
+	llm_buf_adds(&s->out, d->cmd ? d->cmd : "");
+	for (size_t i = 0; i < d->ninputs; i++) {
+		put32(&s->out, (uint32_t)strlen(d->inputs[i]));
+		llm_buf_adds(&s->out, d->inputs[i]);
+	}
+}
+
+/* Every kept cluster: its size, its new members, its id. */
+static int put_clusters(saver *s, llm_buf *id)
+{
+	llm_dedup *d = s->d;
+	uint64_t node;
+	int rc = id_rewind(d);
+	while (!rc && (rc = id_next(d, &node, id)) == 1) {
+		if (node < d->n && is_named(s, node)) {
+			put64(&s->out, llm_dedup_dup_count(d, node));
+			put64(&s->out, new_members(d, node));
+			put32(&s->out, (uint32_t)id->len);
+			llm_buf_add(&s->out, id->p, id->len);
+			save_flush(s, 0);
+		}
+		rc = LLM_OK;
+	}
+	return rc;
+}
+
+/* The entries after the clusters, the checksum last; the file published or, on an error,
+ * aborted. */
+static int put_entries_and_close(saver *s, llm_xsort *x, int rc)
+{
+	if (!rc)
+		rc = each_entry(x, write_entry, s);
+	save_flush(s, 1);
+	put64(&s->out, llm_hasher_digest(s->h));
+	if (!rc && !s->rc)
+		s->rc = llm_writer_write(s->w, s->out.p, s->out.len);
+	rc = rc ? rc : s->rc;
+	if (rc)
+		llm_writer_abort(s->w);
+	else
+		rc = llm_writer_close(s->w);
+	return rc;
+}
+
 int llm_dedup_save_index(llm_dedup *d, const char *path)
 {
 	if (!d->finished)
@@ -1472,82 +1582,18 @@ int llm_dedup_save_index(llm_dedup *d, const char *path)
 	uint64_t *per_run = llm_calloc(d->run + 1, sizeof *per_run);
 	llm_buf id = LLM_BUF_INIT;
 	int rc = d->err ? d->err : each_entry(x, mark_entry, &s);
-	uint64_t nc = 0, idb = 0, found = 0, node;
-	for (uint64_t i = 0; i < words; i++) {
-		s.rank[i] = nc;
-		nc += (uint64_t)__builtin_popcountll(s.named[i]);
-	}
+	uint64_t nc = rank_clusters(&s, words), idb = 0;
 	if (!rc)
-		rc = id_rewind(d);
-	while (!rc && (rc = id_next(d, &node, &id)) == 1) {
-		if (node < d->n && is_named(&s, node)) {
-			idb += CLUSTER_FIXED + id.len, found++;
-			per_run[root_run(d, node)]++;
-		}
-		rc = LLM_OK;
-	}
-	if (!rc && found != nc)
-		rc = llm_fail(LLM_EINTERNAL, "%llu of %llu survivors have no id for the index",
-		              (unsigned long long)(nc - found), (unsigned long long)nc);
+		rc = size_clusters(&s, nc, per_run, &idb, &id);
 	if (!rc)
 		rc = llm_writer_open(&s.w, path);
-	if (rc)
-		goto out;
-	s.h = llm_hasher_new(0);
-	llm_buf_add(&s.out, IDX_MAGIC, 8);
-	put32(&s.out, IDX_VERSION);
-	put32(&s.out, (uint32_t)d->p.method);
-	put_params(&s.out, &d->p);
-	put64(&s.out, nc);
-	put64(&s.out, s.nentries);
-	put64(&s.out, idb);
-	put64(&s.out, d->runs.len + this_run_bytes(d));
-	put32(&s.out, d->nruns + 1);
-	put32(&s.out, 0);
-	/* the kept runs as loaded, with the clusters they hold now (merges move some) */
-	for (size_t off = 0, i = 0; off < d->runs.len; i++) {
-		const char *r = d->runs.p + off;
-		size_t pos = RUN_FIXED + get32(r + 20);
-		for (uint32_t k = 0; k < get32(r + 16); k++)
-			pos += 4 + get32(r + pos);
-		put64(&s.out, get64(r));
-		put64(&s.out, per_run[i + 1]);
-		llm_buf_add(&s.out, r + 16, pos - 16);
-		off += pos;
+	if (!rc) {
+		s.h = llm_hasher_new(0);
+		put_header(&s, nc, idb);
+		put_runs(&s, per_run);
+		rc = put_entries_and_close(&s, x, put_clusters(&s, &id));
+		llm_hasher_free(s.h);
 	}
-	put64(&s.out, d->docs);
-	put64(&s.out, per_run[d->run]);
-	put32(&s.out, (uint32_t)d->ninputs);
-	put32(&s.out, (uint32_t)strlen(d->cmd ? d->cmd : ""));
-	llm_buf_adds(&s.out, d->cmd ? d->cmd : "");
-	for (size_t i = 0; i < d->ninputs; i++) {
-		put32(&s.out, (uint32_t)strlen(d->inputs[i]));
-		llm_buf_adds(&s.out, d->inputs[i]);
-	}
-	rc = id_rewind(d);
-	while (!rc && (rc = id_next(d, &node, &id)) == 1) {
-		if (node < d->n && is_named(&s, node)) {
-			put64(&s.out, llm_dedup_dup_count(d, node));
-			put64(&s.out, new_members(d, node));
-			put32(&s.out, (uint32_t)id.len);
-			llm_buf_add(&s.out, id.p, id.len);
-			save_flush(&s, 0);
-		}
-		rc = LLM_OK;
-	}
-	if (!rc)
-		rc = each_entry(x, write_entry, &s);
-	save_flush(&s, 1);
-	put64(&s.out, llm_hasher_digest(s.h));
-	if (!rc && !s.rc)
-		s.rc = llm_writer_write(s.w, s.out.p, s.out.len);
-	rc = rc ? rc : s.rc;
-	if (rc)
-		llm_writer_abort(s.w);
-	else
-		rc = llm_writer_close(s.w);
-	llm_hasher_free(s.h);
-out:
 	if (d->idf && fseek(d->idf, 0, SEEK_END) && !rc)
 		rc = llm_fail(LLM_EIO, "temporary id file: %s", strerror(errno));
 	if (own)
