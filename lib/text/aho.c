@@ -107,66 +107,112 @@ static inline uint32_t child(const llm_aho *a, uint32_t s, unsigned char b)
 	return LLM_AHO_NONE;
 }
 
-int llm_aho_compile(llm_aho *a)
+/* The trie in insertion order: kid/sib lists, each new node its parent's last child. */
+typedef struct {
+	uint32_t *kid, *sib, *nterm; /* first child, next sibling, pattern ending there */
+	uint8_t *lab;                /* the byte on the edge into the node */
+	size_t n, cap;
+} trie;
+
+static void trie_init(trie *t)
 {
-	if (a->compiled)
-		return LLM_OK;
+	t->cap = 1024;
+	t->n = 1;
+	t->kid = llm_malloc(t->cap * sizeof *t->kid);
+	t->sib = llm_malloc(t->cap * sizeof *t->sib);
+	t->nterm = llm_malloc(t->cap * sizeof *t->nterm);
+	t->lab = llm_malloc(t->cap);
+	t->kid[0] = t->sib[0] = t->nterm[0] = LLM_AHO_NONE;
+	t->lab[0] = 0;
+}
+
+static void trie_release(trie *t)
+{
+	free(t->kid);
+	free(t->sib);
+	free(t->nterm);
+	free(t->lab);
+}
+
+/* A new node on byte b, linked nowhere yet; LLM_AHO_NONE past the number of states. */
+static uint32_t trie_node(trie *t, unsigned char b)
+{
+	if (t->n == t->cap) {
+		t->cap *= 2;
+		t->kid = llm_realloc(t->kid, t->cap * sizeof *t->kid);
+		t->sib = llm_realloc(t->sib, t->cap * sizeof *t->sib);
+		t->nterm = llm_realloc(t->nterm, t->cap * sizeof *t->nterm);
+		t->lab = llm_realloc(t->lab, t->cap);
+	}
+	if (t->n >= UINT32_MAX - 1)
+		return LLM_AHO_NONE;
+	uint32_t x = (uint32_t)t->n++;
+	t->kid[x] = t->sib[x] = t->nterm[x] = LLM_AHO_NONE;
+	t->lab[x] = b;
+	return x;
+}
+
+/* The patterns in sorted order, each one's pattern index in a->tval/a->tlen; duplicates
+ * keep the first one added. */
+static void sort_patterns(llm_aho *a)
+{
 	for (size_t i = 0; i < a->npats; i++)
 		a->pats[i].p = (const unsigned char *)a->bytes.p + a->pats[i].off;
 	if (a->npats)
 		qsort(a->pats, a->npats, sizeof *a->pats, cmp_pattern);
-
-	/* The trie in insertion order: kid/sib lists, each new node its parent's last child. */
-	size_t cap = 1024, n = 1;
-	uint32_t *kid = llm_malloc(cap * sizeof *kid), *sib = llm_malloc(cap * sizeof *sib);
-	uint32_t *nterm = llm_malloc(cap * sizeof *nterm);
-	uint8_t *lab = llm_malloc(cap);
-	kid[0] = sib[0] = nterm[0] = LLM_AHO_NONE;
-	lab[0] = 0;
-	uint32_t *path = llm_malloc((LLM_AHO_MAX_LEN + 1) * sizeof *path);
-	path[0] = 0;
-	const pattern *prev = NULL;
 	a->tval = llm_malloc((a->npats + 1) * sizeof *a->tval);
 	a->tlen = llm_malloc((a->npats + 1) * sizeof *a->tlen);
 	a->ndistinct = 0;
 	a->maxlen = 0;
+}
+
+/* The length of the prefix p shares with prev (0 without prev). */
+static size_t common_prefix(const pattern *prev, const pattern *p)
+{
+	size_t lcp = 0;
+	if (prev) {
+		size_t m = prev->len < p->len ? prev->len : p->len;
+		while (lcp < m && prev->p[lcp] == p->p[lcp])
+			lcp++;
+	}
+	return lcp;
+}
+
+/* The nodes of p below the prefix it shares with prev (path: prev's nodes by depth, then
+ * p's). Returns 0, or -1 when the states run out. */
+static int add_path(trie *t, uint32_t *path, const pattern *prev, const pattern *p, size_t lcp)
+{
+	for (size_t d = lcp; d < p->len; d++) {
+		uint32_t x = trie_node(t, p->p[d]);
+		if (x == LLM_AHO_NONE)
+			return -1;
+		/* The parent's last child, if any, is the previous pattern's node one level down
+		 * (sorted order): only at the first level created below the shared prefix. */
+		if (d == lcp && prev && prev->len > lcp)
+			t->sib[path[d + 1]] = x;
+		else
+			t->kid[path[d]] = x;
+		path[d + 1] = x;
+	}
+	return 0;
+}
+
+/* Every distinct pattern into the trie, in one pass over the sorted patterns. */
+static int build_trie(llm_aho *a, trie *t)
+{
+	uint32_t *path = llm_malloc((LLM_AHO_MAX_LEN + 1) * sizeof *path);
+	path[0] = 0;
+	const pattern *prev = NULL;
 	for (size_t i = 0; i < a->npats; i++) {
 		const pattern *p = &a->pats[i];
-		const unsigned char *b = p->p;
-		size_t lcp = 0;
-		if (prev) {
-			const unsigned char *pb = prev->p;
-			size_t m = prev->len < p->len ? prev->len : p->len;
-			while (lcp < m && pb[lcp] == b[lcp])
-				lcp++;
-			if (lcp == p->len && prev->len == p->len)
-				continue; /* the same pattern again: the first one added stays */
+		size_t lcp = common_prefix(prev, p);
+		if (prev && lcp == p->len && prev->len == p->len)
+			continue; /* the same pattern again: the first one added stays */
+		if (add_path(t, path, prev, p, lcp)) {
+			free(path);
+			return llm_fail(LLM_EINVAL, "the patterns need more than %u states", UINT32_MAX - 2);
 		}
-		for (size_t d = lcp; d < p->len; d++) {
-			if (n == cap) {
-				cap *= 2;
-				kid = llm_realloc(kid, cap * sizeof *kid);
-				sib = llm_realloc(sib, cap * sizeof *sib);
-				nterm = llm_realloc(nterm, cap * sizeof *nterm);
-				lab = llm_realloc(lab, cap);
-			}
-			if (n >= UINT32_MAX - 1) {
-				free(kid), free(sib), free(nterm), free(lab), free(path);
-				return llm_fail(LLM_EINVAL, "the patterns need more than %u states", UINT32_MAX - 2);
-			}
-			uint32_t x = (uint32_t)n++;
-			kid[x] = sib[x] = nterm[x] = LLM_AHO_NONE;
-			lab[x] = b[d];
-			/* The parent's last child, if any, is the previous pattern's node one level down
-			 * (sorted order): only at the first level created below the shared prefix. */
-			uint32_t parent = path[d];
-			if (d == lcp && prev && prev->len > lcp)
-				sib[path[d + 1]] = x;
-			else
-				kid[parent] = x;
-			path[d + 1] = x;
-		}
-		nterm[path[p->len]] = (uint32_t)a->ndistinct;
+		t->nterm[path[p->len]] = (uint32_t)a->ndistinct;
 		a->tval[a->ndistinct] = p->value;
 		a->tlen[a->ndistinct] = p->len;
 		a->ndistinct++;
@@ -175,60 +221,82 @@ int llm_aho_compile(llm_aho *a)
 		prev = p;
 	}
 	free(path);
-	free(a->pats);
-	a->pats = NULL;
-	llm_buf_release(&a->bytes);
+	return LLM_OK;
+}
 
-	/* Breadth first: new ids in queue order; a state's children get the next free ids. */
+/* Breadth first: new ids in queue order; a state's children get the next free ids. */
+static void renumber(llm_aho *a, const trie *t)
+{
+	size_t n = t->n;
 	a->nstates = (uint32_t)n;
-	a->first = llm_malloc(((size_t)n + 1) * sizeof *a->first);
+	a->first = llm_malloc((n + 1) * sizeof *a->first);
 	a->label = llm_malloc(n);
-	a->term = llm_malloc((size_t)n * sizeof *a->term);
-	uint32_t *queue = llm_malloc((size_t)n * sizeof *queue); /* new id -> old id */
+	a->term = llm_malloc(n * sizeof *a->term);
+	uint32_t *queue = llm_malloc(n * sizeof *queue); /* new id -> old id */
 	size_t head = 0, tail = 1;
 	queue[0] = 0;
 	while (head < tail) {
 		uint32_t s = (uint32_t)head, old = queue[head++];
 		a->first[s] = (uint32_t)tail;
-		a->label[s] = lab[old];
-		a->term[s] = nterm[old];
-		for (uint32_t k = kid[old]; k != LLM_AHO_NONE; k = sib[k])
+		a->label[s] = t->lab[old];
+		a->term[s] = t->nterm[old];
+		for (uint32_t k = t->kid[old]; k != LLM_AHO_NONE; k = t->sib[k])
 			queue[tail++] = k;
 	}
 	a->first[n] = (uint32_t)n;
 	free(queue);
-	free(kid);
-	free(sib);
-	free(nterm);
-	free(lab);
+}
 
-	/* Failure and output links, parents before children. */
-	a->fail = llm_malloc((size_t)n * sizeof *a->fail);
-	a->dict = llm_malloc((size_t)n * sizeof *a->dict);
+/* The failure target of c, a child of s != 0: the deepest state on s's failure chain with a
+ * child on c's byte, that child; else the start. */
+static uint32_t fail_target(const llm_aho *a, uint32_t s, uint32_t c)
+{
+	for (uint32_t f = a->fail[s];; f = a->fail[f]) {
+		uint32_t t = child(a, f, a->label[c]);
+		if (t != LLM_AHO_NONE)
+			return t;
+		if (f == 0)
+			return 0;
+	}
+}
+
+/* Failure and output links, parents before children; the start state's transitions. */
+static void set_links(llm_aho *a)
+{
+	a->fail = llm_malloc((size_t)a->nstates * sizeof *a->fail);
+	a->dict = llm_malloc((size_t)a->nstates * sizeof *a->dict);
 	a->fail[0] = 0;
 	a->dict[0] = LLM_AHO_NONE;
-	for (uint32_t s = 0; s < a->nstates; s++) {
+	for (uint32_t s = 0; s < a->nstates; s++)
 		for (uint32_t c = a->first[s]; c < a->first[s + 1]; c++) {
-			uint32_t f = 0;
-			if (s != 0) {
-				for (f = a->fail[s];; f = a->fail[f]) {
-					uint32_t t = child(a, f, a->label[c]);
-					if (t != LLM_AHO_NONE) {
-						f = t;
-						break;
-					}
-					if (f == 0)
-						break;
-				}
-			}
+			uint32_t f = s != 0 ? fail_target(a, s, c) : 0;
 			a->fail[c] = f;
 			a->dict[c] = a->term[f] != LLM_AHO_NONE ? f : a->dict[f];
 		}
-	}
 	for (int b = 0; b < 256; b++) {
 		uint32_t t = child(a, 0, (unsigned char)b);
 		a->root[b] = t == LLM_AHO_NONE ? 0 : t;
 	}
+}
+
+int llm_aho_compile(llm_aho *a)
+{
+	if (a->compiled)
+		return LLM_OK;
+	sort_patterns(a);
+	trie t;
+	trie_init(&t);
+	int rc = build_trie(a, &t);
+	if (rc) {
+		trie_release(&t);
+		return rc;
+	}
+	free(a->pats);
+	a->pats = NULL;
+	llm_buf_release(&a->bytes);
+	renumber(a, &t);
+	trie_release(&t);
+	set_links(a);
 	a->compiled = 1;
 	return LLM_OK;
 }
