@@ -747,42 +747,40 @@ static bool in_main(const llm_html *h, size_t b)
 	return n >= 0 && (h->ndec[n] & 2);
 }
 
-static void decide(llm_html *h, const llm_html_opts *o)
+/* The text under each node (chars, link); returns the page's text outside links, and in
+ * *largest the block with the most of it (nblocks when there is none). */
+static uint64_t sum_text(llm_html *h, size_t *largest)
 {
-	size_t nb = h->nblocks, nn = h->nnodes;
-	h->cls = grow_scratch(h->cls, &h->cls_cap, nb + 1, 1);
-	h->nbr = grow_scratch(h->nbr, &h->nbr_cap, nb + 1, 1);
-	h->ndec = grow_scratch(h->ndec, &h->ndec_cap, nn + 1, 1);
-	h->ndepth = grow_scratch(h->ndepth, &h->ndepth_cap, nn + 1, sizeof *h->ndepth);
-	unsigned char *cls = h->cls, *nd = h->ndec;
-	int *depth = h->ndepth;
-	if (!o->boilerplate) {
-		memset(cls, C_KEEP, nb);
-		return;
-	}
-	/* the text under each node */
+	size_t nb = h->nblocks;
 	uint64_t total = 0;
-	size_t largest = nb;
+	*largest = nb;
 	for (size_t b = 0; b < nb; b++) {
 		block *bl = &h->blocks[b];
 		uint32_t good = bl->chars - bl->link;
 		total += good;
-		if (largest == nb || good > h->blocks[largest].chars - h->blocks[largest].link)
-			largest = b;
+		if (*largest == nb || good > h->blocks[*largest].chars - h->blocks[*largest].link)
+			*largest = b;
 		if (bl->node >= 0) {
 			h->nodes[bl->node].chars += bl->chars;
 			h->nodes[bl->node].link += bl->link;
 		}
 	}
-	for (size_t i = nn; i-- > 0;) {
+	for (size_t i = h->nnodes; i-- > 0;) {
 		node *n = &h->nodes[i];
 		if (n->parent >= 0) {
 			h->nodes[n->parent].chars += n->chars;
 			h->nodes[n->parent].link += n->link;
 		}
 	}
-	/* 1. void marks; nd bit 1: under a live mark */
-	for (size_t i = 0; i < nn; i++) {
+	return total;
+}
+
+/* Rule 1: void marks; ndec bit 1: under a live mark; the nodes' depths. */
+static void void_marks(llm_html *h, uint64_t total)
+{
+	unsigned char *nd = h->ndec;
+	int *depth = h->ndepth;
+	for (size_t i = 0; i < h->nnodes; i++) {
 		node *n = &h->nodes[i];
 		if (n->mark && 2 * (uint64_t)(n->chars - n->link) >= total && total)
 			n->mark = MARK_NONE;
@@ -790,7 +788,13 @@ static void decide(llm_html *h, const llm_html_opts *o)
 		nd[i] = (n->mark ? 1 : 0) | (par >= 0 ? nd[par] & 1 : 0);
 		depth[i] = par >= 0 ? depth[par] + 1 : 0;
 	}
-	/* 2. the main content: text outside marked regions, per node */
+}
+
+/* Rule 2: the main content M, from the text outside marked regions per node; -1: none. */
+static int main_content(llm_html *h)
+{
+	size_t nb = h->nblocks, nn = h->nnodes;
+	const unsigned char *nd = h->ndec;
 	for (size_t i = 0; i < nn; i++)
 		h->nodes[i].chars = h->nodes[i].link = 0;
 	uint64_t unmarked = 0;
@@ -808,32 +812,47 @@ static void decide(llm_html *h, const llm_html_opts *o)
 	int main_node = -1;
 	for (size_t i = 0; i < nn; i++)
 		if (unmarked && 2 * (uint64_t)h->nodes[i].chars >= unmarked &&
-		    (main_node < 0 || depth[i] > depth[main_node]))
+		    (main_node < 0 || h->ndepth[i] > h->ndepth[main_node]))
 			main_node = (int)i;
-	/* 3. nd bit 2: inside M; bit 4: boilerplate */
-	for (size_t i = 0; i < nn; i++) {
+	return main_node;
+}
+
+/* Rule 3, first half: ndec bit 2: inside M; bit 4: boilerplate; then every block bad, good,
+ * short or link. */
+static void classify(llm_html *h, const llm_html_opts *o, int main_node)
+{
+	unsigned char *nd = h->ndec;
+	for (size_t i = 0; i < h->nnodes; i++) {
 		node *n = &h->nodes[i];
 		int par = n->parent;
-		unsigned in_main = ((int)i == main_node || (par >= 0 && (nd[par] & 2))) ? 2 : 0;
+		unsigned inside = ((int)i == main_node || (par >= 0 && (nd[par] & 2))) ? 2 : 0;
 		unsigned boiler = (par >= 0 && (nd[par] & 4)) || n->mark == MARK_STRONG ||
-		                  (n->mark == MARK_WEAK && !in_main);
-		nd[i] = (unsigned char)((nd[i] & 1) | in_main | (boiler ? 4 : 0));
+		                  (n->mark == MARK_WEAK && !inside);
+		nd[i] = (unsigned char)((nd[i] & 1) | inside | (boiler ? 4 : 0));
 	}
-	for (size_t b = 0; b < nb; b++) {
+	for (size_t b = 0; b < h->nblocks; b++) {
 		block *bl = &h->blocks[b];
 		unsigned f = bl->node >= 0 ? nd[bl->node] : (main_node < 0 ? 2 : 0);
 		if (f & 4)
-			cls[b] = C_BAD;
+			h->cls[b] = C_BAD;
 		else if (bl->chars && (double)bl->link > o->max_link_density * (double)bl->chars)
-			cls[b] = (f & 2) ? C_LINK : C_BAD;
+			h->cls[b] = (f & 2) ? C_LINK : C_BAD;
 		else if (bl->chars < o->min_block_chars)
-			cls[b] = C_SHORT;
+			h->cls[b] = C_SHORT;
 		else
-			cls[b] = C_GOOD;
+			h->cls[b] = C_GOOD;
 	}
-	/* the nearest good or bad block before each one, in the whole page (low nibble) and
-	 * inside M (high nibble); then the same after it on the way back, where short and link
-	 * blocks are decided: linear in the blocks */
+}
+
+/*
+ * Rule 3, second half: the nearest good or bad block before each one, in the whole page
+ * (low nibble) and inside M (high nibble); then the same after it on the way back, where
+ * short and link blocks are decided: linear in the blocks.
+ */
+static void settle_by_context(llm_html *h)
+{
+	size_t nb = h->nblocks;
+	unsigned char *cls = h->cls;
 	unsigned char *before = h->nbr, prev_any = 0, prev_main = 0, next_any = 0, next_main = 0;
 	for (size_t b = 0; b < nb; b++) {
 		before[b] = (unsigned char)(prev_any | prev_main << 4);
@@ -861,10 +880,28 @@ static void decide(llm_html *h, const llm_html_opts *o)
 			keep = prev == GOOD || next == GOOD || (prev == NONE && next == NONE);
 		cls[b] = keep ? C_KEEP : C_DROP;
 	}
-	/* 4. */
-	if (largest < nb && cls[largest] != C_GOOD && cls[largest] != C_KEEP &&
+}
+
+static void decide(llm_html *h, const llm_html_opts *o)
+{
+	size_t nb = h->nblocks, nn = h->nnodes;
+	h->cls = grow_scratch(h->cls, &h->cls_cap, nb + 1, 1);
+	h->nbr = grow_scratch(h->nbr, &h->nbr_cap, nb + 1, 1);
+	h->ndec = grow_scratch(h->ndec, &h->ndec_cap, nn + 1, 1);
+	h->ndepth = grow_scratch(h->ndepth, &h->ndepth_cap, nn + 1, sizeof *h->ndepth);
+	if (!o->boilerplate) {
+		memset(h->cls, C_KEEP, nb);
+		return;
+	}
+	size_t largest;
+	uint64_t total = sum_text(h, &largest);
+	void_marks(h, total);
+	classify(h, o, main_content(h));
+	settle_by_context(h);
+	/* rule 4 */
+	if (largest < nb && h->cls[largest] != C_GOOD && h->cls[largest] != C_KEEP &&
 	    h->blocks[largest].chars > h->blocks[largest].link)
-		cls[largest] = C_KEEP;
+		h->cls[largest] = C_KEEP;
 }
 
 /* The kept blocks, one line each. */
