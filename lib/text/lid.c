@@ -80,14 +80,69 @@ static const struct {
 	{ "id", " yang dan di ini itu dengan untuk dari dalam tidak akan pada juga adalah ke oleh "},
 };
 
-void llm_lid_detect(const char *s, size_t n, size_t max_bytes, llm_lid_result *r)
+#define NLATIN (sizeof latin / sizeof *latin)
+
+/* What the scan of a text counts. */
+typedef struct {
+	size_t count[S_NSCRIPTS], letters, ukr, trad, simp; /* letters by script, cues */
+	size_t words, hits[NLATIN]; /* words, and those that are function words of latin[l] */
+} tally;
+
+/* The current word, lower case (len past the buffer: too long to be a function word). */
+typedef struct {
+	char p[24];
+	size_t len;
+} word;
+
+static void count_letter(tally *t, uint32_t cp)
 {
-	if (max_bytes && n > max_bytes)
-		n = max_bytes;
-	size_t count[S_NSCRIPTS] = { 0 }, letters = 0, ukr = 0, trad = 0, simp = 0;
-	size_t words = 0, hits[sizeof latin / sizeof *latin] = { 0 };
-	char w[24];
-	size_t wl = 0;
+	int sc = script_of(cp);
+	t->letters++;
+	if (sc >= 0)
+		t->count[sc]++;
+	if (cp == 0x456 || cp == 0x457 || cp == 0x454)
+		t->ukr++;
+	if (sc == S_HAN) {
+		int hv = han_variant(cp);
+		t->trad += hv > 0;
+		t->simp += hv < 0;
+	}
+}
+
+/* A letter of an ASCII-ish word, for the Latin cues. */
+static void add_to_word(word *w, uint32_t cp)
+{
+	char buf[4];
+	size_t m = llm_utf8_encode(llm_uc_tolower(cp), buf);
+	if (w->len + m < sizeof w->p - 1) {
+		memcpy(w->p + w->len, buf, m);
+		w->len += m;
+	} else {
+		w->len = sizeof w->p;
+	}
+}
+
+static void end_word(tally *t, word *w)
+{
+	if (w->len < sizeof w->p - 1) {
+		char key[28];
+		key[0] = ' ';
+		memcpy(key + 1, w->p, w->len);
+		key[w->len + 1] = ' ';
+		key[w->len + 2] = 0;
+		for (size_t l = 0; l < NLATIN; l++)
+			if (strstr(latin[l].words, key))
+				t->hits[l]++;
+	}
+	t->words++;
+	w->len = 0;
+}
+
+/* Every letter of s by script, and the words for the Latin cues. */
+static void scan(tally *t, const char *s, size_t n)
+{
+	word w;
+	w.len = 0;
 	for (size_t i = 0; i <= n;) {
 		uint32_t cp = 0;
 		size_t k = 1;
@@ -95,54 +150,30 @@ void llm_lid_detect(const char *s, size_t n, size_t max_bytes, llm_lid_result *r
 			k = (unsigned char)s[i] < 0x80 ? (cp = (unsigned char)s[i], 1)
 			                               : llm_utf8_decode(s + i, n - i, &cp);
 		bool letter = i < n && llm_uc_is(cp, LLM_UC_LETTER);
-		if (letter) {
-			int sc = script_of(cp);
-			letters++;
-			if (sc >= 0)
-				count[sc]++;
-			if (cp == 0x456 || cp == 0x457 || cp == 0x454)
-				ukr++;
-			if (sc == S_HAN) {
-				int hv = han_variant(cp);
-				trad += hv > 0;
-				simp += hv < 0;
-			}
-		}
-		/* ASCII-ish lower-case words for the Latin cues */
-		if (letter && cp < 0x250) {
-			char buf[4];
-			size_t m = llm_utf8_encode(llm_uc_tolower(cp), buf);
-			if (wl + m < sizeof w - 1) {
-				memcpy(w + wl, buf, m);
-				wl += m;
-			} else {
-				wl = sizeof w; /* too long to be a function word */
-			}
-		} else if (wl) {
-			if (wl < sizeof w - 1) {
-				char key[28];
-				key[0] = ' ';
-				memcpy(key + 1, w, wl);
-				key[wl + 1] = ' ';
-				key[wl + 2] = 0;
-				for (size_t l = 0; l < sizeof latin / sizeof *latin; l++)
-					if (strstr(latin[l].words, key))
-						hits[l]++;
-			}
-			words++;
-			wl = 0;
-		}
+		if (letter)
+			count_letter(t, cp);
+		if (letter && cp < 0x250)
+			add_to_word(&w, cp);
+		else if (w.len)
+			end_word(t, &w);
 		i += k;
 	}
-	/* One CJK character carries about as much text as a short Latin word, so CJK characters
-	 * weigh three letters (and Hangul syllables two) when scripts are compared: Chinese
-	 * technical pages full of Latin command names are still Chinese. */
+}
+
+/*
+ * The script of most of the text, -1 when none; *score its share. One CJK character
+ * carries about as much text as a short Latin word, so CJK characters weigh three letters
+ * (and Hangul syllables two) when scripts are compared: Chinese technical pages full of
+ * Latin command names are still Chinese.
+ */
+static int main_script(const tally *t, double *score)
+{
 	size_t weight[S_NSCRIPTS];
 	for (int sc = 0; sc < S_NSCRIPTS; sc++)
-		weight[sc] = count[sc];
-	weight[S_HAN] = 3 * (count[S_HAN] + count[S_KANA]);
+		weight[sc] = t->count[sc];
+	weight[S_HAN] = 3 * (t->count[S_HAN] + t->count[S_KANA]);
 	weight[S_KANA] = 0;
-	weight[S_HANGUL] = 2 * count[S_HANGUL];
+	weight[S_HANGUL] = 2 * t->count[S_HANGUL];
 	size_t wsum = 0;
 	int best = -1;
 	for (int sc = 0; sc < S_NSCRIPTS; sc++) {
@@ -150,42 +181,59 @@ void llm_lid_detect(const char *s, size_t n, size_t max_bytes, llm_lid_result *r
 		if (best < 0 || weight[sc] > weight[best])
 			best = sc;
 	}
-	if (!letters || !weight[best]) {
+	if (!t->letters || !weight[best])
+		return -1;
+	*score = (double)weight[best] / (double)wsum;
+	return best;
+}
+
+/* The Latin-script language by its function words, "und" below 8 % of the words; scales
+ * *score by the evidence. */
+static const char *latin_lang(const tally *t, double *score)
+{
+	size_t bl = 0;
+	for (size_t l = 1; l < NLATIN; l++)
+		if (t->hits[l] > t->hits[bl])
+			bl = l;
+	double share = t->words ? (double)t->hits[bl] / (double)t->words : 0;
+	if (t->hits[0] * 100 >= t->words * 8 && t->hits[0] >= t->hits[bl])
+		bl = 0, share = (double)t->hits[0] / (double)t->words;
+	if (share < 0.08) {
+		*score *= share / 0.08;
+		return "und";
+	}
+	/* function words are ~40-50 % of running text; 25 % is full evidence */
+	double ev = share / 0.25;
+	*score *= ev > 1 ? 1 : ev;
+	return latin[bl].lang;
+}
+
+void llm_lid_detect(const char *s, size_t n, size_t max_bytes, llm_lid_result *r)
+{
+	if (max_bytes && n > max_bytes)
+		n = max_bytes;
+	tally t = { 0 };
+	scan(&t, s, n);
+	int best = main_script(&t, &r->score);
+	if (best < 0) {
 		snprintf(r->lang, sizeof r->lang, "und");
 		r->score = 0;
 		return;
 	}
-	size_t cjk = count[S_HAN] + count[S_KANA];
-	r->score = (double)weight[best] / (double)wsum;
+	size_t cjk = t.count[S_HAN] + t.count[S_KANA];
 	if (best == S_HAN) {
 		/* Japanese mixes kanji and kana (kana are usually 40-60 %); Chinese has almost none,
 		 * except in quoted Japanese names */
-		best = count[S_KANA] * 5 >= cjk ? S_KANA : S_HAN;
+		best = t.count[S_KANA] * 5 >= cjk ? S_KANA : S_HAN;
 	}
 	const char *lang = script_lang[best];
 	/* Traditional Chinese: more characters only Traditional writing uses than characters only
 	 * Simplified writing uses (most characters are shared; a page needs a few telling ones) */
-	if (best == S_HAN && trad > simp && trad >= 2)
+	if (best == S_HAN && t.trad > t.simp && t.trad >= 2)
 		lang = "zh-Hant";
-	if (best == S_CYRILLIC && ukr)
+	if (best == S_CYRILLIC && t.ukr)
 		lang = "uk";
-	if (best == S_LATIN) {
-		size_t bl = 0;
-		for (size_t l = 1; l < sizeof latin / sizeof *latin; l++)
-			if (hits[l] > hits[bl])
-				bl = l;
-		double share = words ? (double)hits[bl] / (double)words : 0;
-		if (hits[0] * 100 >= words * 8 && hits[0] >= hits[bl])
-			bl = 0, share = (double)hits[0] / (double)words;
-		if (share < 0.08) {
-			lang = "und";
-			r->score *= share / 0.08;
-		} else {
-			lang = latin[bl].lang;
-			/* function words are ~40-50 % of running text; 25 % is full evidence */
-			double ev = share / 0.25;
-			r->score *= ev > 1 ? 1 : ev;
-		}
-	}
+	if (best == S_LATIN)
+		lang = latin_lang(&t, &r->score);
 	snprintf(r->lang, sizeof r->lang, "%s", lang);
 }
