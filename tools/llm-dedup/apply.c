@@ -22,7 +22,7 @@ static void next_entry(applyctx *x)
 	x->have = rc == LLM_OK;
 }
 
-static int apply_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
+static void apply_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	applyctx *x = ctx;
 	if (x->have && x->e.rec == x->k) {
@@ -32,7 +32,6 @@ static int apply_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
 	}
 	x->k++;
-	return 0;
 }
 
 int run_apply(const struct cfg *c)

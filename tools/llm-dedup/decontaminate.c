@@ -49,35 +49,34 @@ static void add_item(deconctx *x, const char *file, uint64_t lineno, const llm_j
 	llm_buf_release(&id);
 }
 
-/* The items of one benchmark file, one JSON record a line. */
-static void load_benchmark_file(deconctx *x, const char *path, const char *field)
+/* The items of one benchmark file, one JSON record a line; a bad line is fatal. */
+static void load_benchmark_file(deconctx *x, const char *path, const struct tool_common *co)
 {
-	llm_reader *rd;
-	if (llm_reader_open(&rd, path))
+	tool_lines in;
+	if (tool_lines_open(&in, path, co, NULL))
 		die_lib();
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
-	char *line;
-	size_t len;
-	int rc;
-	while ((rc = llm_reader_line(rd, &line, &len)) == LLM_OK) {
-		if (llm_json_parse(&rec, line, len))
+	while (tool_lines_next(&in)) {
+		if (in.too_long)
+			die("%s:%llu: line over --max-line in a benchmark file", in.name,
+			    (unsigned long long)in.lineno);
+		if (llm_json_parse(&rec, in.line, in.len))
 			die("%s:%llu: bad JSON in a benchmark file: %s", path,
-			    (unsigned long long)llm_reader_lineno(rd), rec.err_msg);
-		add_item(x, path, llm_reader_lineno(rd), &rec, field);
+			    (unsigned long long)in.lineno, rec.err_msg);
+		add_item(x, path, in.lineno, &rec, co->field);
 	}
-	if (rc != LLM_EOF)
+	if (tool_lines_close(&in))
 		die_lib();
 	llm_json_rec_release(&rec);
-	llm_reader_free(rd);
 }
 
 /* A benchmark file, or a directory's *.jsonl files in name order. */
-static void load_benchmark_path(deconctx *x, const char *path, const char *field)
+static void load_benchmark_path(deconctx *x, const char *path, const struct tool_common *co)
 {
 	struct stat st;
 	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		load_benchmark_file(x, path, field);
+		load_benchmark_file(x, path, co);
 		return;
 	}
 	glob_t g = { 0 };
@@ -87,7 +86,7 @@ static void load_benchmark_path(deconctx *x, const char *path, const char *field
 		die("%s: no .jsonl files in this directory", path);
 	llm_buf_release(&pat);
 	for (size_t k = 0; k < g.gl_pathc; k++)
-		load_benchmark_file(x, g.gl_pathv[k], field);
+		load_benchmark_file(x, g.gl_pathv[k], co);
 	globfree(&g);
 }
 
@@ -95,7 +94,7 @@ static void load_benchmark_path(deconctx *x, const char *path, const char *field
 static void load_benchmarks(deconctx *x, const struct cfg *c)
 {
 	for (int i = 0; i < c->ndecon; i++)
-		load_benchmark_path(x, c->decon[i], c->co.field);
+		load_benchmark_path(x, c->decon[i], &c->co);
 	if (llm_decon_ready(x->dc))
 		die_lib();
 	x->docs = llm_calloc(x->nitems ? x->nitems : 1, sizeof *x->docs);
@@ -114,7 +113,7 @@ static const char *item_id(const deconctx *x, uint32_t i, const char **file, siz
 	return tab + 1;
 }
 
-static int decon_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
+static void decon_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	deconctx *x = ctx;
 	const uint32_t *items = NULL;
@@ -126,7 +125,7 @@ static int decon_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 		die_lib();
 	if (!nitems) {
 		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
-		return 0;
+		return;
 	}
 	x->contaminated++;
 	llm_buf_reset(&x->ids);
@@ -147,13 +146,12 @@ static int decon_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 		llm_json_edit_reset(&x->em.ed);
 		llm_json_edit_raw(&x->em.ed, "decon_items", x->ids.p, x->ids.len);
 		emit_edited(&x->em, r, file, lineno);
-		return 0;
+		return;
 	}
 	llm_buf_reset(&x->extra);
 	llm_buf_adds(&x->extra, "\"decon_items\": ");
 	llm_buf_add(&x->extra, x->ids.p, x->ids.len);
 	emit_reject(&x->em, r, file, lineno, "contaminated", x->extra.p);
-	return 0;
 }
 
 /* The items found, one JSON object per line, in benchmark order. */

@@ -7,7 +7,7 @@
 
 #include "llm-dedup.h"
 
-static int pass2_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
+static void pass2_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	runctx *x = ctx;
 	const char *cid = NULL;
@@ -19,7 +19,6 @@ static int pass2_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 		die_lib();
 	emit(x->em, r, file, lineno, kind, cid, cidlen,
 	     llm_dedup_dup_count(x->d, llm_dedup_root(x->d, v)), NULL);
-	return 0;
 }
 
 static void stats_extra(llm_run *run, const struct cfg *c, llm_dedup *d, uint64_t docs)

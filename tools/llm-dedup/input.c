@@ -51,48 +51,52 @@ void describe_params(const llm_dedup_params *p)
 	llm_buf_release(&desc);
 }
 
-int each_record(const struct cfg *c, const char *path, int fd, llm_dedup_doc *r, record_fn fn,
-                void *ctx, FILE *spool, llm_run *run, llm_signpool *pool)
+/* A line of standard input into its spool. */
+static void spool_line(FILE *spool, const tool_lines *in)
+{
+	if (fwrite(in->line, 1, in->len, spool) != in->len ||
+	    (in->too_long && fputc('x', spool) == EOF) || fputc('\n', spool) == EOF)
+		die("temporary spool file: %s", strerror(errno));
+}
+
+/* Open path, or standard input's spool (fd); 1 when it cannot be read (reported). */
+static int open_input(tool_lines *in, const struct cfg *c, const char *path, int fd, llm_run *run)
 {
 	llm_reader *rd;
-	int rc = fd >= 0 ? llm_reader_open_fd(&rd, fd, "<stdin>") : llm_reader_open(&rd, path);
+	int rc = fd < 0 ? tool_lines_open(in, path, &c->co, run)
+	                : llm_reader_open_fd(&rd, fd, "<stdin>");
 	if (rc) {
 		llm_error("%s", llm_last_error());
 		return 1;
 	}
-	llm_reader_set_max_line(rd, c->co.max_line);
-	if (run)
-		llm_run_begin_input(run, llm_reader_name(rd), llm_reader_size(rd));
-	const char *name = llm_reader_name(rd);
-	char *line;
-	size_t len;
-	int failed = 0;
-	while ((rc = llm_reader_line(rd, &line, &len)) == LLM_OK || rc == LLM_ETOOLONG) {
-		if (spool) {
-			size_t keep = rc == LLM_ETOOLONG ? strlen(line) : len; /* the head (io.h) */
-			if (fwrite(line, 1, keep, spool) != keep ||
-			    (rc == LLM_ETOOLONG && fputc('x', spool) == EOF) || fputc('\n', spool) == EOF)
-				die("temporary spool file: %s", strerror(errno));
-		}
-		uint64_t lineno = llm_reader_lineno(rd);
+	if (fd >= 0)
+		tool_lines_init(in, rd, &c->co, run);
+	return 0;
+}
+
+int each_record(const struct cfg *c, const char *path, int fd, llm_dedup_doc *r, record_fn fn,
+                void *ctx, FILE *spool, llm_run *run, llm_signpool *pool)
+{
+	tool_lines in;
+	if (open_input(&in, c, path, fd, run))
+		return 1;
+	while (tool_lines_next(&in)) {
+		int status = in.too_long ? LLM_ETOOLONG : LLM_OK;
+		if (spool)
+			spool_line(spool, &in);
 		if (pool) {
-			llm_signpool_add(pool, rc, line, len, name, lineno);
+			llm_signpool_add(pool, status, in.line, in.full_len, in.name, in.lineno);
 		} else {
-			llm_dedup_doc_parse(r, c->co.field, c->co.max_line, rc, line, len, name, lineno);
-			if (fn(ctx, r, name, lineno)) {
-				failed = 1;
-				break;
-			}
+			llm_dedup_doc_parse(r, c->co.field, c->co.max_line, status, in.line, in.full_len,
+			                    in.name, in.lineno);
+			fn(ctx, r, in.name, in.lineno);
 		}
-		if (run)
-			llm_run_progress(run, llm_reader_raw_bytes(rd));
 	}
-	if (rc != LLM_EOF && !failed) {
+	if (tool_lines_close(&in) != LLM_OK) {
 		llm_error("%s", llm_last_error());
-		failed = 1;
+		return 1;
 	}
-	llm_reader_free(rd);
-	return failed;
+	return 0;
 }
 
 int first_pass(const struct cfg *c, llm_dedup_doc *r, record_fn fn, void *ctx, FILE **spool,

@@ -13,15 +13,14 @@ typedef struct {
 	uint64_t dropped;
 } linectx;
 
-static int lines_count(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
+static void lines_count(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	linectx *x = ctx;
 	if (!r->reason)
 		llm_linededup_count(x->ld, r->text.p ? r->text.p : "", r->text.len);
-	return 0;
 }
 
-static int lines_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
+static void lines_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	linectx *x = ctx;
 	size_t dropped = 0;
@@ -36,7 +35,6 @@ static int lines_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t 
 		emit(&x->em, r, file, lineno, KIND_ALL_LINES, NULL, 0, 0, NULL);
 	else
 		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, &x->text);
-	return 0;
 }
 
 static int lines_between(void *ctx) { (void)ctx; return 0; }

@@ -36,15 +36,15 @@ struct cfg {
 
 /* ---- the inputs (input.c) ---- */
 
-/* Called for every record of the input, parsed into r; nonzero stops the input (failed). */
-typedef int (*record_fn)(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno);
+/* Called for every record of the input, parsed into r. */
+typedef void (*record_fn)(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno);
 
 /*
- * Call fn for every record of path (or of fd when fd >= 0), or with pool, queue every line
- * there to be signed. With spool, every line is also copied there (the first pass over
- * standard input); lines over --max-line are kept as their first bytes, padded by one byte so
- * that the second pass sees them as too long again. With run, the input is announced and its
- * progress reported. Returns 0, or 1 when the input failed (reported).
+ * Call fn for every record of path (or of fd when fd >= 0), read by tool_lines, or with
+ * pool, queue every line there to be signed. With spool, every line is also copied there
+ * (the first pass over standard input); lines over --max-line are kept as their head,
+ * padded by one byte so that the second pass sees them as too long again. With run, the
+ * input is the run's next one. Returns 0, or 1 when the input failed (reported).
  */
 int each_record(const struct cfg *c, const char *path, int fd, llm_dedup_doc *r, record_fn fn,
                 void *ctx, FILE *spool, llm_run *run, llm_signpool *pool);

@@ -15,12 +15,11 @@ typedef struct {
 	uint64_t docs_cut;
 } substrctx;
 
-static int substr_add(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
+static void substr_add(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	substrctx *x = ctx;
 	if (!r->reason && llm_substr_add(x->ss, r->text.p, r->text.len))
 		die_lib();
-	return 0;
 }
 
 static int substr_between(void *ctx)
@@ -49,7 +48,7 @@ static void annotate_spans(substrctx *x, llm_dedup_doc *r, const char *file, uin
 
 /* Without --annotate the spans leave the text; a text left blank is rejected as
  * substring_dup. */
-static int substr_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
+static void substr_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	substrctx *x = ctx;
 	const uint64_t *sp = NULL;
@@ -58,12 +57,12 @@ static int substr_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t
 		die("%s:%llu: %s", file, (unsigned long long)lineno, llm_last_error());
 	if (!n) {
 		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
-		return 0;
+		return;
 	}
 	x->docs_cut++;
 	if (x->em.c->annotate) {
 		annotate_spans(x, r, file, lineno, sp, n);
-		return 0;
+		return;
 	}
 	llm_buf_reset(&x->text);
 	llm_substr_cut(r->text.p, r->text.len, sp, n, &x->text);
@@ -71,7 +70,6 @@ static int substr_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t
 		emit(&x->em, r, file, lineno, KIND_SUBSTRING, NULL, 0, 0, NULL);
 	else
 		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, &x->text);
-	return 0;
 }
 
 static void substr_finish(void *ctx, llm_run *run)
