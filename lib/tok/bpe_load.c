@@ -607,19 +607,24 @@ static const char *const model_keys[M_N] = { "type", "vocab", "merges", "unk_tok
 	"byte_fallback", "fuse_unk", "ignore_merges", "dropout", "continuing_subword_prefix",
 	"end_of_word_suffix" };
 
-/* The members of the model object in m[M_*], in one pass over it: llm_json_member scans the
- * whole object for each key, and this one holds the vocabulary and the merges, megabytes of
- * them (ten lookups took a quarter of GPT-2's load). As there, the last of equal keys wins
- * and a missing member is LLM_JSON_INVALID. */
-static void model_members(const llm_json_val *model, llm_json_val *m)
+/* The members of the root object that loading reads, by R_*. */
+enum { R_MODEL, R_NORMALIZER, R_PRE_TOKENIZER, R_DECODER, R_ADDED_TOKENS, R_N };
+static const char *const root_keys[R_N] = { "model", "normalizer", "pre_tokenizer", "decoder",
+	                                    "added_tokens" };
+
+/* The members keys[0..n) of obj in m[0..n), in one pass over it: llm_json_member scans the
+ * whole object for each key, and a tokenizer.json holds megabytes of vocabulary and merges
+ * (fifteen lookups took a third of GPT-2's load). As there, the last of equal keys wins and
+ * a missing member is LLM_JSON_INVALID. */
+static void members(const llm_json_val *obj, const char *const *keys, int n, llm_json_val *m)
 {
-	for (int i = 0; i < M_N; i++)
+	for (int i = 0; i < n; i++)
 		m[i] = (llm_json_val){ NULL, 0, LLM_JSON_INVALID };
 	size_t it = 0;
 	llm_json_val k, v;
-	while (llm_json_next(model, &it, &k, &v) == LLM_OK)
-		for (int i = 0; i < M_N; i++)
-			if (llm_json_str_eq(&k, model_keys[i]))
+	while (llm_json_next(obj, &it, &k, &v) == LLM_OK)
+		for (int i = 0; i < n; i++)
+			if (llm_json_str_eq(&k, keys[i]))
 				m[i] = v;
 }
 
@@ -657,13 +662,19 @@ static int load_hf(llm_bpe **out, const char *data, size_t len, const char *name
 		rc = llm_fail(LLM_EFORMAT, "%s: not a JSON object", b->name);
 		goto done;
 	}
-	llm_json_val model = llm_json_member(&root, "model");
-	if (model.type != LLM_JSON_OBJECT) {
+	llm_json_val r[R_N], m[M_N];
+	members(&root, root_keys, R_N, r);
+	if (r[R_MODEL].type == LLM_JSON_INVALID) {
+		/* A vocab.json has no "model": say what is missing rather than fail on it. */
+		rc = llm_fail(LLM_EINVAL, "%s: looks like a GPT-2 vocab.json; give its merges.txt too",
+		              b->name);
+		goto done;
+	}
+	if (r[R_MODEL].type != LLM_JSON_OBJECT) {
 		rc = llm_fail(LLM_EFORMAT, "%s: no \"model\" object", b->name);
 		goto done;
 	}
-	llm_json_val m[M_N];
-	model_members(&model, m);
+	members(&r[R_MODEL], model_keys, M_N, m);
 	llm_json_val type = m[M_TYPE];
 	if (type.type != LLM_JSON_INVALID && !(type.type == LLM_JSON_STRING && llm_json_str_eq(&type, "BPE"))) {
 		rc = llm_fail(LLM_EUNSUPPORTED, "%s: model type %.*s is not BPE", b->name,
@@ -672,19 +683,16 @@ static int load_hf(llm_bpe **out, const char *data, size_t len, const char *name
 	}
 	if ((rc = hf_model_options(b, m)))
 		goto done;
-	llm_json_val norm = llm_json_member(&root, "normalizer");
-	if ((rc = llm_hfnorm_parse(&b->norm, &norm, b->name)))
+	if ((rc = llm_hfnorm_parse(&b->norm, &r[R_NORMALIZER], b->name)))
 		goto done;
-	llm_json_val pre = llm_json_member(&root, "pre_tokenizer");
-	if ((rc = llm_hfpretok_parse(&b->hp, &pre, b->name, &info)))
+	if ((rc = llm_hfpretok_parse(&b->hp, &r[R_PRE_TOKENIZER], b->name, &info)))
 		goto done;
-	llm_json_val dec = llm_json_member(&root, "decoder");
+	const llm_json_val *dec = &r[R_DECODER];
 	/* A ByteLevel step or decoder means a vocabulary in GPT-2's byte map. */
-	b->bytelevel = info.bytelevel || is_type(&dec, "ByteLevel");
-	if ((rc = hf_decoder(b, &dec, &bytes_dec)))
+	b->bytelevel = info.bytelevel || is_type(dec, "ByteLevel");
+	if ((rc = hf_decoder(b, dec, &bytes_dec)))
 		goto done;
-	llm_json_val added_list = llm_json_member(&root, "added_tokens");
-	if ((rc = read_added(b, &added_list, &at, &nat)))
+	if ((rc = read_added(b, &r[R_ADDED_TOKENS], &at, &nat)))
 		goto done;
 	if ((rc = load_vocab(b, &m[M_VOCAB], at, nat)))
 		goto done;
@@ -920,16 +928,7 @@ int llm_bpe_load_with(llm_bpe **out, const char *path, const llm_bpe_load_opts *
 			free(m);
 		}
 	} else {
-		/* A vocab.json has no "model": say what is missing rather than fail on it. */
-		llm_json_val root;
-		size_t ep;
-		const char *em;
-		if (llm_json_parse_value(data, len, &root, &ep, &em) == LLM_OK &&
-		    llm_json_member(&root, "model").type == LLM_JSON_INVALID)
-			rc = llm_fail(LLM_EINVAL, "%s: looks like a GPT-2 vocab.json; give its merges.txt too",
-			              path);
-		else
-			rc = load_hf(out, data, len, path, o->pattern, pool);
+		rc = load_hf(out, data, len, path, o->pattern, pool);
 	}
 	llm_pool_free(pool);
 	free(data);
