@@ -387,93 +387,147 @@ int64_t llm_tokreader_size(const llm_tokreader *r)
  * (a mapping's pages count against the process until unmapped or dropped). */
 #define DROP_EVERY ((size_t)8 << 20)
 
-int llm_tokreader_next(llm_tokreader *r, llm_tok_rec *rec)
+/* Give back the mapped pages read so far, every DROP_EVERY bytes. */
+static void drop_read_pages(llm_tokreader *r)
 {
-	if (r->failed)
-		return r->failed;
 	if (r->mapped && r->mem_pos - r->dropped >= DROP_EVERY) {
 		size_t page = (size_t)sysconf(_SC_PAGESIZE), end = r->mem_pos / page * page;
 		madvise((void *)(r->mem + r->dropped), end - r->dropped, MADV_DONTNEED);
 		r->dropped = end;
 	}
+}
+
+/* src_read of n bytes inside a record, where the end of data is an error. */
+static int read_body(llm_tokreader *r, void *p, size_t n, const char **what)
+{
+	int st = src_read(r, p, n);
+	if (st == LLM_EOF)
+		st = llm_fail(LLM_EFORMAT, "unexpected end of data");
+	if (st != LLM_OK)
+		*what = llm_last_error();
+	return st;
+}
+
+/* The record's token count n and metadata length m, checked against the limits; LLM_EOF at
+ * the end of the stream. */
+static int read_prefix(llm_tokreader *r, size_t *n, size_t *m, const char **what)
+{
 	unsigned char pre[8];
-	const char *what = NULL;
 	int st = src_read(r, pre, 8);
 	if (st == LLM_EOF)
 		return LLM_EOF;
 	if (st != LLM_OK) {
-		what = llm_last_error();
-		goto bad;
+		*what = llm_last_error();
+		return st;
 	}
-	size_t n = get32(pre), m = get32(pre + 4);
-	if (n > r->max_tokens) {
-		what = "token count over the limit";
-		st = LLM_EFORMAT;
-		goto bad;
+	*n = get32(pre), *m = get32(pre + 4);
+	if (*n > r->max_tokens) {
+		*what = "token count over the limit";
+		return LLM_EFORMAT;
 	}
-	if (m > LLM_TOK_MAX_META) {
-		what = "metadata length over the limit";
-		st = LLM_EFORMAT;
-		goto bad;
+	if (*m > LLM_TOK_MAX_META) {
+		*what = "metadata length over the limit";
+		return LLM_EFORMAT;
 	}
+	return LLM_OK;
+}
+
+static int read_meta(llm_tokreader *r, size_t m, const char **what)
+{
 	llm_buf_reset(&r->meta);
 	llm_buf_grow(&r->meta, m);
-	if (m && (st = src_read(r, r->meta.p, m)) != LLM_OK) {
-		if (st == LLM_EOF)
-			st = llm_fail(LLM_EFORMAT, "unexpected end of data");
-		what = llm_last_error();
-		goto bad;
-	}
+	int st = m ? read_body(r, r->meta.p, m, what) : LLM_OK;
+	if (st != LLM_OK)
+		return st;
 	r->meta.len = m;
 	r->meta.p[m] = 0;
-	/* Labels and inputs are read in one piece, as stored, then checked and widened. */
-	size_t seqs = (r->h.flags & LLM_TOK_NOISED) ? 2 : 1, w = r->h.width, nt = n * seqs;
-	/* In memory, 2-byte tokens are used in place (their readers need no alignment); 4-byte
-	 * ones are copied so that they can be handed out as uint32_t. */
-	const unsigned char *raw = r->raw;
+	return LLM_OK;
+}
+
+/*
+ * The nt tokens of width w, read in one piece as stored, into *raw. In memory, 2-byte
+ * tokens are used in place (their readers need no alignment); 4-byte ones are copied so
+ * that they can be handed out as uint32_t.
+ */
+static int read_tokens(llm_tokreader *r, size_t nt, size_t w, const unsigned char **raw,
+                       const char **what)
+{
 	if (!r->rd && w == 2) {
 		if (r->mem_len - r->mem_pos < nt * w) {
-			st = llm_fail(LLM_EFORMAT, "unexpected end of data");
-			what = llm_last_error();
-			goto bad;
+			int st = llm_fail(LLM_EFORMAT, "unexpected end of data");
+			*what = llm_last_error();
+			return st;
 		}
-		raw = r->mem + r->mem_pos;
+		*raw = r->mem + r->mem_pos;
 		r->mem_pos += nt * w;
-	} else {
-		if (r->raw_cap < nt * w || !r->raw) {
-			free(r->raw);
-			r->raw_cap = nt * w > 0 ? nt * w : 4;
-			r->raw = llm_malloc(r->raw_cap); /* malloc alignment suits uint32_t */
-		}
-		if ((st = src_read(r, r->raw, nt * w)) != LLM_OK) {
-			if (st == LLM_EOF)
-				st = llm_fail(LLM_EFORMAT, "unexpected end of data");
-			what = llm_last_error();
-			goto bad;
-		}
-		raw = r->raw;
+		return LLM_OK;
 	}
-	const uint32_t *tok = (const uint32_t *)raw;
-	uint32_t hi;
+	if (r->raw_cap < nt * w || !r->raw) {
+		free(r->raw);
+		r->raw_cap = nt * w > 0 ? nt * w : 4;
+		r->raw = llm_malloc(r->raw_cap); /* malloc alignment suits uint32_t */
+	}
+	*raw = r->raw;
+	return read_body(r, r->raw, nt * w, what);
+}
+
+/* The tokens as uint32_t (*tok; NULL when 2-byte tokens are not widened); returns the
+ * largest. */
+static uint32_t token_view(llm_tokreader *r, const unsigned char *raw, size_t nt, size_t w,
+                           const uint32_t **tok)
+{
 	if (w == 4) {
-		hi = llm_tok_max(tok, nt);
-	} else if (!r->widen) {
-		hi = llm_tok_max16(raw, nt);
-		tok = NULL;
-	} else {
-		if (r->tok_cap < nt || !r->tok) {
-			free(r->tok);
-			r->tok_cap = nt ? nt : 1;
-			r->tok = llm_malloc(r->tok_cap * sizeof *r->tok);
-		}
-		hi = llm_tok_widen16(raw, r->tok, nt);
-		tok = r->tok;
+		*tok = (const uint32_t *)raw;
+		return llm_tok_max(*tok, nt);
 	}
-	if (nt && hi >= r->h.vocab_size) {
-		what = "token not below the vocab size";
-		st = LLM_EFORMAT;
-		goto bad;
+	if (!r->widen) {
+		*tok = NULL;
+		return llm_tok_max16(raw, nt);
 	}
+	if (r->tok_cap < nt || !r->tok) {
+		free(r->tok);
+		r->tok_cap = nt ? nt : 1;
+		r->tok = llm_malloc(r->tok_cap * sizeof *r->tok);
+	}
+	*tok = r->tok;
+	return llm_tok_widen16(raw, r->tok, nt);
+}
+
+/* A bad record: the error, named by file, record and byte, and sticky because a stream
+ * cannot be resynchronised after it. what: the reason, NULL for the detail set. */
+static int bad_record(llm_tokreader *r, int st, const char *what)
+{
+	/* The detail may live in the buffer llm_fail is about to overwrite: copy it first. */
+	char why[256];
+	snprintf(why, sizeof why, "%s", st == LLM_EIO || !what ? llm_last_error() : what);
+	r->failed = llm_fail(st, "%s: record %llu at byte %llu: %s", r->name,
+	                     (unsigned long long)r->index, (unsigned long long)r->offset, why);
+	return r->failed;
+}
+
+int llm_tokreader_next(llm_tokreader *r, llm_tok_rec *rec)
+{
+	if (r->failed)
+		return r->failed;
+	drop_read_pages(r);
+	const char *what = NULL;
+	size_t n, m;
+	int st = read_prefix(r, &n, &m, &what);
+	if (st == LLM_EOF)
+		return LLM_EOF;
+	if (st == LLM_OK)
+		st = read_meta(r, m, &what);
+	/* Labels and inputs are read in one piece, as stored, then checked and widened. */
+	size_t seqs = (r->h.flags & LLM_TOK_NOISED) ? 2 : 1, w = r->h.width, nt = n * seqs;
+	const unsigned char *raw = NULL;
+	if (st == LLM_OK)
+		st = read_tokens(r, nt, w, &raw, &what);
+	if (st != LLM_OK)
+		return bad_record(r, st, what);
+	const uint32_t *tok;
+	uint32_t hi = token_view(r, raw, nt, w, &tok);
+	if (nt && hi >= r->h.vocab_size)
+		return bad_record(r, LLM_EFORMAT, "token not below the vocab size");
 	rec->meta = r->meta.p;
 	rec->meta_len = m;
 	rec->tokens = tok;
@@ -485,14 +539,6 @@ int llm_tokreader_next(llm_tokreader *r, llm_tok_rec *rec)
 	rec->offset = r->offset;
 	r->offset += 8 + m + n * seqs * r->h.width;
 	return LLM_OK;
-bad:;
-	/* The detail may live in the buffer llm_fail is about to overwrite: copy it first. The
-	 * error is sticky because a stream cannot be resynchronised after a bad record. */
-	char why[256];
-	snprintf(why, sizeof why, "%s", st == LLM_EIO || !what ? llm_last_error() : what);
-	r->failed = llm_fail(st, "%s: record %llu at byte %llu: %s", r->name,
-	                     (unsigned long long)r->index, (unsigned long long)r->offset, why);
-	return r->failed;
 }
 
 struct llm_tokwriter {
