@@ -296,16 +296,20 @@ static void *train_thread(void *arg)
 	return NULL;
 }
 
-int llm_fasttext_train(llm_fasttext **out, const llm_fasttext_train_args *a, const char *data,
-                       size_t len, void (*progress)(double, double, void *), void *ctx)
+static int args_ok(const llm_fasttext_train_args *a)
 {
-	*out = NULL;
-	if (a->dim <= 0 || a->dim > FT_MAX_DIM || a->epoch <= 0 || !(a->lr > 0) ||
-	    a->lr_update_rate <= 0 || a->word_ngrams <= 0 || a->word_ngrams > FT_MAX_NGRAM ||
-	    a->minn < 0 || a->maxn < 0 || a->maxn > FT_MAX_NGRAM || (a->maxn > 0 && a->minn > a->maxn) ||
-	    a->bucket < 0 || a->threads <= 0 || a->min_count < 1 ||
-	    (a->loss != LLM_FASTTEXT_SOFTMAX && a->loss != LLM_FASTTEXT_OVA && a->loss != LLM_FASTTEXT_HS))
-		return llm_fail(LLM_EINVAL, "fasttext: bad training arguments");
+	return a->dim > 0 && a->dim <= FT_MAX_DIM && a->epoch > 0 && a->lr > 0 &&
+	       a->lr_update_rate > 0 && a->word_ngrams > 0 && a->word_ngrams <= FT_MAX_NGRAM &&
+	       a->minn >= 0 && a->maxn >= 0 && a->maxn <= FT_MAX_NGRAM &&
+	       !(a->maxn > 0 && a->minn > a->maxn) && a->bucket >= 0 && a->threads > 0 &&
+	       a->min_count >= 1 &&
+	       (a->loss == LLM_FASTTEXT_SOFTMAX || a->loss == LLM_FASTTEXT_OVA ||
+	        a->loss == LLM_FASTTEXT_HS);
+}
+
+/* A supervised model with the arguments' settings and fastText's fixed ones. */
+static llm_fasttext *new_model(const llm_fasttext_train_args *a)
+{
 	llm_fasttext *m = llm_calloc(1, sizeof *m);
 	m->dim = a->dim;
 	m->ws = 5;
@@ -325,25 +329,33 @@ int llm_fasttext_train(llm_fasttext **out, const llm_fasttext_train_args *a, con
 	}
 	m->lr_update_rate = a->lr_update_rate;
 	m->t = 1e-4;
-	/* Split into examples; the text after the last '\n' is an example too. */
-	size_t nlines = 0, cap = 1024;
+	return m;
+}
+
+/* The start of every example; the text after the last '\n' is an example too. */
+static size_t *example_starts(const char *data, size_t len, size_t *nlines)
+{
+	size_t n = 0, cap = 1024;
 	size_t *lines = llm_malloc(cap * sizeof *lines);
 	for (size_t i = 0; i < len;) {
 		const char *nl = memchr(data + i, '\n', len - i);
 		size_t e = nl ? (size_t)(nl - data) : len;
-		if (nlines + 2 >= cap) {
+		if (n + 2 >= cap) {
 			cap *= 2;
 			lines = llm_realloc(lines, cap * sizeof *lines);
 		}
-		lines[nlines++] = i;
+		lines[n++] = i;
 		i = e + 1;
 	}
-	int rc = build_dict(m, a, data, len);
-	if (rc || nlines == 0) {
-		free(lines);
-		llm_fasttext_free(m);
-		return rc ? rc : llm_fail(LLM_EFORMAT, "training data is empty");
-	}
+	*nlines = n;
+	return lines;
+}
+
+/* The examples, shuffled when asked, laid out back to back so that offs[i]..offs[i+1] is
+ * one (the caller frees both). */
+static char *shuffled_copy(const char *data, size_t len, const size_t *lines, size_t nlines,
+                           llm_rng *rng, int shuffle, size_t **offs_out)
+{
 	/* Examples as (start, end) pairs so that shuffling can reorder them. */
 	size_t *spans = llm_malloc((2 * nlines) * sizeof *spans);
 	for (size_t i = 0; i < nlines; i++) {
@@ -351,19 +363,15 @@ int llm_fasttext_train(llm_fasttext **out, const llm_fasttext_train_args *a, con
 		const char *nl = memchr(data + lines[i], '\n', len - lines[i]);
 		spans[2 * i + 1] = nl ? (size_t)(nl - data) : len;
 	}
-	free(lines);
-	llm_rng rng;
-	llm_rng_seed(&rng, a->seed);
-	if (a->shuffle)
+	if (shuffle)
 		for (size_t i = nlines - 1; i > 0; i--) {
-			size_t j = (size_t)llm_rng_below(&rng, i + 1);
+			size_t j = (size_t)llm_rng_below(rng, i + 1);
 			size_t s0 = spans[2 * i], s1 = spans[2 * i + 1];
 			spans[2 * i] = spans[2 * j];
 			spans[2 * i + 1] = spans[2 * j + 1];
 			spans[2 * j] = s0;
 			spans[2 * j + 1] = s1;
 		}
-	/* Lay the shuffled examples out back to back so that lines[i]..lines[i+1] is one. */
 	char *copy = llm_malloc(len + nlines + 1);
 	size_t *offs = llm_malloc((nlines + 1) * sizeof *offs);
 	size_t at = 0;
@@ -375,7 +383,14 @@ int llm_fasttext_train(llm_fasttext **out, const llm_fasttext_train_args *a, con
 	}
 	offs[nlines] = at;
 	free(spans);
+	*offs_out = offs;
+	return copy;
+}
 
+/* The model's tables from its dictionary; the input matrix uniform in +-1/dim, the output
+ * zero; the label tree for hierarchical softmax. */
+static int init_weights(llm_fasttext *m, llm_rng *rng)
+{
 	llm_fasttext_init_tables(m);
 	llm_fasttext_build_word2int(m);
 	llm_fasttext_build_subwords(m);
@@ -385,26 +400,26 @@ int llm_fasttext_train(llm_fasttext **out, const llm_fasttext_train_args *a, con
 	m->in.data = llm_malloc((size_t)m->in.m * (size_t)m->dim * sizeof(float));
 	float r = 1.0f / (float)m->dim;
 	for (size_t i = 0; i < (size_t)m->in.m * (size_t)m->dim; i++)
-		m->in.data[i] = (float)(llm_rng_uniform(&rng) * 2.0 - 1.0) * r;
+		m->in.data[i] = (float)(llm_rng_uniform(rng) * 2.0 - 1.0) * r;
 	m->out.m = m->osz;
 	m->out.n = m->dim;
 	m->out.data = llm_calloc((size_t)m->out.m * (size_t)m->dim, sizeof(float));
-	if (m->loss == LLM_FASTTEXT_HS && llm_fasttext_build_tree(m, 1) != LLM_OK) {
-		free(copy);
-		free(offs);
-		llm_fasttext_free(m);
+	if (m->loss == LLM_FASTTEXT_HS && llm_fasttext_build_tree(m, 1) != LLM_OK)
 		return llm_fail(LLM_EINVAL, "fasttext: label counts make the tree too deep");
-	}
+	return LLM_OK;
+}
 
-	trainer t = { .m = m, .a = a, .data = copy, .lines = offs, .nlines = nlines,
-	              .total = (int64_t)a->epoch * m->ntokens, .progress = progress, .ctx = ctx };
-	atomic_init(&t.tokens, 0);
-	pthread_mutex_init(&t.lock, NULL);
-	worker *w = llm_malloc((size_t)a->threads * sizeof *w);
-	pthread_t *th = llm_malloc((size_t)a->threads * sizeof *th);
+/* Train on a->threads threads, the calling one among them (fewer when threads fail to
+ * start). */
+static void run_threads(trainer *t, int threads)
+{
+	atomic_init(&t->tokens, 0);
+	pthread_mutex_init(&t->lock, NULL);
+	worker *w = llm_malloc((size_t)threads * sizeof *w);
+	pthread_t *th = llm_malloc((size_t)threads * sizeof *th);
 	int started = 0;
-	for (int i = 0; i < a->threads; i++) {
-		w[i].t = &t;
+	for (int i = 0; i < threads; i++) {
+		w[i].t = t;
 		w[i].id = i;
 		if (i > 0 && pthread_create(&th[i], NULL, train_thread, &w[i]) != 0)
 			break;
@@ -413,17 +428,53 @@ int llm_fasttext_train(llm_fasttext **out, const llm_fasttext_train_args *a, con
 	train_thread(&w[0]);
 	for (int i = 1; i < started; i++)
 		pthread_join(th[i], NULL);
-	pthread_mutex_destroy(&t.lock);
+	pthread_mutex_destroy(&t->lock);
 	free(w);
 	free(th);
-	free(copy);
-	free(offs);
-	/* Training-only tables are not part of the model. */
+}
+
+/* Training-only tables are not part of the model. */
+static void drop_training_tables(llm_fasttext *m)
+{
 	free(m->path_off);
 	free(m->path);
 	free(m->code);
 	m->path_off = m->path = NULL;
 	m->code = NULL;
+}
+
+int llm_fasttext_train(llm_fasttext **out, const llm_fasttext_train_args *a, const char *data,
+                       size_t len, void (*progress)(double, double, void *), void *ctx)
+{
+	*out = NULL;
+	if (!args_ok(a))
+		return llm_fail(LLM_EINVAL, "fasttext: bad training arguments");
+	llm_fasttext *m = new_model(a);
+	size_t nlines;
+	size_t *lines = example_starts(data, len, &nlines);
+	int rc = build_dict(m, a, data, len);
+	if (rc || nlines == 0) {
+		free(lines);
+		llm_fasttext_free(m);
+		return rc ? rc : llm_fail(LLM_EFORMAT, "training data is empty");
+	}
+	llm_rng rng;
+	llm_rng_seed(&rng, a->seed);
+	size_t *offs;
+	char *copy = shuffled_copy(data, len, lines, nlines, &rng, a->shuffle, &offs);
+	free(lines);
+	if ((rc = init_weights(m, &rng)) != LLM_OK) {
+		free(copy);
+		free(offs);
+		llm_fasttext_free(m);
+		return rc;
+	}
+	trainer t = { .m = m, .a = a, .data = copy, .lines = offs, .nlines = nlines,
+	              .total = (int64_t)a->epoch * m->ntokens, .progress = progress, .ctx = ctx };
+	run_threads(&t, a->threads);
+	free(copy);
+	free(offs);
+	drop_training_tables(m);
 	*out = m;
 	return LLM_OK;
 }
