@@ -73,52 +73,81 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int main(int argc, char **argv)
+typedef struct {
+	double t;
+	unsigned np, bands, rows;
+	int verify;
+	size_t maxdocs;
+} opts;
+
+static int parse_args(opts *o, int argc, char **argv)
 {
-	llm_msg_init("dedup_pr");
-	double t = 0.8;
-	unsigned np = 112, bands = 0, rows = 0;
-	int verify = 0, c;
-	size_t maxdocs = SIZE_MAX;
+	*o = (opts){ .t = 0.8, .np = 112, .maxdocs = SIZE_MAX };
+	int c;
 	while ((c = getopt(argc, argv, "t:p:b:r:vn:")) != -1) {
 		switch (c) {
-		case 't': t = atof(optarg); break;
-		case 'p': np = (unsigned)atoi(optarg); break;
-		case 'b': bands = (unsigned)atoi(optarg); break;
-		case 'r': rows = (unsigned)atoi(optarg); break;
-		case 'v': verify = 1; break;
-		case 'n': maxdocs = (size_t)atol(optarg); break;
-		default: return 2;
+		case 't': o->t = atof(optarg); break;
+		case 'p': o->np = (unsigned)atoi(optarg); break;
+		case 'b': o->bands = (unsigned)atoi(optarg); break;
+		case 'r': o->rows = (unsigned)atoi(optarg); break;
+		case 'v': o->verify = 1; break;
+		case 'n': o->maxdocs = (size_t)atol(optarg); break;
+		default: return -1;
 		}
 	}
+	return 0;
+}
+
+static llm_dedup_params params_of(const opts *o)
+{
 	llm_dedup_params p;
 	llm_dedup_params_default(&p, LLM_DEDUP_MINHASH);
-	p.num_perm = np;
-	if (bands && rows)
-		p.bands = bands, p.rows = rows;
+	p.num_perm = o->np;
+	if (o->bands && o->rows)
+		p.bands = o->bands, p.rows = o->rows;
 	else
-		llm_lsh_optimal(t, np, 0.5, 0.5, &p.bands, &p.rows);
-	if (verify)
-		p.verify = t;
-	llm_signer *sg;
-	llm_dedup *eng;
-	if (llm_signer_new(&sg, &p) || llm_dedup_new(&eng, &p)) {
-		fprintf(stderr, "%s\n", llm_last_error());
-		return 2;
-	}
-	llm_dedup_params ps = p;
+		llm_lsh_optimal(o->t, o->np, 0.5, 0.5, &p.bands, &p.rows);
+	if (o->verify)
+		p.verify = o->t;
+	return p;
+}
+
+/* One document: signed into the engine, its band keys and its shingle set kept. */
+static void add_doc(doc *d, llm_signer *sg, llm_dedup *eng, const llm_dedup_params *p,
+                    llm_shingler *sh, const llm_buf *text)
+{
+	llm_dedup_params ps = *p;
 	ps.verify = 0;
+	llm_dedup_sig s;
+	llm_signer_sign(sg, text->p ? text->p : "", text->len, &s);
+	llm_dedup_add(eng, &s);
+	d->keys = NULL;
+	if (s.has) {
+		d->keys = malloc(p->bands * 8);
+		memcpy(d->keys, s.keys, p->bands * 8);
+	}
+	llm_shingle(sh, &ps.sh, text->p ? text->p : "", text->len);
+	d->n = llm_shingle_set(sh);
+	d->set = malloc((d->n ? d->n : 1) * 8);
+	memcpy(d->set, sh->h, d->n * 8);
+}
+
+/* Every document with a "text" of the files, up to maxdocs, into docs; returns their count,
+ * or (size_t)-1 when a file cannot be opened. */
+static size_t load_docs(char **files, int nfiles, size_t maxdocs, llm_signer *sg,
+                        llm_dedup *eng, const llm_dedup_params *p)
+{
 	llm_shingler sh;
 	llm_shingler_init(&sh);
 	size_t n = 0, cap = 0;
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
 	llm_buf text = LLM_BUF_INIT;
-	for (int f = optind; f < argc && n < maxdocs; f++) {
+	for (int f = 0; f < nfiles && n < maxdocs; f++) {
 		llm_reader *r;
-		if (llm_reader_open(&r, argv[f])) {
+		if (llm_reader_open(&r, files[f])) {
 			fprintf(stderr, "%s\n", llm_last_error());
-			return 1;
+			return (size_t)-1;
 		}
 		char *line;
 		size_t len;
@@ -130,27 +159,31 @@ int main(int argc, char **argv)
 				cap = cap ? 2 * cap : 1024;
 				docs = realloc(docs, cap * sizeof *docs);
 			}
-			doc *d = &docs[n];
-			llm_dedup_sig s;
-			llm_signer_sign(sg, text.p ? text.p : "", text.len, &s);
-			llm_dedup_add(eng, &s);
-			d->keys = NULL;
-			if (s.has) {
-				d->keys = malloc(p.bands * 8);
-				memcpy(d->keys, s.keys, p.bands * 8);
-			}
-			llm_shingle(&sh, &ps.sh, text.p ? text.p : "", text.len);
-			d->n = llm_shingle_set(&sh);
-			d->set = malloc((d->n ? d->n : 1) * 8);
-			memcpy(d->set, sh.h, d->n * 8);
-			n++;
+			add_doc(&docs[n++], sg, eng, p, &sh, &text);
 		}
 		llm_reader_free(r);
 	}
-	llm_dedup_finish(eng);
+	return n;
+}
 
-	/* brute force */
-	clock_t t0 = clock();
+/* A growable list of pairs packed as i * N + j. */
+typedef struct {
+	uint64_t *p, n, cap;
+} pairs;
+
+static void pairs_add(pairs *l, uint64_t v)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 1024;
+		l->p = realloc(l->p, l->cap * 8);
+	}
+	l->p[l->n++] = v;
+}
+
+/* The true pairs (J >= t), sorted, joined in parent[]; *compared: the pairs whose set sizes
+ * allowed J >= t. */
+static pairs brute_force(size_t n, double t, uint64_t *compared)
+{
 	order = malloc(n * sizeof *order);
 	for (size_t i = 0; i < n; i++)
 		order[i] = i;
@@ -158,7 +191,8 @@ int main(int argc, char **argv)
 	parent = malloc(n * sizeof *parent);
 	for (size_t i = 0; i < n; i++)
 		parent[i] = i;
-	uint64_t *truep = NULL, ntrue = 0, tcap = 0, compared = 0;
+	pairs truep = { 0 };
+	*compared = 0;
 	for (size_t a = 0; a < n; a++) {
 		const doc *x = &docs[order[a]];
 		if (!x->n)
@@ -167,60 +201,86 @@ int main(int argc, char **argv)
 			const doc *y = &docs[order[b]];
 			if ((double)x->n < t * (double)y->n)
 				break;
-			compared++;
+			(*compared)++;
 			if (llm_jaccard_sorted(x->set, x->n, y->set, y->n) >= t) {
 				size_t i = order[a] < order[b] ? order[a] : order[b];
 				size_t j = order[a] ^ order[b] ^ i;
-				if (ntrue == tcap) {
-					tcap = tcap ? 2 * tcap : 1024;
-					truep = realloc(truep, tcap * 8);
-				}
-				truep[ntrue++] = (uint64_t)i * n + j;
+				pairs_add(&truep, (uint64_t)i * n + j);
 				join(i, j);
 			}
 		}
 	}
-	double brute_s = (double)(clock() - t0) / CLOCKS_PER_SEC;
-	qsort(truep, ntrue, 8, cmp_u64);
+	qsort(truep.p, truep.n, 8, cmp_u64);
+	return truep;
+}
 
-	/* LSH candidate pairs: all pairs within each band bucket */
-	bk *all = malloc((n * p.bands + 1) * sizeof *all);
+/* LSH candidate pairs: all pairs within each band bucket, sorted, without repeats. */
+static pairs candidate_pairs(size_t n, unsigned bands)
+{
+	bk *all = malloc((n * bands + 1) * sizeof *all);
 	size_t nb = 0;
 	for (size_t i = 0; i < n; i++)
 		if (docs[i].keys)
-			for (unsigned j = 0; j < p.bands; j++)
+			for (unsigned j = 0; j < bands; j++)
 				all[nb++] = (bk){ docs[i].keys[j], i };
 	qsort(all, nb, sizeof *all, by_key);
-	uint64_t *cand = NULL, ncand = 0, ccap = 0;
+	pairs cand = { 0 };
 	for (size_t s = 0; s < nb;) {
 		size_t e = s;
 		while (e < nb && all[e].key == all[s].key)
 			e++;
 		for (size_t u = s; u < e; u++)
-			for (size_t v = u + 1; v < e; v++) {
-				if (ncand == ccap) {
-					ccap = ccap ? 2 * ccap : 1024;
-					cand = realloc(cand, ccap * 8);
-				}
-				cand[ncand++] = (uint64_t)all[u].d * n + all[v].d;
-			}
+			for (size_t v = u + 1; v < e; v++)
+				pairs_add(&cand, (uint64_t)all[u].d * n + all[v].d);
 		s = e;
 	}
-	qsort(cand, ncand, 8, cmp_u64);
+	qsort(cand.p, cand.n, 8, cmp_u64);
 	size_t k = 0;
-	for (size_t i = 0; i < ncand; i++)
-		if (!i || cand[i] != cand[i - 1])
-			cand[k++] = cand[i];
-	ncand = k;
+	for (size_t i = 0; i < cand.n; i++)
+		if (!i || cand.p[i] != cand.p[i - 1])
+			cand.p[k++] = cand.p[i];
+	cand.n = k;
+	return cand;
+}
+
+/* The pairs in both sorted lists. */
+static uint64_t common(const pairs *a, const pairs *b)
+{
 	uint64_t both = 0;
-	for (size_t i = 0, j = 0; i < ncand && j < ntrue;) {
-		if (cand[i] < truep[j])
+	for (size_t i = 0, j = 0; i < a->n && j < b->n;) {
+		if (a->p[i] < b->p[j])
 			i++;
-		else if (cand[i] > truep[j])
+		else if (a->p[i] > b->p[j])
 			j++;
 		else
 			both++, i++, j++;
 	}
+	return both;
+}
+
+int main(int argc, char **argv)
+{
+	llm_msg_init("dedup_pr");
+	opts o;
+	if (parse_args(&o, argc, argv))
+		return 2;
+	llm_dedup_params p = params_of(&o);
+	llm_signer *sg;
+	llm_dedup *eng;
+	if (llm_signer_new(&sg, &p) || llm_dedup_new(&eng, &p)) {
+		fprintf(stderr, "%s\n", llm_last_error());
+		return 2;
+	}
+	size_t n = load_docs(argv + optind, argc - optind, o.maxdocs, sg, eng, &p);
+	if (n == (size_t)-1)
+		return 1;
+	llm_dedup_finish(eng);
+	clock_t t0 = clock();
+	uint64_t compared;
+	pairs truep = brute_force(n, o.t, &compared);
+	double brute_s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+	pairs cand = candidate_pairs(n, p.bands);
+	uint64_t both = common(&cand, &truep);
 	/* documents removed */
 	uint64_t rt = 0, rl = 0, rboth = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -233,9 +293,9 @@ int main(int argc, char **argv)
 	       "\"pair_precision\": %.4f, \"pair_recall\": %.4f, "
 	       "\"removed_true\": %llu, \"removed_lsh\": %llu, "
 	       "\"doc_precision\": %.4f, \"doc_recall\": %.4f}\n",
-	       n, t, np, p.bands, p.rows, verify ? "true" : "false", (unsigned long long)compared,
-	       brute_s, (unsigned long long)ntrue, (unsigned long long)ncand,
-	       ncand ? (double)both / (double)ncand : 1.0, ntrue ? (double)both / (double)ntrue : 1.0,
+	       n, o.t, o.np, p.bands, p.rows, o.verify ? "true" : "false", (unsigned long long)compared,
+	       brute_s, (unsigned long long)truep.n, (unsigned long long)cand.n,
+	       cand.n ? (double)both / (double)cand.n : 1.0, truep.n ? (double)both / (double)truep.n : 1.0,
 	       (unsigned long long)rt, (unsigned long long)rl,
 	       rl ? (double)rboth / (double)rl : 1.0, rt ? (double)rboth / (double)rt : 1.0);
 	return 0;
