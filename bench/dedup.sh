@@ -107,7 +107,8 @@ fi
 
 # precision and recall at Jaccard 0.8 against brute force
 if cc -std=c11 -O2 -D_GNU_SOURCE -I"$TOP/lib" "$TOP/bench/dedup_pr.c" "$TOP/build/rel/libllm.a" \
-	-lzstd -lpcre2-8 -lxxhash -larchive -ldivsufsort -lm -lpthread -o "$W/dedup_pr" 2>/dev/null; then
+	-lzstd -lz -llzma -lbz2 -lpcre2-8 -lutf8proc -lxxhash -larchive -lbrotlidec -ldivsufsort \
+	-luchardet -lm -lpthread -ldl -o "$W/dedup_pr" 2>/dev/null; then
 	echo "precision/recall at Jaccard 0.8 (--threshold 0.8, then --verify, then the default 14 x 8):"
 	for o in "" "-v" "-b 14 -r 8"; do "$W/dedup_pr" -t 0.8 $o "$TOP"/samples/corpus/*.jsonl; done
 else
