@@ -97,6 +97,103 @@ static void gumbo_to_text(llm_html *h, const char *s, size_t n, const llm_html_o
 	gumbo_destroy_output(&kGumboDefaultOptions, g);
 }
 
+/* The pages of a JSONL file: their HTML ("text") and "url". */
+typedef struct {
+	llm_buf *html, *url;
+	size_t n, cap;
+} pages;
+
+static int load_pages(pages *pg, const char *in)
+{
+	llm_reader *r;
+	if (llm_reader_open(&r, in) != LLM_OK) {
+		fprintf(stderr, "html_gumbo: %s\n", llm_last_error());
+		return 1;
+	}
+	llm_json_rec rec;
+	llm_json_rec_init(&rec);
+	char *line;
+	size_t len;
+	while (llm_reader_line(r, &line, &len) == LLM_OK) {
+		if (llm_json_parse(&rec, line, len) != LLM_OK)
+			continue;
+		if (pg->n == pg->cap) {
+			pg->cap = pg->cap ? 2 * pg->cap : 128;
+			pg->html = llm_realloc(pg->html, pg->cap * sizeof *pg->html);
+			pg->url = llm_realloc(pg->url, pg->cap * sizeof *pg->url);
+		}
+		llm_buf_init(&pg->html[pg->n]);
+		llm_buf_init(&pg->url[pg->n]);
+		if (llm_json_get_str(&rec, "text", &pg->html[pg->n]) != LLM_OK)
+			continue;
+		llm_json_get_str(&rec, "url", &pg->url[pg->n]);
+		pg->n++;
+	}
+	llm_reader_free(r);
+	llm_json_rec_release(&rec);
+	return 0;
+}
+
+static void pages_release(pages *pg)
+{
+	for (size_t i = 0; i < pg->n; i++) {
+		llm_buf_release(&pg->html[i]);
+		llm_buf_release(&pg->url[i]);
+	}
+	free(pg->html);
+	free(pg->url);
+}
+
+enum { GUMBO_PARSE, GUMBO_TEXT, LLMKIT_TEXT };
+
+/* CPU seconds of `repeat` passes of one way over every page. */
+static double time_passes(int way, const pages *pg, int repeat, llm_html *h,
+                          const llm_html_opts *o, llm_buf *out, llm_buf *ab)
+{
+	double t0 = cpu_now();
+	for (int k = 0; k < repeat; k++)
+		for (size_t i = 0; i < pg->n; i++) {
+			const llm_buf *p = &pg->html[i];
+			if (way == GUMBO_PARSE) {
+				gumbo_destroy_output(&kGumboDefaultOptions,
+				                     gumbo_parse_with_options(&kGumboDefaultOptions, p->p, p->len));
+				continue;
+			}
+			llm_buf_reset(out);
+			if (way == GUMBO_TEXT)
+				gumbo_to_text(h, p->p, p->len, o, out, ab);
+			else
+				llm_html_to_text(h, p->p, p->len, o, out);
+		}
+	return cpu_now() - t0;
+}
+
+/* The texts of gumbo's tree with llmkit's decisions, {"url", "text"} per page. */
+static int write_texts(const char *path, const pages *pg, llm_html *h, const llm_html_opts *o,
+                       llm_buf *out, llm_buf *ab)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		return 1;
+	}
+	llm_buf b = LLM_BUF_INIT;
+	for (size_t i = 0; i < pg->n; i++) {
+		llm_buf_reset(out);
+		gumbo_to_text(h, pg->html[i].p, pg->html[i].len, o, out, ab);
+		llm_buf_reset(&b);
+		llm_buf_adds(&b, "{\"url\": ");
+		llm_json_put_str(&b, pg->url[i].p ? pg->url[i].p : "", pg->url[i].len);
+		llm_buf_adds(&b, ", \"text\": ");
+		llm_json_put_str(&b, out->p, out->len);
+		llm_buf_adds(&b, "}\n");
+		fwrite(b.p, 1, b.len, f);
+	}
+	llm_buf_release(&b);
+	fclose(f);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int repeat = 3;
@@ -113,95 +210,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: html_gumbo [--repeat N] [-o FILE] PAGES.jsonl\n");
 		return 2;
 	}
-	llm_reader *r;
-	if (llm_reader_open(&r, in) != LLM_OK) {
-		fprintf(stderr, "html_gumbo: %s\n", llm_last_error());
+	pages pg = { 0 };
+	if (load_pages(&pg, in))
 		return 1;
-	}
-	size_t npages = 0, cap = 0;
-	llm_buf *html = NULL, *url = NULL;
-	llm_json_rec rec;
-	llm_json_rec_init(&rec);
-	char *line;
-	size_t len;
-	while (llm_reader_line(r, &line, &len) == LLM_OK) {
-		if (llm_json_parse(&rec, line, len) != LLM_OK)
-			continue;
-		if (npages == cap) {
-			cap = cap ? 2 * cap : 128;
-			html = llm_realloc(html, cap * sizeof *html);
-			url = llm_realloc(url, cap * sizeof *url);
-		}
-		llm_buf_init(&html[npages]);
-		llm_buf_init(&url[npages]);
-		if (llm_json_get_str(&rec, "text", &html[npages]) != LLM_OK)
-			continue;
-		llm_json_get_str(&rec, "url", &url[npages]);
-		npages++;
-	}
-	llm_reader_free(r);
 	double mb = 0;
-	for (size_t i = 0; i < npages; i++)
-		mb += html[i].len / 1e6;
-
+	for (size_t i = 0; i < pg.n; i++)
+		mb += pg.html[i].len / 1e6;
 	llm_html *h = llm_html_new();
 	llm_html_opts o = LLM_HTML_OPTS_DEFAULT;
 	llm_buf out = LLM_BUF_INIT, ab = LLM_BUF_INIT;
-	double t0 = cpu_now();
-	for (int k = 0; k < repeat; k++)
-		for (size_t i = 0; i < npages; i++) {
-			GumboOutput *g = gumbo_parse_with_options(&kGumboDefaultOptions, html[i].p, html[i].len);
-			gumbo_destroy_output(&kGumboDefaultOptions, g);
-		}
-	double t_parse = cpu_now() - t0;
-	t0 = cpu_now();
-	for (int k = 0; k < repeat; k++)
-		for (size_t i = 0; i < npages; i++) {
-			llm_buf_reset(&out);
-			gumbo_to_text(h, html[i].p, html[i].len, &o, &out, &ab);
-		}
-	double t_gumbo = cpu_now() - t0;
-	t0 = cpu_now();
-	for (int k = 0; k < repeat; k++)
-		for (size_t i = 0; i < npages; i++) {
-			llm_buf_reset(&out);
-			llm_html_to_text(h, html[i].p, html[i].len, &o, &out);
-		}
-	double t_llm = cpu_now() - t0;
-	printf("%zu pages, %.2f MB of HTML, %d passes, MB/s per CPU second:\n", npages, mb, repeat);
+	double t_parse = time_passes(GUMBO_PARSE, &pg, repeat, h, &o, &out, &ab);
+	double t_gumbo = time_passes(GUMBO_TEXT, &pg, repeat, h, &o, &out, &ab);
+	double t_llm = time_passes(LLMKIT_TEXT, &pg, repeat, h, &o, &out, &ab);
+	printf("%zu pages, %.2f MB of HTML, %d passes, MB/s per CPU second:\n", pg.n, mb, repeat);
 	printf("  gumbo parse alone              %7.1f\n", mb * repeat / t_parse);
 	printf("  gumbo tree + llmkit decisions  %7.1f\n", mb * repeat / t_gumbo);
 	printf("  llmkit llm_html_to_text        %7.1f\n", mb * repeat / t_llm);
-	if (outpath) {
-		FILE *f = fopen(outpath, "w");
-		if (!f) {
-			perror(outpath);
-			return 1;
-		}
-		llm_buf b = LLM_BUF_INIT;
-		for (size_t i = 0; i < npages; i++) {
-			llm_buf_reset(&out);
-			gumbo_to_text(h, html[i].p, html[i].len, &o, &out, &ab);
-			llm_buf_reset(&b);
-			llm_buf_adds(&b, "{\"url\": ");
-			llm_json_put_str(&b, url[i].p ? url[i].p : "", url[i].len);
-			llm_buf_adds(&b, ", \"text\": ");
-			llm_json_put_str(&b, out.p, out.len);
-			llm_buf_adds(&b, "}\n");
-			fwrite(b.p, 1, b.len, f);
-		}
-		llm_buf_release(&b);
-		fclose(f);
-	}
-	for (size_t i = 0; i < npages; i++) {
-		llm_buf_release(&html[i]);
-		llm_buf_release(&url[i]);
-	}
-	free(html);
-	free(url);
+	int rc = outpath ? write_texts(outpath, &pg, h, &o, &out, &ab) : 0;
+	pages_release(&pg);
 	llm_buf_release(&out);
 	llm_buf_release(&ab);
 	llm_html_free(h);
-	llm_json_rec_release(&rec);
-	return 0;
+	return rc;
 }
