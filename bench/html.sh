@@ -10,8 +10,8 @@ python3 "$TOP/bench/html_eval.py" --repeat "${REPEAT:-5}" || exit 1
 
 if [ -e /usr/include/gumbo.h ]; then
 	cc -O2 -std=c11 -D_GNU_SOURCE -I"$TOP/lib" -I"$TOP/lib/text" "$TOP/bench/html_gumbo.c" \
-		"$TOP/build/rel/libllm.a" -lgumbo -lzstd -larchive -lxxhash -lpcre2-8 -lz -lbrotlidec \
-		-luchardet -lutf8proc -ldivsufsort -lm -o "$W/html_gumbo" || exit 1
+		"$TOP/build/rel/libllm.a" -lgumbo -lzstd -lz -llzma -lbz2 -lpcre2-8 -lutf8proc -lxxhash \
+		-larchive -lbrotlidec -ldivsufsort -luchardet -lm -lpthread -ldl -o "$W/html_gumbo" || exit 1
 	llm-cat -q "$TOP/bench/html-eval/pages.warc.gz" >"$W/html-pages.jsonl" &&
 	"$W/html_gumbo" --repeat "${REPEAT:-5}" -o "$W/html-gumbo.jsonl" "$W/html-pages.jsonl" &&
 	python3 "$TOP/bench/html_eval.py" --tools "" --texts "llmkit+gumbo=$W/html-gumbo.jsonl" | tail -n 1
