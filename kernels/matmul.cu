@@ -135,6 +135,117 @@ static cudaDataType_t cuda_type(llm_dtype t)
 	return t == LLM_DT_BF16 ? CUDA_R_16BF : t == LLM_DT_F16 ? CUDA_R_16F : CUDA_R_32F;
 }
 
+/* The descriptors of one product: the operation and the four matrix layouts. */
+typedef struct {
+	cublasLtMatmulDesc_t op;
+	cublasLtMatrixLayout_t la, lb, lc, ld;
+} gemm_desc;
+
+static void desc_destroy(gemm_desc *g)
+{
+	if (g->ld)
+		lt.cublasLtMatrixLayoutDestroy(g->ld);
+	if (g->lc)
+		lt.cublasLtMatrixLayoutDestroy(g->lc);
+	if (g->lb)
+		lt.cublasLtMatrixLayoutDestroy(g->lb);
+	if (g->la)
+		lt.cublasLtMatrixLayoutDestroy(g->la);
+	if (g->op)
+		lt.cublasLtMatmulDescDestroy(g->op);
+}
+
+/* Column-major view of the row-major product: m = N, n = M; the first operand is B, the
+ * second A. What was created is in g even on failure (desc_destroy frees it). */
+static int desc_create(gemm_desc *g, int ta, int tb, int M, int N, int K, llm_dtype ab, int lda,
+                       int ldb, llm_dtype cd, int ldc, int ldd)
+{
+	int rc = LLM_OK;
+	cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+	LT_TRY(lt.cublasLtMatmulDescCreate(&g->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+	LT_TRY(lt.cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb));
+	LT_TRY(lt.cublasLtMatmulDescSetAttribute(g->op, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa));
+	/* Stored shapes (column-major rows x cols) of the two operands. */
+	LT_TRY(lt.cublasLtMatrixLayoutCreate(&g->la, cuda_type(ab), tb ? K : N, tb ? N : K, ldb));
+	LT_TRY(lt.cublasLtMatrixLayoutCreate(&g->lb, cuda_type(ab), ta ? M : K, ta ? K : M, lda));
+	LT_TRY(lt.cublasLtMatrixLayoutCreate(&g->lc, cuda_type(cd), N, M, ldc));
+	LT_TRY(lt.cublasLtMatrixLayoutCreate(&g->ld, cuda_type(cd), N, M, ldd));
+out:
+	return rc;
+}
+
+/* The cached algorithm for key, or NULL. */
+static algo_entry *cache_find(const algo_entry *key)
+{
+	for (int i = 0; i < CACHE; i++)
+		if (g_cache[i].used && memcmp(&g_cache[i], key, offsetof(algo_entry, algo)) == 0)
+			return &g_cache[i];
+	return NULL;
+}
+
+/* The preferences of the search: the workspace, the operands' alignments and, in
+ * deterministic mode, no split-K. */
+static int set_preferences(cublasLtMatmulPreference_t pref, const algo_entry *key)
+{
+	int rc = LLM_OK;
+	size_t ws = WORKSPACE;
+	LT_TRY(lt.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+	                                              &ws, sizeof ws));
+	static const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
+		CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+		CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES
+	};
+	for (int i = 0; i < 4; i++) {
+		uint32_t al = (uint32_t)key->align[i];
+		LT_TRY(lt.cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &al, sizeof al));
+	}
+	if (key->det) {
+		/* No split-K: each output is one accumulation in a fixed order, so the result
+		 * cannot depend on how partial products meet. Slower for skinny shapes;
+		 * deterministic mode is for tests. */
+		uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE;
+		LT_TRY(lt.cublasLtMatmulPreferenceSetAttribute(
+			pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask));
+	}
+out:
+	return rc;
+}
+
+/* cuBLASLt's best algorithm for the product, into the next cache slot (*hit). */
+static int choose_algo(const gemm_desc *g, const algo_entry *key, algo_entry **hit)
+{
+	cublasLtMatmulPreference_t pref = NULL;
+	cublasLtMatmulHeuristicResult_t res;
+	int rc = LLM_OK, found = 0;
+	LT_TRY(lt.cublasLtMatmulPreferenceCreate(&pref));
+	if ((rc = set_preferences(pref, key)) != LLM_OK)
+		goto out;
+	LT_TRY(lt.cublasLtMatmulAlgoGetHeuristic(g_lt, g->op, g->la, g->lb, g->lc, g->ld, pref, 1,
+	                                         &res, &found));
+	if (!found) {
+		rc = llm_cuda_report(LLM_EUNSUPPORTED, "cublasLtMatmulAlgoGetHeuristic",
+		                     "no algorithm for this shape and type", __FILE__, __LINE__);
+		goto out;
+	}
+	*hit = &g_cache[g_cache_next];
+	g_cache_next = (g_cache_next + 1) % CACHE;
+	**hit = *key;
+	(*hit)->algo = res.algo;
+out:
+	if (pref)
+		lt.cublasLtMatmulPreferenceDestroy(pref);
+	return rc;
+}
+
+/* A launch's error, and in deterministic mode the product finished. */
+static int launched(void)
+{
+	cudaError_t e = cudaGetLastError();
+	if (e == cudaSuccess && llm_cuda_deterministic())
+		e = cudaStreamSynchronize(STREAM);
+	return e != cudaSuccess ? llm_cuda_check(e, "cublasLtMatmul", __FILE__, __LINE__) : LLM_OK;
+}
+
 extern "C" int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, llm_dtype ab,
                              const void *A, int lda, const void *B, int ldb, float beta,
                              llm_dtype cd, const void *C, int ldc, void *D, int ldd)
@@ -151,92 +262,26 @@ extern "C" int llm_cuda_gemm(int ta, int tb, int M, int N, int K, float alpha, l
 		C = D;
 		ldc = ldd;
 	}
-	cublasLtMatmulDesc_t op = NULL;
-	cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL, ld = NULL;
-	cublasLtMatmulPreference_t pref = NULL;
-	int rc = LLM_OK;
-	/* Column-major view: m = N, n = M; first operand is B, second is A. */
-	cublasOperation_t opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-	int det = llm_cuda_deterministic(), beta0 = beta == 0;
-	LT_TRY(lt.cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-	LT_TRY(lt.cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &opb, sizeof opb));
-	LT_TRY(lt.cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &opa, sizeof opa));
-	/* Stored shapes (column-major rows x cols) of the two operands. */
-	LT_TRY(lt.cublasLtMatrixLayoutCreate(&la, cuda_type(ab), tb ? K : N, tb ? N : K, ldb));
-	LT_TRY(lt.cublasLtMatrixLayoutCreate(&lb, cuda_type(ab), ta ? M : K, ta ? K : M, lda));
-	LT_TRY(lt.cublasLtMatrixLayoutCreate(&lc, cuda_type(cd), N, M, ldc));
-	LT_TRY(lt.cublasLtMatrixLayoutCreate(&ld, cuda_type(cd), N, M, ldd));
-	{
-		algo_entry key;
-		memset(&key, 0, sizeof key);
-		key.ta = ta, key.tb = tb, key.M = M, key.N = N, key.K = K, key.lda = lda, key.ldb = ldb;
-		key.ldc = ldc, key.ldd = ldd, key.ab = ab, key.cd = cd, key.det = det, key.beta0 = beta0;
-		/* In cuBLASLt's operand order: its A is our B. */
-		key.align[0] = (int)alignment(B), key.align[1] = (int)alignment(A);
-		key.align[2] = (int)alignment(C), key.align[3] = (int)alignment(D);
-		key.used = 1;
-		algo_entry *hit = NULL;
-		for (int i = 0; i < CACHE && !hit; i++)
-			if (g_cache[i].used && memcmp(&g_cache[i], &key, offsetof(algo_entry, algo)) == 0)
-				hit = &g_cache[i];
-		if (!hit) {
-			size_t ws = WORKSPACE;
-			LT_TRY(lt.cublasLtMatmulPreferenceCreate(&pref));
-			LT_TRY(lt.cublasLtMatmulPreferenceSetAttribute(
-				pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-			static const cublasLtMatmulPreferenceAttributes_t align_attr[4] = {
-				CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-				CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES
-			};
-			for (int i = 0; i < 4; i++) {
-				uint32_t al = (uint32_t)key.align[i];
-				LT_TRY(lt.cublasLtMatmulPreferenceSetAttribute(pref, align_attr[i], &al, sizeof al));
-			}
-			if (det) {
-				/* No split-K: each output is one accumulation in a fixed order, so the
-				 * result cannot depend on how partial products meet. Slower for
-				 * skinny shapes; deterministic mode is for tests. */
-				uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE;
-				LT_TRY(lt.cublasLtMatmulPreferenceSetAttribute(
-					pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask, sizeof mask));
-			}
-			cublasLtMatmulHeuristicResult_t res;
-			int found = 0;
-			LT_TRY(lt.cublasLtMatmulAlgoGetHeuristic(g_lt, op, la, lb, lc, ld, pref, 1, &res,
-			                                      &found));
-			if (!found) {
-				rc = llm_cuda_report(LLM_EUNSUPPORTED, "cublasLtMatmulAlgoGetHeuristic",
-				                     "no algorithm for this shape and type", __FILE__, __LINE__);
-				goto out;
-			}
-			hit = &g_cache[g_cache_next];
-			g_cache_next = (g_cache_next + 1) % CACHE;
-			*hit = key;
-			hit->algo = res.algo;
-		}
-		LT_TRY(lt.cublasLtMatmul(g_lt, op, &alpha, B, la, A, lb, &beta, C, lc, D, ld, &hit->algo,
-		                      g_ws, WORKSPACE, STREAM));
-	}
-	{
-		cudaError_t e = cudaGetLastError();
-		if (e == cudaSuccess && llm_cuda_deterministic())
-			e = cudaStreamSynchronize(STREAM);
-		if (e != cudaSuccess)
-			rc = llm_cuda_check(e, "cublasLtMatmul", __FILE__, __LINE__);
+	gemm_desc g = { NULL, NULL, NULL, NULL, NULL };
+	algo_entry key, *hit;
+	memset(&key, 0, sizeof key);
+	key.ta = ta, key.tb = tb, key.M = M, key.N = N, key.K = K, key.lda = lda, key.ldb = ldb;
+	key.ldc = ldc, key.ldd = ldd, key.ab = ab, key.cd = cd;
+	key.det = llm_cuda_deterministic(), key.beta0 = beta == 0;
+	/* In cuBLASLt's operand order: its A is our B. */
+	key.align[0] = (int)alignment(B), key.align[1] = (int)alignment(A);
+	key.align[2] = (int)alignment(C), key.align[3] = (int)alignment(D);
+	key.used = 1;
+	int rc = desc_create(&g, ta, tb, M, N, K, ab, lda, ldb, cd, ldc, ldd);
+	if (rc == LLM_OK && !(hit = cache_find(&key)))
+		rc = choose_algo(&g, &key, &hit);
+	if (rc == LLM_OK) {
+		LT_TRY(lt.cublasLtMatmul(g_lt, g.op, &alpha, B, g.la, A, g.lb, &beta, C, g.lc, D, g.ld,
+		                         &hit->algo, g_ws, WORKSPACE, STREAM));
+		rc = launched();
 	}
 out:
-	if (pref)
-		lt.cublasLtMatmulPreferenceDestroy(pref);
-	if (ld)
-		lt.cublasLtMatrixLayoutDestroy(ld);
-	if (lc)
-		lt.cublasLtMatrixLayoutDestroy(lc);
-	if (lb)
-		lt.cublasLtMatrixLayoutDestroy(lb);
-	if (la)
-		lt.cublasLtMatrixLayoutDestroy(la);
-	if (op)
-		lt.cublasLtMatmulDescDestroy(op);
+	desc_destroy(&g);
 	return rc;
 }
 
