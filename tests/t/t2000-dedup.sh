@@ -173,6 +173,22 @@ test_expect_success 'bad JSON, invalid UTF-8, missing text and huge lines are re
 	test_must_fail llm-dedup -q --strict mixed >/dev/null
 '
 
+test_expect_success 'a line over --max-line on standard input is too long in both passes' '
+	# Its head is all standard input keeps for the second pass (1024 bytes): with a
+	# --max-line above that, the second pass must still reject it as too long, and with
+	# its real length.
+	{ printf "{\"text\": \"one two three\"}\n" &&
+	  printf "{\"text\": \"%s\"}\n" "$(printf "%05000d" 0)" &&
+	  printf "{\"text\": \"four five six\"}\n" ; } >long &&
+	for m in --minhash --exact --lines --substring
+	do
+		llm-dedup -q $m --max-line 2000 --rejects rej <long >out 2>err &&
+		test_line_count = 2 out && test_line_count = 1 rej &&
+		test_grep "\"reject_reason\": \"too_long\"" rej &&
+		test_grep "\"length\": 5012" rej || return 1
+	done
+'
+
 test_expect_success NOT_ROOT 'an unreadable file fails with its name' '
 	cp docs.jsonl locked && chmod 000 locked &&
 	test_must_fail llm-dedup -q locked >out 2>err && test_grep "locked" err

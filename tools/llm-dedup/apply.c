@@ -47,7 +47,7 @@ int run_apply(const struct cfg *c)
 	llm_dedup_doc_init(&r);
 	int failed = 0;
 	for (int i = 0; i < input_count(c) && !failed; i++)
-		failed |= each_record(c, input_name(c, i), -1, &r, apply_record, &x, NULL, x.em.run,
+		failed |= each_record(c, input_name(c, i), NULL, &r, apply_record, &x, x.em.run,
 		                      NULL);
 	if (!failed && x.k != x.l.nrecords) {
 		llm_error("%s: removal list is for %llu records, input has %llu", c->removals,

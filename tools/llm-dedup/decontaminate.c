@@ -223,7 +223,7 @@ int run_decon(const struct cfg *c)
 	llm_dedup_doc_init(&r);
 	int failed = 0;
 	for (int i = 0; i < input_count(c); i++)
-		failed |= each_record(c, input_name(c, i), -1, &r, decon_record, &x, NULL, x.em.run,
+		failed |= each_record(c, input_name(c, i), NULL, &r, decon_record, &x, x.em.run,
 		                      NULL);
 	failed = emitter_close(&x.em, failed);
 	if (!failed && c->decon_report)

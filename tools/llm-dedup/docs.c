@@ -40,11 +40,11 @@ static void stats_extra(llm_run *run, const struct cfg *c, llm_dedup *d, uint64_
 }
 
 /* Pass 1: every document signed and added to the engine, then clustered. */
-static FILE *sign_and_cluster(const struct cfg *c, runctx *x)
+static spool *sign_and_cluster(const struct cfg *c, runctx *x)
 {
 	llm_signpool *pool = new_pool(c, x);
-	FILE *spool = NULL;
-	int failed = first_pass(c, NULL, NULL, NULL, &spool, pool);
+	spool *sp = NULL;
+	int failed = first_pass(c, NULL, NULL, NULL, &sp, pool);
 	llm_signpool_free(pool);
 	if (failed) /* an unreadable input: the clusters are incomplete, write nothing */
 		die("no output written");
@@ -55,7 +55,7 @@ static FILE *sign_and_cluster(const struct cfg *c, runctx *x)
 	         (unsigned long long)llm_dedup_joins(x->d),
 	         x->docs ? (double)llm_dedup_memory(x->d) / (double)x->docs : 0.0,
 	         llm_dedup_runs(x->d));
-	return spool;
+	return sp;
 }
 
 int run_docs(const struct cfg *c)
@@ -65,15 +65,14 @@ int run_docs(const struct cfg *c)
 	 * rate of the whole job. */
 	emitter em;
 	emitter_open(&em, c);
-	FILE *spool = sign_and_cluster(c, &x);
+	spool *sp = sign_and_cluster(c, &x);
 	stats_extra(em.run, c, x.d, x.docs);
 	x.em = &em;
 	x.node = llm_dedup_base(x.d);
 	llm_dedup_doc r;
 	llm_dedup_doc_init(&r);
-	int failed = second_pass(c, spool, &r, pass2_record, &x, em.run);
-	if (spool)
-		fclose(spool);
+	int failed = second_pass(c, sp, &r, pass2_record, &x, em.run);
+	spool_free(sp);
 	if (!failed && c->index && llm_dedup_save_index(x.d, c->index)) {
 		llm_error("%s", llm_last_error());
 		failed = 1;

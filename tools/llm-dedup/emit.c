@@ -150,12 +150,11 @@ int run_filter(const struct cfg *c, const filter *f, void *ctx)
 	emitter_open(em, c);
 	llm_dedup_doc r;
 	llm_dedup_doc_init(&r);
-	FILE *spool = NULL;
-	if (first_pass(c, &r, f->pass1, ctx, &spool, NULL) || f->between(ctx))
+	spool *sp = NULL;
+	if (first_pass(c, &r, f->pass1, ctx, &sp, NULL) || f->between(ctx))
 		die("no output written");
-	int failed = second_pass(c, spool, &r, f->pass2, ctx, em->run);
-	if (spool)
-		fclose(spool);
+	int failed = second_pass(c, sp, &r, f->pass2, ctx, em->run);
+	spool_free(sp);
 	failed = emitter_close(em, failed);
 	f->finish(ctx, em->run);
 	llm_dedup_doc_release(&r);

@@ -10,14 +10,40 @@
 
 #include "llm-dedup.h"
 
-/* A temporary file for standard input's copy. */
-static FILE *temp_file(const struct cfg *c)
+/*
+ * Standard input's copy for the second pass. A line over --max-line is copied as its head
+ * alone, and its line number and length are kept beside it: the second pass then rejects it
+ * as too long, with its real length, whatever --max-line is.
+ */
+struct spool {
+	FILE *f;
+	struct long_line {
+		uint64_t lineno;
+		size_t len;
+	} *longs;
+	size_t nlong, cap;
+	size_t next;     /* in the second pass: the first of longs not met yet */
+	bool replaying;  /* the second pass has begun */
+};
+
+static spool *spool_new(const struct cfg *c)
 {
 	int fd = llm_tmpfd(c->tmpdir);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w+b");
 	if (!f)
 		die("%s", fd < 0 ? llm_last_error() : strerror(errno));
-	return f;
+	spool *sp = llm_calloc(1, sizeof *sp);
+	sp->f = f;
+	return sp;
+}
+
+void spool_free(spool *sp)
+{
+	if (!sp)
+		return;
+	fclose(sp->f);
+	free(sp->longs);
+	free(sp);
 }
 
 llm_dedup *new_engine(const struct cfg *c, const llm_dedup_params *p)
@@ -52,38 +78,60 @@ void describe_params(const llm_dedup_params *p)
 }
 
 /* A line of standard input into its spool. */
-static void spool_line(FILE *spool, const tool_lines *in)
+static void spool_line(spool *sp, const tool_lines *in)
 {
-	if (fwrite(in->line, 1, in->len, spool) != in->len ||
-	    (in->too_long && fputc('x', spool) == EOF) || fputc('\n', spool) == EOF)
+	if (fwrite(in->line, 1, in->len, sp->f) != in->len || fputc('\n', sp->f) == EOF)
 		die("temporary spool file: %s", strerror(errno));
+	if (!in->too_long)
+		return;
+	if (sp->nlong == sp->cap) {
+		sp->cap = sp->cap ? 2 * sp->cap : 16;
+		sp->longs = llm_realloc(sp->longs, sp->cap * sizeof *sp->longs);
+	}
+	sp->longs[sp->nlong++] = (struct long_line){ in->lineno, in->full_len };
 }
 
-/* Open path, or standard input's spool (fd); 1 when it cannot be read (reported). */
-static int open_input(tool_lines *in, const struct cfg *c, const char *path, int fd, llm_run *run)
+/* The second pass's view of a line read back from the spool: too long if the first pass
+ * found it so, with the length it had. */
+static void replay_line(spool *sp, tool_lines *in)
+{
+	in->too_long = false;
+	if (sp->next < sp->nlong && sp->longs[sp->next].lineno == in->lineno) {
+		in->too_long = true;
+		in->full_len = sp->longs[sp->next++].len;
+	}
+}
+
+/* Open path, or standard input's spool in the second pass; 1 when it cannot be read
+ * (reported). */
+static int open_input(tool_lines *in, const struct cfg *c, const char *path, spool *sp,
+                      llm_run *run)
 {
 	llm_reader *rd;
-	int rc = fd < 0 ? tool_lines_open(in, path, &c->co, run)
-	                : llm_reader_open_fd(&rd, fd, "<stdin>");
+	bool replay = sp && sp->replaying;
+	int rc = replay ? llm_reader_open_fd(&rd, fileno(sp->f), "<stdin>")
+	                : tool_lines_open(in, path, &c->co, run);
 	if (rc) {
 		llm_error("%s", llm_last_error());
 		return 1;
 	}
-	if (fd >= 0)
+	if (replay)
 		tool_lines_init(in, rd, &c->co, run);
 	return 0;
 }
 
-int each_record(const struct cfg *c, const char *path, int fd, llm_dedup_doc *r, record_fn fn,
-                void *ctx, FILE *spool, llm_run *run, llm_signpool *pool)
+int each_record(const struct cfg *c, const char *path, spool *sp, llm_dedup_doc *r, record_fn fn,
+                void *ctx, llm_run *run, llm_signpool *pool)
 {
 	tool_lines in;
-	if (open_input(&in, c, path, fd, run))
+	if (open_input(&in, c, path, sp, run))
 		return 1;
 	while (tool_lines_next(&in)) {
+		if (sp && sp->replaying)
+			replay_line(sp, &in);
+		else if (sp)
+			spool_line(sp, &in);
 		int status = in.too_long ? LLM_ETOOLONG : LLM_OK;
-		if (spool)
-			spool_line(spool, &in);
 		if (pool) {
 			llm_signpool_add(pool, status, in.line, in.full_len, in.name, in.lineno);
 		} else {
@@ -99,7 +147,7 @@ int each_record(const struct cfg *c, const char *path, int fd, llm_dedup_doc *r,
 	return 0;
 }
 
-int first_pass(const struct cfg *c, llm_dedup_doc *r, record_fn fn, void *ctx, FILE **spool,
+int first_pass(const struct cfg *c, llm_dedup_doc *r, record_fn fn, void *ctx, spool **sp,
                llm_signpool *pool)
 {
 	int failed = 0;
@@ -107,28 +155,28 @@ int first_pass(const struct cfg *c, llm_dedup_doc *r, record_fn fn, void *ctx, F
 		const char *f = input_name(c, i);
 		int is_stdin = !strcmp(f, "-");
 		if (is_stdin) {
-			if (*spool)
+			if (*sp)
 				die("standard input given twice");
-			*spool = temp_file(c);
+			*sp = spool_new(c);
 		}
-		failed |= each_record(c, f, -1, r, fn, ctx, is_stdin ? *spool : NULL, NULL, pool);
+		failed |= each_record(c, f, is_stdin ? *sp : NULL, r, fn, ctx, NULL, pool);
 	}
 	return failed;
 }
 
-int second_pass(const struct cfg *c, FILE *spool, llm_dedup_doc *r, record_fn fn, void *ctx,
+int second_pass(const struct cfg *c, spool *sp, llm_dedup_doc *r, record_fn fn, void *ctx,
                 llm_run *run)
 {
 	int failed = 0;
 	for (int i = 0; i < input_count(c); i++) {
 		const char *f = input_name(c, i);
-		int fd = -1;
-		if (!strcmp(f, "-")) {
-			if (fflush(spool) || fseek(spool, 0, SEEK_SET))
+		bool is_stdin = !strcmp(f, "-");
+		if (is_stdin) {
+			if (fflush(sp->f) || fseek(sp->f, 0, SEEK_SET))
 				die("temporary spool file: %s", strerror(errno));
-			fd = fileno(spool);
+			sp->replaying = true;
 		}
-		failed |= each_record(c, f, fd, r, fn, ctx, NULL, run, NULL);
+		failed |= each_record(c, f, is_stdin ? sp : NULL, r, fn, ctx, run, NULL);
 	}
 	return failed;
 }

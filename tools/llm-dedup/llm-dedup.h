@@ -39,21 +39,24 @@ struct cfg {
 /* Called for every record of the input, parsed into r. */
 typedef void (*record_fn)(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno);
 
+/* Standard input's copy for a single run's second pass (input.c). */
+typedef struct spool spool;
+void spool_free(spool *sp);
+
 /*
- * Call fn for every record of path (or of fd when fd >= 0), read by tool_lines, or with
- * pool, queue every line there to be signed. With spool, every line is also copied there
- * (the first pass over standard input); lines over --max-line are kept as their head,
- * padded by one byte so that the second pass sees them as too long again. With run, the
- * input is the run's next one. Returns 0, or 1 when the input failed (reported).
+ * Call fn for every record of path, read by tool_lines, or with pool, queue every line there
+ * to be signed. With sp, path is standard input: the first pass copies every line to sp, the
+ * second reads them back from it, and a line over --max-line is rejected as too long in both.
+ * With run, the input is the run's next one. Returns 0, or 1 when the input failed (reported).
  */
-int each_record(const struct cfg *c, const char *path, int fd, llm_dedup_doc *r, record_fn fn,
-                void *ctx, FILE *spool, llm_run *run, llm_signpool *pool);
-/* The first pass over every input: standard input ("-", or no file) is copied to *spool, a
+int each_record(const struct cfg *c, const char *path, spool *sp, llm_dedup_doc *r, record_fn fn,
+                void *ctx, llm_run *run, llm_signpool *pool);
+/* The first pass over every input: standard input ("-", or no file) is copied to *sp, a
  * temporary file (dies when it is named twice). Returns 1 when an input failed. */
-int first_pass(const struct cfg *c, llm_dedup_doc *r, record_fn fn, void *ctx, FILE **spool,
+int first_pass(const struct cfg *c, llm_dedup_doc *r, record_fn fn, void *ctx, spool **sp,
                llm_signpool *pool);
-/* Read every input again for the second pass; standard input comes back from its spool. */
-int second_pass(const struct cfg *c, FILE *spool, llm_dedup_doc *r, record_fn fn, void *ctx,
+/* Read every input again for the second pass; standard input comes back from sp. */
+int second_pass(const struct cfg *c, spool *sp, llm_dedup_doc *r, record_fn fn, void *ctx,
                 llm_run *run);
 /* The inputs as the loops see them: the files, or standard input alone. */
 static inline int input_count(const struct cfg *c) { return c->nfiles ? c->nfiles : 1; }

@@ -37,7 +37,7 @@ int run_sign(const struct cfg *c)
 	llm_signpool *pool = new_pool(c, &x);
 	int failed = 0;
 	for (int i = 0; i < input_count(c) && !failed; i++)
-		failed |= each_record(c, input_name(c, i), -1, NULL, NULL, NULL, NULL, NULL, pool);
+		failed |= each_record(c, input_name(c, i), NULL, NULL, NULL, NULL, NULL, pool);
 	llm_signpool_free(pool);
 	if (failed) {
 		llm_sigfile_abort(x.sigw);
