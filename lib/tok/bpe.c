@@ -29,6 +29,8 @@
 #define CACHE_BITS 15
 #define CACHE_LEN 16
 #define CACHE_IDS 5
+/* Pieces taken from the pre-tokenizer at a time (llm_pretok_next_n). */
+#define PIECE_BATCH 64
 
 void llm_ids_init(llm_ids *ids)
 {
@@ -1014,10 +1016,11 @@ static int encode_ordinary(llm_bpe_enc *e, const char *s, size_t n, bool at_star
 		return LLM_OK;
 	}
 	llm_pretok_begin(e->st, s, n);
-	size_t a, z;
+	size_t a[PIECE_BATCH], z[PIECE_BATCH], np;
 	int rc;
-	while ((rc = llm_pretok_next(e->st, &a, &z)) == LLM_OK)
-		encode_piece(e, (const unsigned char *)s + a, z - a, out);
+	while ((rc = llm_pretok_next_n(e->st, a, z, PIECE_BATCH, &np)) == LLM_OK)
+		for (size_t i = 0; i < np; i++)
+			encode_piece(e, (const unsigned char *)s + a[i], z[i] - a[i], out);
 	return rc == LLM_EOF ? LLM_OK : rc;
 }
 

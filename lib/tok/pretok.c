@@ -354,7 +354,7 @@ int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end)
 		}
 		size_t ms, me;
 		if (st->pt->fast) {
-			if (!pretok_fast_find(st->pt->fast, st->s, st->valid_end, st->search, &ms, &me)) {
+			if (!pretok_fast_find_n(st->pt->fast, st->s, st->valid_end, st->search, &ms, &me, 1)) {
 				st->search = st->valid_end;
 				continue;
 			}
@@ -399,6 +399,43 @@ int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end)
 		st->matched = true;
 		return LLM_OK;
 	}
+}
+
+/*
+ * The matches of a hand-compiled matcher from st->search to the end of the valid run, at most
+ * max: one call for a batch of pieces where llm_pretok_next makes one each. Without gaps to
+ * return between them, these are the pieces; the text after the last match of the run is
+ * skipped as llm_pretok_next skips it.
+ */
+static size_t fast_run(llm_pretok_state *st, size_t *start, size_t *end, size_t max)
+{
+	size_t k = pretok_fast_find_n(st->pt->fast, st->s, st->valid_end, st->search, start, end, max);
+	if (k) {
+		st->pos = end[k - 1];
+		st->matched = true;
+	}
+	st->search = k == max ? st->pos : st->valid_end;
+	return k;
+}
+
+int llm_pretok_next_n(llm_pretok_state *st, size_t *start, size_t *end, size_t max, size_t *n)
+{
+	size_t k = 0;
+	int rc = LLM_OK;
+	bool batch = st->pt->fast && !st->pt->keep_gaps;
+	while (k < max) {
+		if (batch && st->search < st->valid_end) {
+			k += fast_run(st, start + k, end + k, max - k);
+			if (k == max)
+				break;
+		}
+		/* the end of the valid run: an ill-formed sequence, the next run, or the end */
+		if ((rc = llm_pretok_next(st, &start[k], &end[k])))
+			break;
+		k++;
+	}
+	*n = k;
+	return rc == LLM_EOF && k ? LLM_OK : rc;
 }
 
 bool llm_pretok_matched(const llm_pretok_state *st)

@@ -68,7 +68,15 @@ void llm_pretok_state_free(llm_pretok_state *st);
  */
 void llm_pretok_begin(llm_pretok_state *st, const char *s, size_t n);
 int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end);
-/* Whether the piece llm_pretok_next returned last is a match of the pattern (else a gap, or
+/*
+ * The next pieces at once: up to max (> 0) of them, those that llm_pretok_next would return
+ * one by one, as [start[i], end[i]) for i < *n. Returns LLM_OK with *n > 0, LLM_EOF (with
+ * *n = 0) after the last piece, or LLM_EINTERNAL as llm_pretok_next (the batch is lost).
+ * A hand-compiled matcher finds a batch in one loop: for the short pieces of most text, a
+ * call per piece costs as much as finding it.
+ */
+int llm_pretok_next_n(llm_pretok_state *st, size_t *start, size_t *end, size_t max, size_t *n);
+/* Whether the piece llm_pretok_next (or _next_n, the last of its batch) returned last is a match of the pattern (else a gap, or
  * an ill-formed UTF-8 sequence). */
 bool llm_pretok_matched(const llm_pretok_state *st);
 

@@ -325,34 +325,67 @@ static size_t m_cjk(uchar *s, size_t p, size_t end)
 	return e == p ? 0 : e;
 }
 
-static size_t match(int kind, uchar *s, size_t p, size_t end)
+/* The matchers whose patterns differ only in parameters, with them bound: every kind has a
+ * matcher of the same type, which find_n takes. */
+static size_t m_cl100k3(uchar *s, size_t p, size_t end)
 {
-	size_t len;
-	switch (kind) {
-	case PRETOK_FAST_GPT2: return m_gpt2(s, p, end);
-	case PRETOK_FAST_CL100K: return m_cl100k(s, p, end, PT_L, 3);
-	case PRETOK_FAST_QWEN: return m_cl100k(s, p, end, PT_L, 1);
-	case PRETOK_FAST_QWEN35: return m_cl100k(s, p, end, PT_L | PT_M, 1);
-	case PRETOK_FAST_O200K: return m_o200k(s, p, end);
-	case PRETOK_FAST_DIGITS3: return cls_at(s, p, &len) & PT_N ? digits(s, p, len, end, 3) : 0;
-	case PRETOK_FAST_CJK: return m_cjk(s, p, end);
-	case PRETOK_FAST_DEEPSEEK: return m_deepseek(s, p, end);
-	}
-	return 0;
+	return m_cl100k(s, p, end, PT_L, 3);
 }
 
-bool pretok_fast_find(int kind, const char *str, size_t end, size_t from, size_t *ms, size_t *me)
+static size_t m_qwen(uchar *s, size_t p, size_t end)
+{
+	return m_cl100k(s, p, end, PT_L, 1);
+}
+
+static size_t m_qwen35(uchar *s, size_t p, size_t end)
+{
+	return m_cl100k(s, p, end, PT_L | PT_M, 1);
+}
+
+static size_t m_digits3(uchar *s, size_t p, size_t end)
+{
+	size_t len;
+	return cls_at(s, p, &len) & PT_N ? digits(s, p, len, end, 3) : 0;
+}
+
+/*
+ * Up to max successive matches of m from `from`, each search starting where the last match
+ * ended, as find_iter does. Inlined into one loop per kind (pretok_fast_find_n), so that the
+ * matcher is a direct call, or none: most pieces of text are a few bytes, and the dispatch
+ * and the call per piece cost as much as matching them.
+ */
+static inline __attribute__((always_inline)) size_t
+find_n(size_t (*m)(uchar *, size_t, size_t), uchar *s, size_t end, size_t from, size_t *ms,
+       size_t *me, size_t max)
+{
+	size_t k = 0, len;
+	for (size_t p = from; p < end && k < max;) {
+		size_t e = m(s, p, end);
+		if (e) {
+			ms[k] = p;
+			me[k++] = e;
+			p = e;
+		} else {
+			cp_at(s, p, &len);
+			p += len;
+		}
+	}
+	return k;
+}
+
+size_t pretok_fast_find_n(int kind, const char *str, size_t end, size_t from, size_t *ms,
+                          size_t *me, size_t max)
 {
 	uchar *s = (uchar *)str;
-	size_t len;
-	for (size_t p = from; p < end; p += len) {
-		size_t e = match(kind, s, p, end);
-		if (e) {
-			*ms = p;
-			*me = e;
-			return true;
-		}
-		cp_at(s, p, &len);
+	switch (kind) {
+	case PRETOK_FAST_GPT2: return find_n(m_gpt2, s, end, from, ms, me, max);
+	case PRETOK_FAST_CL100K: return find_n(m_cl100k3, s, end, from, ms, me, max);
+	case PRETOK_FAST_QWEN: return find_n(m_qwen, s, end, from, ms, me, max);
+	case PRETOK_FAST_QWEN35: return find_n(m_qwen35, s, end, from, ms, me, max);
+	case PRETOK_FAST_O200K: return find_n(m_o200k, s, end, from, ms, me, max);
+	case PRETOK_FAST_DIGITS3: return find_n(m_digits3, s, end, from, ms, me, max);
+	case PRETOK_FAST_CJK: return find_n(m_cjk, s, end, from, ms, me, max);
+	case PRETOK_FAST_DEEPSEEK: return find_n(m_deepseek, s, end, from, ms, me, max);
 	}
-	return false;
+	return 0;
 }

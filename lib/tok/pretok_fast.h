@@ -51,9 +51,12 @@ enum {
 };
 
 /*
- * The leftmost match of matcher kind in s[from..end) (valid UTF-8, end the end of the
- * subject), as PCRE2 finds it with the pattern: [*ms, *me), never empty. False when none.
+ * Up to max (> 0) successive matches of matcher kind in s[from..end) (valid UTF-8, end the end
+ * of the subject), as PCRE2 finds them with the pattern, each search starting at the end of
+ * the match before: the i-th as [ms[i], me[i]), never empty. Returns how many; fewer than max
+ * when no match is left before end.
  */
-bool pretok_fast_find(int kind, const char *s, size_t end, size_t from, size_t *ms, size_t *me);
+size_t pretok_fast_find_n(int kind, const char *s, size_t end, size_t from, size_t *ms,
+                          size_t *me, size_t max);
 
 #endif

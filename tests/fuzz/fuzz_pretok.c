@@ -42,6 +42,29 @@ static void init(void)
 	add("'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+");
 }
 
+/* llm_pretok_next_n must give PCRE2's pieces too, in batches of a size the input picks. */
+static void same_batches(size_t i, int g, const char *s, size_t size)
+{
+	size_t max = size ? 1 + (unsigned char)s[0] % 8 : 1, a[8], z[8], got, ra, rz;
+	llm_pretok_begin(fs[i][g], s, size);
+	llm_pretok_begin(rs[i][g], s, size);
+	int fr, rr;
+	while ((fr = llm_pretok_next_n(fs[i][g], a, z, max, &got)) == LLM_OK) {
+		if (got == 0 || got > max)
+			abort();
+		for (size_t j = 0; j < got; j++) {
+			if ((rr = llm_pretok_next(rs[i][g], &ra, &rz)) == LLM_EINTERNAL)
+				return;
+			if (rr != LLM_OK || ra != a[j] || rz != z[j])
+				abort();
+		}
+	}
+	if (fr != LLM_EOF || got != 0)
+		abort();
+	if ((rr = llm_pretok_next(rs[i][g], &ra, &rz)) != LLM_EOF && rr != LLM_EINTERNAL)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!np) {
@@ -71,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 				last = fz;
 			}
+			same_batches(i, g, s, size);
 		}
 	return 0;
 }

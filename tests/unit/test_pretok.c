@@ -185,7 +185,28 @@ static void print_escaped(const char *s, size_t n)
 	printf("\"\n");
 }
 
-/* Whether every matcher splits s[0..n) as PCRE2 does; prints the first difference. */
+/* Whether llm_pretok_next_n, max pieces at a time, gives PCRE2's pieces: the matchers' batch
+ * loop, and its hand-over to llm_pretok_next at ill-formed bytes, gaps and a full batch. */
+static int same_batches(pair *p, const char *s, size_t n, size_t max)
+{
+	llm_pretok_begin(p->fs, s, n);
+	llm_pretok_begin(p->rs, s, n);
+	size_t a[8], z[8], got, ra = 0, rz = 0;
+	int rc;
+	while ((rc = llm_pretok_next_n(p->fs, a, z, max, &got)) == LLM_OK) {
+		if (got == 0 || got > max)
+			return 0;
+		for (size_t j = 0; j < got; j++)
+			if (llm_pretok_next(p->rs, &ra, &rz) != LLM_OK || ra != a[j] || rz != z[j]) {
+				printf("#   batches of %zu: [%zu, %zu), PCRE2 [%zu, %zu) in\n", max, a[j], z[j], ra, rz);
+				return 0;
+			}
+	}
+	return rc == LLM_EOF && got == 0 && llm_pretok_next(p->rs, &ra, &rz) == LLM_EOF;
+}
+
+/* Whether every matcher splits s[0..n) as PCRE2 does, a piece at a time and in batches;
+ * prints the first difference. */
 static int same_pieces(const char *s, size_t n)
 {
 	int ok = 1;
@@ -208,6 +229,11 @@ static int same_pieces(const char *s, size_t n)
 				if (fr != LLM_OK)
 					break;
 			}
+			for (size_t max = 1; max <= 8 && ok; max += 7)
+				if (!same_batches(p, s, n, max)) {
+					print_escaped(s, n);
+					ok = 0;
+				}
 		}
 	return ok;
 }
