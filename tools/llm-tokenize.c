@@ -164,17 +164,32 @@ typedef struct {
 	llm_run *run;
 	struct domain_stats *dom;
 	size_t ndom;
-	/* CPU microseconds, for --stats: this thread before the stream (loading) and in it
-	 * (reading, writing), and each worker's encoding */
-	uint64_t cpu_load, cpu_main, *cpu_worker;
+	/* CPU microseconds, for --stats: this thread before the stream (loading), the load's
+	 * threads beside it, this thread in the stream (reading, writing), and each worker's
+	 * encoding */
+	uint64_t cpu_load, cpu_load_pool, cpu_main, *cpu_worker;
 } encoder;
+
+static uint64_t cpu_clock(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 /* CPU microseconds of the calling thread since it started. */
 static uint64_t thread_cpu(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return cpu_clock(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* CPU microseconds of the process's threads but this one, those that ended included: after
+ * the load, whose threads have been joined, and before the workers start, the load's share.
+ * The process is read first so that a process of one thread gives 0. */
+static uint64_t other_threads_cpu(void)
+{
+	uint64_t all = cpu_clock(CLOCK_PROCESS_CPUTIME_ID), self = thread_cpu();
+	return all > self ? all - self : 0;
 }
 
 static void batch_push_line(batch *b, const char *line, size_t len, uint64_t lineno, int toolong)
@@ -400,8 +415,9 @@ static void stats_json(encoder *e, llm_run *run)
 	llm_run_stats_extra(run, m.p);
 	llm_run_stats_extra(run, s.p);
 	llm_buf_reset(&m);
-	llm_buf_addf(&m, "\"threads\": {\"load_cpu_seconds\": %.6f, \"main_cpu_seconds\": %.6f, "
-	             "\"worker_cpu_seconds\": [", (double)e->cpu_load / 1e6, (double)e->cpu_main / 1e6);
+	llm_buf_addf(&m, "\"threads\": {\"load_cpu_seconds\": %.6f, \"load_pool_cpu_seconds\": %.6f, "
+	             "\"main_cpu_seconds\": %.6f, \"worker_cpu_seconds\": [", (double)e->cpu_load / 1e6,
+	             (double)e->cpu_load_pool / 1e6, (double)e->cpu_main / 1e6);
 	for (int i = 0; i < llm_pool_workers(e->pool); i++)
 		llm_buf_addf(&m, i ? ", %.6f" : "%.6f", (double)e->cpu_worker[i] / 1e6);
 	llm_buf_adds(&m, "]}");
@@ -531,6 +547,7 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 	if (!o->format || tool_choice("--format", o->format, "stream\0jsonl\0") == 0)
 		tool_binary_output(o->co.output, "the token stream");
 	llm_bpe *bpe = load_tokenizer(o);
+	uint64_t load_pool = other_threads_cpu();
 	if (o->eos && llm_bpe_eos(bpe) < 0)
 		die("%s: the tokenizer has no end-of-text token; use --no-eos", o->tokenizer);
 	if (o->bos && llm_bpe_bos(bpe) < 0)
@@ -539,6 +556,7 @@ static int cmd_encode(struct opts *o, int nfiles, char **files)
 	llm_tok_header_init(&h, llm_bpe_vocab_size(bpe), llm_bpe_file_id(bpe), 0);
 	encoder e;
 	encoder_open(&e, o, bpe, &h, nfiles);
+	e.cpu_load_pool = load_pool;
 	llm_pool_stream(e.pool, e.nring, encode_job, &e);
 	e.cpu_load = thread_cpu();
 	int fatal = 0;

@@ -86,9 +86,11 @@ test_expect_success JQ '--stats: CPU seconds of loading, of this thread and of e
 	llm-tokenize -q -t $CL --threads 3 --stats t3.json docs.jsonl -o /dev/null &&
 	jq -e ".threads.worker_cpu_seconds | length == 3" t3.json &&
 	jq -e ".threads.load_cpu_seconds > 0 and .threads.main_cpu_seconds >= 0" t3.json &&
+	jq -e ".threads.load_pool_cpu_seconds > 0" t3.json &&
 	jq -e "[.threads.worker_cpu_seconds[] | select(. > 0)] | length >= 1" t3.json &&
 	llm-tokenize -q -t $CL --stats t1.json docs.jsonl -o /dev/null &&
-	jq -e ".threads.worker_cpu_seconds | length == 1 and .[0] > 0" t1.json
+	jq -e ".threads.worker_cpu_seconds | length == 1 and .[0] > 0" t1.json &&
+	jq -e ".threads.load_pool_cpu_seconds == 0" t1.json
 '
 
 test_expect_success 'empty input: a header and no record; JSONL: nothing' '
