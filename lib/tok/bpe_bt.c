@@ -56,11 +56,34 @@ typedef struct {
 	bool exact;             /* every token of its merge history forms after its parts */
 } bt_tok;
 
+/* Where the trie is after a three-byte UTF-8 character from the root. Chinese text starts
+ * nearly every token with one, and its three dependent loads become one. */
+typedef struct {
+	uint32_t slot;          /* the node the three bytes lead to; 0: the trie has no such node */
+	uint32_t best;          /* the longest producible token among the first three bytes */
+} bt_char;
+
+/* The index of a three-byte UTF-8 character in bpe_bt.char3: its 16 payload bits. Any lead
+ * byte 0xe0-0xef with two continuation bytes has one (overlong forms and surrogates too:
+ * the table is about bytes, not code points). */
+#define CHAR3_COUNT (1 << 16)
+
+static inline bool is_char3(const unsigned char *p, size_t n)
+{
+	return n >= 3 && (p[0] & 0xf0) == 0xe0 && ((p[1] ^ 0x80) | (p[2] ^ 0x80)) < 0x40;
+}
+
+static inline uint32_t char3_index(const unsigned char *p)
+{
+	return (uint32_t)(p[0] & 15) << 12 | (uint32_t)(p[1] & 63) << 6 | (p[2] & 63);
+}
+
 struct bpe_bt {
 	bt_tok *tok;            /* by id */
 	da_slot *da;            /* the trie of the ordinary tokens; slot 0 is the root */
 	uint32_t *whole;        /* by slot: the ordinary token the node spells, or NO_TOKEN */
 	size_t nda;
+	bt_char *char3;         /* by char3_index */
 };
 
 /* The trie as it is built, from the tokens in byte order: nodes in depth-first order (a
@@ -231,6 +254,7 @@ void bpe_bt_free(bpe_bt *t)
 	free(t->tok);
 	free(t->whole);
 	free(t->da);
+	free(t->char3);
 	free(t);
 }
 
@@ -241,6 +265,8 @@ void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h)
 	for (size_t i = 0; i < t->nda; i++) /* field by field: the structs have padding */
 		llm_hasher_add(h, (const uint32_t[]){ t->da[i].check, (uint32_t)t->da[i].base,
 		                                      t->da[i].tok, t->whole[i] }, 4 * sizeof(uint32_t));
+	for (size_t i = 0; i < CHAR3_COUNT; i++)
+		llm_hasher_add(h, (const uint32_t[]){ t->char3[i].slot, t->char3[i].best }, 2 * sizeof(uint32_t));
 	for (const bt_tok *k = t->tok, *end = k + ntok; k < end; k++)
 		llm_hasher_add(h, (const uint32_t[]){ k->time, k->left, k->right, k->prefix, k->len,
 		                                      k->exact }, 6 * sizeof(uint32_t));
@@ -344,6 +370,22 @@ static void mark_producible(bpe_bt *t, const ltrie *h)
 	free(best);
 }
 
+/* Walk the trie from the root over every three-byte character, once the producible tokens
+ * are marked. */
+static void build_char3(bpe_bt *t)
+{
+	t->char3 = llm_malloc(CHAR3_COUNT * sizeof *t->char3);
+	for (uint32_t i = 0; i < CHAR3_COUNT; i++) {
+		unsigned char c[3] = { (unsigned char)(0xe0 | i >> 12), (unsigned char)(0x80 | (i >> 6 & 63)),
+		                       (unsigned char)(0x80 | (i & 63)) };
+		uint32_t s = 0, best = NO_TOKEN;
+		for (int d = 0; d < 3 && (s = da_child(t, s, c[d])); d++)
+			if (t->da[s].tok != NO_TOKEN)
+				best = t->da[s].tok;
+		t->char3[i] = (bt_char){ s, best };
+	}
+}
+
 /* The pool's items: the trie and its double array first (they depend on the bytes alone and
  * take about half as long as all the merges), then the chunks of last merges beside them. */
 typedef struct {
@@ -410,6 +452,7 @@ bpe_bt *bpe_bt_new(const llm_bpe *b, const uint32_t *ids, uint32_t nids, llm_poo
 
 	mark_producible(t, &h);
 	free_trie(&h);
+	build_char3(t);
 	return t;
 }
 
@@ -485,6 +528,14 @@ static inline uint32_t longest(const bpe_bt *t, const unsigned char *p, size_t n
 	const da_slot *da = t->da;
 	uint32_t s = 0, best = NO_TOKEN;
 	size_t i = 0;
+	if (is_char3(p, n)) {
+		const bt_char *c = &t->char3[char3_index(p)];
+		if (c->slot) {
+			s = c->slot;
+			best = c->best;
+			i = 3;
+		}
+	}
 	for (; i < n; i++) {
 		uint32_t x = (uint32_t)(da[s].base + p[i]);
 		if (x >= t->nda || da[x].check != s)

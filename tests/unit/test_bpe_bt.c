@@ -113,7 +113,8 @@ static void on_corpus(pair *p, size_t max)
 	}
 }
 
-/* Random tokens of the vocabulary glued together, runs of one token, random bytes. */
+/* Random tokens of the vocabulary glued together, runs of one token, random bytes, random
+ * three-byte characters (bpe_bt's table of them). */
 static void on_random(pair *p, uint64_t seed)
 {
 	llm_rng rng;
@@ -122,12 +123,18 @@ static void on_random(pair *p, uint64_t seed)
 	char s[4096];
 	for (int round = 0; round < 3000; round++) {
 		size_t n = 0, want = 1 + llm_rng_below(&rng, round % 10 == 0 ? 3000 : 200);
-		int kind = (int)llm_rng_below(&rng, 4);
+		int kind = (int)llm_rng_below(&rng, 5);
 		size_t tl = 0;
 		const char *tok = NULL;
 		while (n < want) {
 			if (kind == 3) { /* random bytes */
 				s[n++] = (char)llm_rng_below(&rng, 256);
+				continue;
+			}
+			if (kind == 4) { /* three-byte characters, any of them, one in 16 cut short */
+				s[n++] = (char)(0xe0 | llm_rng_below(&rng, 16));
+				for (int c = 0; c < 2 && n < sizeof s && llm_rng_below(&rng, 32); c++)
+					s[n++] = (char)(0x80 | llm_rng_below(&rng, 64));
 				continue;
 			}
 			if (!tok || kind != 2) {
