@@ -45,34 +45,6 @@ static const unsigned char b64code[256] = {
 	['/'] = 64,
 };
 
-/* Decode standard base64 with padding into out; returns the length or -1. Every line of a
- * rank file goes through here: one table lookup per character, one check per quantum. */
-static long b64decode(const char *s, size_t n, llm_buf *out)
-{
-	if (n == 0 || n % 4)
-		return -1;
-	size_t pad = s[n - 1] == '=' ? 1 + (s[n - 2] == '=') : 0;
-	llm_buf_reset(out);
-	llm_buf_grow(out, n / 4 * 3);
-	unsigned char *o = (unsigned char *)out->p;
-	const unsigned char *u = (const unsigned char *)s;
-	for (size_t i = 0; i < n; i += 4) {
-		bool last = i + 4 == n;
-		int v0 = b64code[u[i]] - 1, v1 = b64code[u[i + 1]] - 1;
-		int v2 = last && pad == 2 ? 0 : b64code[u[i + 2]] - 1;
-		int v3 = last && pad ? 0 : b64code[u[i + 3]] - 1;
-		if ((v0 | v1 | v2 | v3) < 0)
-			return -1;
-		uint32_t x = (uint32_t)v0 << 18 | (uint32_t)v1 << 12 | (uint32_t)v2 << 6 | (uint32_t)v3;
-		*o++ = (unsigned char)(x >> 16);
-		*o++ = (unsigned char)(x >> 8);
-		*o++ = (unsigned char)x;
-	}
-	out->len = n / 4 * 3 - pad;
-	out->p[out->len] = 0;
-	return (long)out->len;
-}
-
 typedef struct {
 	const char *name;
 	const char *pattern;
@@ -196,6 +168,170 @@ static int add_json_specials(llm_bpe *b, const char *js, size_t jn, const char *
 	return rc;
 }
 
+/* Decode standard base64 with padding into o, which has room for n / 4 * 3 bytes; returns
+ * the length or -1. Every line of a rank file goes through here: one table lookup per
+ * character, one check per quantum. */
+static long b64decode(const char *s, size_t n, unsigned char *o)
+{
+	if (n == 0 || n % 4)
+		return -1;
+	size_t pad = s[n - 1] == '=' ? 1 + (s[n - 2] == '=') : 0;
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n; i += 4) {
+		bool last = i + 4 == n;
+		int v0 = b64code[u[i]] - 1, v1 = b64code[u[i + 1]] - 1;
+		int v2 = last && pad == 2 ? 0 : b64code[u[i + 2]] - 1;
+		int v3 = last && pad ? 0 : b64code[u[i + 3]] - 1;
+		if ((v0 | v1 | v2 | v3) < 0)
+			return -1;
+		uint32_t x = (uint32_t)v0 << 18 | (uint32_t)v1 << 12 | (uint32_t)v2 << 6 | (uint32_t)v3;
+		*o++ = (unsigned char)(x >> 16);
+		*o++ = (unsigned char)(x >> 8);
+		*o++ = (unsigned char)x;
+	}
+	return (long)(n / 4 * 3 - pad);
+}
+
+/*
+ * A rank file is decoded on the pool in chunks of whole lines, each into its own list of
+ * tokens; this thread then adds them to the vocabulary in file order and stops at the first
+ * line that is malformed or repeats a rank, so the error is the one a single pass reports.
+ * Decoding the base64 and the ranks was the largest part of the load that ran alone.
+ */
+#define RANK_CHUNK ((size_t)64 << 10)
+
+enum rank_err { RANK_OK, RANK_NO_SPACE, RANK_NO_RANK, RANK_BAD_RANK, RANK_BAD_BASE64 };
+
+typedef struct {
+	uint64_t rank;
+	size_t off, len;         /* its bytes in the chunk's `bytes` */
+	size_t line;             /* in the chunk, from 1 */
+} rank_tok;
+
+typedef struct {
+	const char *data;
+	size_t start, end;       /* the chunk's lines: data[start..end) */
+	size_t max_rank;         /* a larger rank is bad: the file's lines + MAX_HOLES */
+	rank_tok *tok;
+	size_t ntok, cap;
+	llm_buf bytes;           /* the tokens' bytes back to back */
+	size_t nlines;           /* lines read, the malformed one included */
+	enum rank_err err;       /* of line nlines */
+	const char *bad;         /* a RANK_BAD_BASE64 line's base64 */
+	size_t badlen;
+} rank_chunk;
+
+/* One nonempty line "base64 rank" of chunk c into its tokens. */
+static enum rank_err rank_line(rank_chunk *c, const char *line, size_t ll)
+{
+	const char *sp = memchr(line, ' ', ll);
+	if (!sp)
+		return RANK_NO_SPACE;
+	const char *r = sp + 1, *rend = line + ll;
+	if (r == rend)
+		return RANK_NO_RANK;
+	uint64_t rank = 0;
+	for (; r < rend; r++) {
+		if (*r < '0' || *r > '9' || rank > c->max_rank)
+			return RANK_BAD_RANK;
+		rank = rank * 10 + (uint64_t)(*r - '0');
+	}
+	size_t bl = (size_t)(sp - line);
+	llm_buf_grow(&c->bytes, bl / 4 * 3);
+	long n = b64decode(line, bl, (unsigned char *)c->bytes.p + c->bytes.len);
+	if (n <= 0) {
+		c->bad = line;
+		c->badlen = bl;
+		return RANK_BAD_BASE64;
+	}
+	if (c->ntok == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 1024;
+		c->tok = llm_realloc(c->tok, c->cap * sizeof *c->tok);
+	}
+	c->tok[c->ntok++] = (rank_tok){ rank, c->bytes.len, (size_t)n, c->nlines };
+	c->bytes.len += (size_t)n;
+	return RANK_OK;
+}
+
+static void rank_chunk_decode(void *ctx, size_t i, int worker)
+{
+	(void)worker;
+	rank_chunk *c = &((rank_chunk *)ctx)[i];
+	size_t pos = c->start, ll;
+	const char *line;
+	while (next_line(c->data, c->end, &pos, &line, &ll)) {
+		c->nlines++;
+		if (ll && (c->err = rank_line(c, line, ll)))
+			return;
+	}
+}
+
+/* The chunks of data[0..len), cut after a line end every RANK_CHUNK bytes or so; *n of them. */
+static rank_chunk *rank_chunks(const char *data, size_t len, size_t lines, size_t *n)
+{
+	rank_chunk *c = llm_calloc(len / RANK_CHUNK + 1, sizeof *c);
+	*n = 0;
+	for (size_t at = 0; at < len; (*n)++) {
+		size_t end = len - at > RANK_CHUNK ? at + RANK_CHUNK : len;
+		const char *nl = end < len ? memchr(data + end, '\n', len - end) : NULL;
+		if (end < len)
+			end = nl ? (size_t)(nl - data) + 1 : len;
+		c[*n] = (rank_chunk){ .data = data, .start = at, .end = end, .max_rank = lines + MAX_HOLES };
+		at = end;
+	}
+	return c;
+}
+
+static int rank_error(const llm_bpe *b, const rank_chunk *c, size_t lineno)
+{
+	switch (c->err) {
+	case RANK_NO_SPACE:
+		return llm_fail(LLM_EFORMAT, "%s:%zu: expected 'base64 rank'", b->name, lineno);
+	case RANK_NO_RANK:
+		return llm_fail(LLM_EFORMAT, "%s:%zu: missing rank", b->name, lineno);
+	case RANK_BAD_RANK:
+		return llm_fail(LLM_EFORMAT, "%s:%zu: bad rank", b->name, lineno);
+	default:
+		return llm_fail(LLM_EFORMAT, "%s:%zu: bad base64 '%.*s'", b->name, lineno,
+		                (int)(c->badlen > 64 ? 64 : c->badlen), c->bad);
+	}
+}
+
+/* The tokens of the chunks into b in file order, up to the first error. */
+static int add_rank_chunks(llm_bpe *b, const rank_chunk *c, size_t n, size_t lines)
+{
+	size_t lineno = 0; /* lines of the chunks before c[i] */
+	for (size_t i = 0; i < n; lineno += c[i].nlines, i++) {
+		for (size_t k = 0; k < c[i].ntok; k++) {
+			const rank_tok *t = &c[i].tok[k];
+			if (t->rank < b->ntok && b->len[t->rank] != NO_TOKEN)
+				return llm_fail(LLM_EFORMAT, "%s:%zu: rank %llu appears twice", b->name,
+				                lineno + t->line, (unsigned long long)t->rank);
+			int rc = bpe_set_token(b, (uint32_t)t->rank, c[i].bytes.p + t->off, t->len, false,
+			                       lines);
+			if (rc)
+				return llm_fail(rc, "%s:%zu: %s", b->name, lineno + t->line, llm_last_error());
+		}
+		if (c[i].err)
+			return rank_error(b, &c[i], lineno + c[i].nlines);
+	}
+	return LLM_OK;
+}
+
+static int read_ranks(llm_bpe *b, const char *data, size_t len, size_t lines, llm_pool *pool)
+{
+	size_t n;
+	rank_chunk *c = rank_chunks(data, len, lines, &n);
+	llm_pool_run(pool, n, rank_chunk_decode, c);
+	int rc = add_rank_chunks(b, c, n, lines);
+	for (size_t i = 0; i < n; i++) {
+		free(c[i].tok);
+		llm_buf_release(&c[i].bytes);
+	}
+	free(c);
+	return rc;
+}
+
 static int load_tiktoken(llm_bpe **out, const char *data, size_t len, const char *name,
                          const char *encname, const char *pattern, const char *specials,
                          size_t specials_len, const char *specials_name, llm_pool *pool)
@@ -223,47 +359,7 @@ static int load_tiktoken(llm_bpe **out, const char *data, size_t len, const char
 	size_t lines = 1;
 	for (const char *p = data, *end = data + len; (p = memchr(p, '\n', (size_t)(end - p))); p++)
 		lines++;
-	llm_buf tok = LLM_BUF_INIT;
-	int rc = LLM_OK;
-	size_t lineno = 0, ntokens = 0, pos = 0, ll;
-	const char *line;
-	while (!rc && next_line(data, len, &pos, &line, &ll)) {
-		lineno++;
-		if (ll == 0)
-			continue;
-		const char *sp = memchr(line, ' ', ll);
-		if (!sp) {
-			rc = llm_fail(LLM_EFORMAT, "%s:%zu: expected 'base64 rank'", b->name, lineno);
-			break;
-		}
-		size_t bl = (size_t)(sp - line);
-		uint64_t rank = 0;
-		const char *r = sp + 1, *rend = line + ll;
-		if (r == rend)
-			rc = llm_fail(LLM_EFORMAT, "%s:%zu: missing rank", b->name, lineno);
-		for (; r < rend && !rc; r++) {
-			if (*r < '0' || *r > '9' || rank > lines + MAX_HOLES)
-				rc = llm_fail(LLM_EFORMAT, "%s:%zu: bad rank", b->name, lineno);
-			rank = rank * 10 + (uint64_t)(*r - '0');
-		}
-		if (rc)
-			break;
-		if (b64decode(line, bl, &tok) <= 0) {
-			rc = llm_fail(LLM_EFORMAT, "%s:%zu: bad base64 '%.*s'", b->name, lineno,
-			              (int)(bl > 64 ? 64 : bl), line);
-			break;
-		}
-		ntokens++;
-		if (rank < b->ntok && b->len[rank] != NO_TOKEN) {
-			rc = llm_fail(LLM_EFORMAT, "%s:%zu: rank %llu appears twice", b->name, lineno,
-			              (unsigned long long)rank);
-			break;
-		}
-		rc = bpe_set_token(b, (uint32_t)rank, tok.p, tok.len, false, lines);
-		if (rc)
-			rc = llm_fail(rc, "%s:%zu: %s", b->name, lineno, llm_last_error());
-	}
-	llm_buf_release(&tok);
+	int rc = read_ranks(b, data, len, lines, pool);
 	if (!rc && specials)
 		rc = add_json_specials(b, specials, specials_len, specials_name, lines + 1024);
 	else if (!rc && enc)

@@ -3,10 +3,16 @@
  * threads that built them: the rank files, GPT-2's tokenizer.json and vocab.json + merges.txt
  * and a character-level tokenizer.json, each loaded on 1, 2 and 3 threads, hash the same
  * (tokens, byte index, pair lists, backtracking tables), and different files differently.
+ * A rank file is decoded in chunks on the pool: a malformed line far into it is reported
+ * with its line number, and the first error in the file is the one reported.
  */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/buf.h"
 #include "core/err.h"
+#include "core/io.h"
 #include "tok/bpe.h"
 #include "tok/bpe_internal.h"
 #include "unit.h"
@@ -70,8 +76,85 @@ static void test_same_tables_on_any_threads(void)
 				CHECK(h[i] != h[j]);
 }
 
+/* NLINES ranks, several of the loader's 64 KiB chunks: the 256 bytes, then 3-byte tokens. */
+#define NLINES 30000
+
+static char tmpdir[] = "/tmp/test_bpe_load.XXXXXX";
+
+/* The base64 of the token of line i. */
+static void token_b64(unsigned i, char out[5])
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	if (i <= 256)
+		snprintf(out, 5, "%c%c==", a[(i - 1) >> 2], a[((i - 1) & 3) << 4]);
+	else
+		for (int k = 0; k < 4; k++)
+			out[k] = a[(i >> (18 - 6 * k)) & 63];
+	out[4] = 0;
+}
+
+/* The message of loading the rank file whose line i (from 1) is bad[i] where set, on
+ * `threads` threads; "" when it loads. */
+static void load_error(const char *const *bad, int threads, char *msg, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "%s/ranks", tmpdir);
+	llm_buf f = LLM_BUF_INIT;
+	for (unsigned i = 1; i <= NLINES; i++) {
+		char t[5];
+		token_b64(i, t);
+		if (bad[i])
+			llm_buf_addf(&f, "%s\n", bad[i]);
+		else
+			llm_buf_addf(&f, "%s %u\n", t, i - 1);
+	}
+	CHECK_EQ_INT(llm_write_file(path, f.p, f.len), LLM_OK);
+	llm_bpe_load_opts o = { NULL, NULL, ".", NULL, threads };
+	llm_bpe *b;
+	snprintf(msg, cap, "%s", llm_bpe_load_with(&b, path, &o) == LLM_OK ? "" : llm_last_error());
+	llm_bpe_free(b);
+	llm_buf_release(&f);
+	unlink(path);
+}
+
+static void test_rank_errors_across_chunks(void)
+{
+	static const char *bad[NLINES + 1];
+	static const struct {
+		unsigned line[2];
+		const char *text[2], *want;
+	} c[] = {
+		{ { 25000, 0 }, { "Y!== 7", NULL }, ":25000: bad base64 'Y!=='" },
+		{ { 29999, 0 }, { "AAAB", NULL }, ":29999: expected 'base64 rank'" },
+		{ { 20001, 0 }, { "AAAB 12x", NULL }, ":20001: bad rank" },
+		/* a repeated rank before a malformed line, and one after */
+		{ { 8000, 25000 }, { "YWJj 5", "Y!== 7" }, ":8000: rank 5 appears twice" },
+		{ { 8000, 25000 }, { "Y!== 7", "YWJj 5" }, ":8000: bad base64" },
+	};
+	char one[512], many[512];
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		for (int k = 0; k < 2; k++)
+			if (c[i].line[k])
+				bad[c[i].line[k]] = c[i].text[k];
+		load_error(bad, 1, one, sizeof one);
+		load_error(bad, 3, many, sizeof many);
+		if (!strstr(one, c[i].want))
+			printf("#   case %zu: %s\n", i, one);
+		CHECK(strstr(one, c[i].want) != NULL);
+		CHECK_STR(many, one);
+		for (int k = 0; k < 2; k++)
+			bad[c[i].line[k]] = NULL;
+	}
+	load_error(bad, 3, many, sizeof many);
+	CHECK_STR(many, "");
+}
+
 int main(void)
 {
 	RUN(test_same_tables_on_any_threads);
+	if (!mkdtemp(tmpdir))
+		return 1;
+	RUN(test_rank_errors_across_chunks);
+	rmdir(tmpdir);
 	return unit_done();
 }
