@@ -902,9 +902,12 @@ static size_t init_chars(llm_bpe_enc *e, const unsigned char *p, size_t n)
 	return k;
 }
 
+/* The slot is the top CACHE_BITS bits, and each bit of a product depends on every bit of
+ * the factors below it: no final mixing is needed (a mix64 cost 3% of the encoding of
+ * English text and saved 2% of the cache misses). */
 static inline uint64_t cache_hash(const uint64_t k[2], size_t n)
 {
-	return mix64(k[0] * 0x9e3779b97f4a7c15ULL ^ (k[1] + n) * 0xc2b2ae3d27d4eb4fULL);
+	return k[0] * 0x9e3779b97f4a7c15ULL ^ (k[1] + n) * 0xc2b2ae3d27d4eb4fULL;
 }
 
 /* k = p[0..n) zero-padded, for 0 < n <= 16, without a call to memcpy of a variable size
@@ -935,25 +938,17 @@ static inline void piece_key(uint64_t k[2], const unsigned char *p, size_t n)
 #endif
 }
 
-static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_ids *out)
+/*
+ * A piece that is not in the word cache, or too long for it: the whole-piece lookup, or
+ * backtracking, or the merges; then into cache slot c (NULL: none) under key k. Apart from
+ * encode_piece, whose hits (nineteen pieces in twenty of English text) then need no more
+ * registers saved than their few lines use.
+ */
+static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsigned char *p,
+                                                      size_t n, cache_slot *c, uint64_t k0,
+                                                      uint64_t k1, llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
-	if (n == 1 && b->byte_id[p[0]] != NO_TOKEN) {
-		llm_ids_push(out, b->byte_id[p[0]]);
-		return;
-	}
-	cache_slot *c = NULL;
-	uint64_t k[2] = { 0, 0 };
-	if (n <= CACHE_LEN) {
-		piece_key(k, p, n);
-		c = &e->cache[cache_hash(k, n) >> (64 - CACHE_BITS)];
-		if (c->len == n && c->k[0] == k[0] && c->k[1] == k[1]) {
-			ids_reserve(out, CACHE_IDS); /* all of c->ids: a copy of fixed size */
-			memcpy(out->v + out->n, c->ids, sizeof c->ids);
-			out->n += c->nids;
-			return;
-		}
-	}
 	size_t nids = 1;
 	bool bt = b->bt && !e->reference; /* it does the whole-piece lookup itself */
 	int64_t id = !bt && b->whole_first && n <= b->max_len ? bmap_find(b, p, n, llm_hash64(p, n, 0)) : -1;
@@ -979,12 +974,35 @@ static void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_i
 		}
 	}
 	if (c && nids <= CACHE_IDS) {
-		c->k[0] = k[0];
-		c->k[1] = k[1];
+		c->k[0] = k0;
+		c->k[1] = k1;
 		c->len = (uint8_t)n;
 		c->nids = (uint8_t)nids;
 		memcpy(c->ids, e->id, nids * sizeof *e->id);
 	}
+}
+
+static inline void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_ids *out)
+{
+	const llm_bpe *b = e->bpe;
+	if (n == 1 && b->byte_id[p[0]] != NO_TOKEN) {
+		llm_ids_push(out, b->byte_id[p[0]]);
+		return;
+	}
+	if (n > CACHE_LEN) {
+		encode_uncached(e, p, n, NULL, 0, 0, out);
+		return;
+	}
+	uint64_t k[2];
+	piece_key(k, p, n);
+	cache_slot *c = &e->cache[cache_hash(k, n) >> (64 - CACHE_BITS)];
+	if (c->len == n && c->k[0] == k[0] && c->k[1] == k[1]) {
+		ids_reserve(out, CACHE_IDS); /* all of c->ids: a copy of fixed size */
+		memcpy(out->v + out->n, c->ids, sizeof c->ids);
+		out->n += c->nids;
+		return;
+	}
+	encode_uncached(e, p, n, c, k[0], k[1], out);
 }
 
 /* Encode text that holds no added token; at_start: it begins the document. */
