@@ -76,8 +76,8 @@ int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end);
  * call per piece costs as much as finding it.
  */
 int llm_pretok_next_n(llm_pretok_state *st, size_t *start, size_t *end, size_t max, size_t *n);
-/* Whether the piece llm_pretok_next (or _next_n, the last of its batch) returned last is a match of the pattern (else a gap, or
- * an ill-formed UTF-8 sequence). */
+/* Whether the piece llm_pretok_next returned last (or the last of llm_pretok_next_n's batch)
+ * is a match of the pattern (else a gap, or an ill-formed UTF-8 sequence). */
 bool llm_pretok_matched(const llm_pretok_state *st);
 
 #endif

@@ -277,8 +277,8 @@ static void test_ascii_words(void)
 		"K\xe2\x84\xaa", "abc1", "1abc", "\rabc", "\nabc", "\r\nabc", " \xc3\xa9t\xc3\xa9", "a\xe4\xb8\x80",
 		"\xe4\xb8\x80" "abc", "ab\xff" "cd", "ab\xca\xb0", "AB\xca\xb0", "x\xc7\x85y", "/path/to",
 		/* runs across the 8-byte steps, ended by each neighbour of a-z and by non-ASCII */
-		" abcdefghijklmnopqrstuvwxyz{", "Abcdefg`", "abcdefgh@", "abcdefghi[", "ABCDEFGHIjklmnopqrs\xc3\xa9",
-		"abcdefghijklmnop\xcc\x81", "abcdefghijklmnopq\x7f", "\x01zzzzzzzz\x80",
+		" abcdefghijklmnopqrstuvwxyz{", "Abcdefg`", "abcdefgh@", "abcdefghi[",
+		"ABCDEFGHIjklmnopqrs\xc3\xa9", "abcdefghijklmnop\xcc\x81", "abcdefghijklmnopq\x7f", "\x01zzzzzzzz\x80",
 		/* no word at the start: punctuation, digits and white space before and after letters */
 		".,;", "a.b", "5abc", "12:34pm", "\n\nx", "\r\nX", "x{", "-\xc3\xa9", "--x", "  \tword", "'",
 	};
