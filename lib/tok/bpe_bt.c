@@ -60,8 +60,11 @@ typedef struct {
  * nearly every token with one, and its three dependent loads become one. */
 typedef struct {
 	uint32_t slot;          /* the node the three bytes lead to; 0: the trie has no such node */
-	uint32_t best;          /* the longest producible token among the first three bytes */
+	uint32_t best;          /* the longest producible token among the first three bytes, its
+	                         * length (1-3) in the top two bits (ids are below 2^30) */
 } bt_char;
+
+#define CHAR3_LEN_SHIFT 30
 
 /* The index of a three-byte UTF-8 character in bpe_bt.char3: its 16 payload bits. Any lead
  * byte 0xe0-0xef with two continuation bytes has one (overlong forms and surrogates too:
@@ -381,7 +384,7 @@ static void build_char3(bpe_bt *t)
 		uint32_t s = 0, best = NO_TOKEN;
 		for (int d = 0; d < 3 && (s = da_child(t, s, c[d])); d++)
 			if (t->da[s].tok != NO_TOKEN)
-				best = t->da[s].tok;
+				best = t->da[s].tok | (uint32_t)(d + 1) << CHAR3_LEN_SHIFT;
 		t->char3[i] = (bt_char){ s, best };
 	}
 }
@@ -521,18 +524,21 @@ static inline int compatible(const llm_bpe *b, const bpe_bt *t, bpe_pcache *pc, 
 	return (int)(*slot >> CCACHE_VERDICT_SHIFT);
 }
 
-/* The longest producible token that is a prefix of p[0..n), n > 0: at least p[0]'s. With
+/* The longest producible token that is a prefix of p[0..n), n > 0: at least p[0]'s, its
+ * length in *len (the walk knows it: the token's own entry is far away in memory). With
  * whole, *whole is the ordinary token that is all of p[0..n), or NO_TOKEN. */
-static inline uint32_t longest(const bpe_bt *t, const unsigned char *p, size_t n, uint32_t *whole)
+static inline uint32_t longest(const bpe_bt *t, const unsigned char *p, size_t n, size_t *len,
+                               uint32_t *whole)
 {
 	const da_slot *da = t->da;
 	uint32_t s = 0, best = NO_TOKEN;
-	size_t i = 0;
+	size_t i = 0, blen = 0;
 	if (is_char3(p, n)) {
 		const bt_char *c = &t->char3[char3_index(p)];
 		if (c->slot) {
 			s = c->slot;
-			best = c->best;
+			best = c->best & ((1u << CHAR3_LEN_SHIFT) - 1);
+			blen = c->best >> CHAR3_LEN_SHIFT;
 			i = 3;
 		}
 	}
@@ -541,11 +547,14 @@ static inline uint32_t longest(const bpe_bt *t, const unsigned char *p, size_t n
 		if (x >= t->nda || da[x].check != s)
 			break;
 		s = x;
-		if (da[s].tok != NO_TOKEN)
+		if (da[s].tok != NO_TOKEN) {
 			best = da[s].tok;
+			blen = i + 1;
+		}
 	}
 	if (whole)
 		*whole = i == n ? t->whole[s] : NO_TOKEN;
+	*len = blen;
 	return best;
 }
 
@@ -554,7 +563,8 @@ size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, bpe_bt_cache *cc, const u
 {
 	const bpe_bt *t = b->bt;
 	uint32_t whole;
-	uint32_t tok = longest(t, p, n, b->whole_first ? &whole : NULL);
+	size_t len; /* of tok */
+	uint32_t tok = longest(t, p, n, &len, b->whole_first ? &whole : NULL);
 	if (b->whole_first && whole != NO_TOKEN) {
 		out[0] = whole;
 		return 1;
@@ -564,7 +574,7 @@ size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, bpe_bt_cache *cc, const u
 	while (pos < n) {
 		uint32_t last = k ? out[k - 1] : NO_TOKEN;
 		for (;;) {
-			size_t end = pos + t->tok[tok].len;
+			size_t end = pos + len;
 			int c = dead[end >> 6] >> (end & 63) & 1 ? INCOMPATIBLE
 			        : last == NO_TOKEN               ? COMPATIBLE
 			                                         : compatible(b, t, pc, cc, last, tok);
@@ -574,11 +584,12 @@ size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, bpe_bt_cache *cc, const u
 				out[k++] = tok;
 				pos = end;
 				if (pos < n)
-					tok = longest(t, p + pos, n - pos, NULL);
+					tok = longest(t, p + pos, n - pos, &len, NULL);
 				break;
 			}
 			if (t->tok[tok].prefix != NO_TOKEN) {
 				tok = t->tok[tok].prefix;
+				len = t->tok[tok].len;
 				continue;
 			}
 			/* Nothing fits at pos: no encoding of the rest starts there. Take back the
@@ -587,7 +598,8 @@ size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, bpe_bt_cache *cc, const u
 				return SIZE_MAX; /* cannot happen when the tables are right */
 			dead[pos >> 6] |= (uint64_t)1 << (pos & 63);
 			k--;
-			pos -= t->tok[last].len;
+			len = t->tok[last].len;
+			pos -= len;
 			tok = last;
 			break;
 		}
