@@ -29,6 +29,8 @@
 #define CACHE_BITS 15
 #define CACHE_LEN 16
 #define CACHE_IDS 5
+/* Tokens up to this many bytes are keys of their own in the byte index (bmap_key1). */
+#define BMAP_INLINE 15
 /* Pieces taken from the pre-tokenizer at a time (llm_pretok_next_n). */
 #define PIECE_BATCH 64
 
@@ -92,6 +94,42 @@ int llm_bpe_cp_to_byte(uint32_t cp)
 }
 
 /* ---- the vocabulary ---- */
+
+/* The slot is the top CACHE_BITS bits, and each bit of a product depends on every bit of
+ * the factors below it: no final mixing is needed (a mix64 cost 3% of the encoding of
+ * English text and saved 2% of the cache misses). */
+static inline uint64_t cache_hash(const uint64_t k[2], size_t n)
+{
+	return k[0] * 0x9e3779b97f4a7c15ULL ^ (k[1] + n) * 0xc2b2ae3d27d4eb4fULL;
+}
+
+/* k = p[0..n) zero-padded, for 0 < n <= 16, without a call to memcpy of a variable size
+ * (a tenth of the encoding time of English text): overlapping loads of fixed sizes, the
+ * bytes beyond the piece shifted out (little-endian; elsewhere memcpy). */
+static inline void piece_key(uint64_t k[2], const unsigned char *p, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t a, b;
+	if (n >= 8) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + n - 8, 8);
+		k[0] = a;
+		k[1] = n == 8 ? 0 : b >> (8 * (16 - n));
+	} else if (n >= 4) {
+		uint32_t x, y;
+		memcpy(&x, p, 4);
+		memcpy(&y, p + n - 4, 4);
+		k[0] = x | ((uint64_t)y >> (8 * (8 - n))) << 32;
+		k[1] = 0;
+	} else {
+		k[0] = p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
+		k[1] = 0;
+	}
+#else
+	k[0] = k[1] = 0;
+	memcpy(k, p, n);
+#endif
+}
 
 static uint64_t mix64(uint64_t x)
 {
@@ -190,22 +228,57 @@ int bpe_set_token(llm_bpe *b, uint32_t id, const char *s, size_t n, unsigned fla
 	return LLM_OK;
 }
 
-static int64_t bmap_find(const llm_bpe *b, const void *s, size_t n, uint64_t h)
+/* The byte index (bslot): a token of up to BMAP_INLINE bytes is its own key, piece_key's
+ * with its length in the top byte (which such a key leaves zero), so that looking a word up
+ * reads one slot and no token; longer tokens are found by hash and compared in the arena. */
+static inline uint64_t bmap_key1(uint64_t k1, size_t n)
 {
-	uint32_t h32 = (uint32_t)(h >> 32);
-	for (size_t i = h & b->bmask;; i = (i + 1) & b->bmask) {
+	return k1 | (uint64_t)n << 56;
+}
+
+/* The token whose key (piece_key) is k0, k1 for n <= BMAP_INLINE bytes, h = cache_hash. */
+static inline int64_t bmap_find_key(const llm_bpe *b, uint64_t k0, uint64_t k1, size_t n, uint64_t h)
+{
+	k1 = bmap_key1(k1, n);
+	for (size_t i = h >> 32 & b->bmask;; i = (i + 1) & b->bmask) {
+		const bslot *sl = &b->bmap[i];
+		if (sl->k0 == k0 && sl->k1 == k1) /* never an empty slot's: k1 holds n > 0 */
+			return sl->id1 - 1;
+		if (!sl->id1)
+			return -1;
+	}
+}
+
+/* Where bytes s[0..n) are looked up: the key of a short token, the hash of any. */
+static inline uint64_t bmap_hash(const void *s, size_t n, uint64_t k[2])
+{
+	if (n && n <= BMAP_INLINE) {
+		piece_key(k, s, n);
+		return cache_hash(k, n);
+	}
+	k[0] = k[1] = 0;
+	return llm_hash64(s, n, 0);
+}
+
+static int64_t bmap_find(const llm_bpe *b, const void *s, size_t n)
+{
+	uint64_t k[2], h = bmap_hash(s, n, k);
+	if (n && n <= BMAP_INLINE)
+		return bmap_find_key(b, k[0], k[1], n, h);
+	uint32_t h32 = (uint32_t)h;
+	for (size_t i = h >> 32 & b->bmask;; i = (i + 1) & b->bmask) {
 		const bslot *sl = &b->bmap[i];
 		if (!sl->id1)
 			return -1;
 		uint32_t id = sl->id1 - 1;
-		if (sl->h32 == h32 && b->len[id] == n && memcmp(b->arena.p + b->off[id], s, n) == 0)
+		if (!sl->k1 && sl->h32 == h32 && b->len[id] == n && memcmp(b->arena.p + b->off[id], s, n) == 0)
 			return id;
 	}
 }
 
 int64_t bpe_bytes_id(const llm_bpe *b, const void *s, size_t n)
 {
-	return bmap_find(b, s, n, llm_hash64(s, n, 0));
+	return bmap_find(b, s, n);
 }
 
 /* Index the ordinary tokens by bytes; LLM_EFORMAT when two ids share the same bytes. */
@@ -220,16 +293,17 @@ int bpe_build_bmap(llm_bpe *b)
 		if (b->len[id] == NO_TOKEN || (b->flags[id] & TOK_ADDED))
 			continue;
 		const char *s = b->arena.p + b->off[id];
-		uint64_t h = llm_hash64(s, b->len[id], 0);
-		int64_t other = bmap_find(b, s, b->len[id], h);
+		size_t n = b->len[id];
+		int64_t other = bmap_find(b, s, n);
 		if (other >= 0)
 			return llm_fail(LLM_EFORMAT, "%s: ids %lld and %u are the same token", b->name,
 			                (long long)other, id);
-		size_t i = h & b->bmask;
+		uint64_t k[2], h = bmap_hash(s, n, k);
+		size_t i = h >> 32 & b->bmask;
 		while (b->bmap[i].id1)
 			i = (i + 1) & b->bmask;
-		b->bmap[i].id1 = id + 1;
-		b->bmap[i].h32 = (uint32_t)(h >> 32);
+		bool in = n && n <= BMAP_INLINE;
+		b->bmap[i] = (bslot){ in ? k[0] : 0, in ? bmap_key1(k[1], n) : 0, id + 1, in ? 0 : (uint32_t)h };
 		if (b->len[id] > b->max_len)
 			b->max_len = b->len[id];
 	}
@@ -879,7 +953,7 @@ static size_t init_chars(llm_bpe_enc *e, const unsigned char *p, size_t n)
 		size_t c = llm_utf8_decode((const char *)p + i, n - i, &cp);
 		if (llm_utf8_valid_prefix((const char *)p + i, c) != c)
 			c = 1;
-		int64_t id = c <= b->max_len ? bmap_find(b, p + i, c, llm_hash64(p + i, c, 0)) : -1;
+		int64_t id = c <= b->max_len ? bmap_find(b, p + i, c) : -1;
 		bool fallback = id < 0 && b->byte_fallback;
 		for (size_t j = 0; fallback && j < c; j++)
 			fallback = b->byte_tok[p[i + j]] != NO_TOKEN;
@@ -902,42 +976,6 @@ static size_t init_chars(llm_bpe_enc *e, const unsigned char *p, size_t n)
 	return k;
 }
 
-/* The slot is the top CACHE_BITS bits, and each bit of a product depends on every bit of
- * the factors below it: no final mixing is needed (a mix64 cost 3% of the encoding of
- * English text and saved 2% of the cache misses). */
-static inline uint64_t cache_hash(const uint64_t k[2], size_t n)
-{
-	return k[0] * 0x9e3779b97f4a7c15ULL ^ (k[1] + n) * 0xc2b2ae3d27d4eb4fULL;
-}
-
-/* k = p[0..n) zero-padded, for 0 < n <= 16, without a call to memcpy of a variable size
- * (a tenth of the encoding time of English text): overlapping loads of fixed sizes, the
- * bytes beyond the piece shifted out (little-endian; elsewhere memcpy). */
-static inline void piece_key(uint64_t k[2], const unsigned char *p, size_t n)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t a, b;
-	if (n >= 8) {
-		memcpy(&a, p, 8);
-		memcpy(&b, p + n - 8, 8);
-		k[0] = a;
-		k[1] = n == 8 ? 0 : b >> (8 * (16 - n));
-	} else if (n >= 4) {
-		uint32_t x, y;
-		memcpy(&x, p, 4);
-		memcpy(&y, p + n - 4, 4);
-		k[0] = x | ((uint64_t)y >> (8 * (8 - n))) << 32;
-		k[1] = 0;
-	} else {
-		k[0] = p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
-		k[1] = 0;
-	}
-#else
-	k[0] = k[1] = 0;
-	memcpy(k, p, n);
-#endif
-}
-
 /*
  * A piece that is not in the word cache, or too long for it: the whole-piece lookup, or
  * backtracking, or the merges; then into cache slot c (NULL: none) under key k. Apart from
@@ -946,12 +984,20 @@ static inline void piece_key(uint64_t k[2], const unsigned char *p, size_t n)
  */
 static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsigned char *p,
                                                       size_t n, cache_slot *c, uint64_t k0,
-                                                      uint64_t k1, llm_ids *out)
+                                                      uint64_t k1, uint64_t h, llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
 	size_t nids = 1;
 	bool bt = b->bt && !e->reference; /* it does the whole-piece lookup itself */
-	int64_t id = !bt && b->whole_first && n <= b->max_len ? bmap_find(b, p, n, llm_hash64(p, n, 0)) : -1;
+	int64_t id = -1;
+	/* A word is looked up whole in one slot of the byte index (c: the key is the piece's),
+	 * where backtracking would walk the trie a byte at a time, one cache miss after another.
+	 * A piece of three-byte characters (CJK) is left to backtracking, whose table takes the
+	 * first character in one step: it is seldom a token of its own. */
+	if (b->whole_first && n <= BMAP_INLINE && !(bt && p[0] >= 0xe0))
+		id = bmap_find_key(b, k0, k1, n, h);
+	else if (!bt && b->whole_first && n <= b->max_len)
+		id = bmap_find(b, p, n);
 	if (id >= 0) {
 		llm_ids_push(out, (uint32_t)id);
 		e->id[0] = (uint32_t)id;
@@ -990,19 +1036,20 @@ static inline void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n
 		return;
 	}
 	if (n > CACHE_LEN) {
-		encode_uncached(e, p, n, NULL, 0, 0, out);
+		encode_uncached(e, p, n, NULL, 0, 0, 0, out);
 		return;
 	}
 	uint64_t k[2];
 	piece_key(k, p, n);
-	cache_slot *c = &e->cache[cache_hash(k, n) >> (64 - CACHE_BITS)];
+	uint64_t h = cache_hash(k, n);
+	cache_slot *c = &e->cache[h >> (64 - CACHE_BITS)];
 	if (c->len == n && c->k[0] == k[0] && c->k[1] == k[1]) {
 		ids_reserve(out, CACHE_IDS); /* all of c->ids: a copy of fixed size */
 		memcpy(out->v + out->n, c->ids, sizeof c->ids);
 		out->n += c->nids;
 		return;
 	}
-	encode_uncached(e, p, n, c, k[0], k[1], out);
+	encode_uncached(e, p, n, c, k[0], k[1], h, out);
 }
 
 /* Encode text that holds no added token; at_start: it begins the document. */

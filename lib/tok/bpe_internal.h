@@ -22,9 +22,12 @@
  * make a loader allocate gigabytes. */
 #define MAX_HOLES (1u << 20)
 
+/* A slot of the byte index (bpe.c): a short token's bytes are its key, a longer one is
+ * found by hash and compared with the arena. */
 typedef struct {
-	uint32_t id1; /* id + 1; 0 = empty */
-	uint32_t h32;
+	uint64_t k0, k1; /* a short token's key; 0, 0 for a longer one */
+	uint32_t id1;    /* id + 1; 0 = empty */
+	uint32_t h32;    /* a longer token's hash, low half */
 } bslot;
 
 typedef struct {
