@@ -74,7 +74,9 @@ int llm_json_parse_value(const char *s, size_t n, llm_json_val *v, size_t *err_p
 /* Top-level field by (unescaped) key, or NULL. The last one wins when a key repeats. */
 const llm_json_val *llm_json_get(const llm_json_rec *rec, const char *key);
 
-/* Append the unescaped content of a string value to out (LLM_EINVAL if v is not a string). */
+/* Append the unescaped content of a string value to out (LLM_EINVAL if v is not a string).
+ * It is valid UTF-8 when the record or value parsed: the parsers check the bytes, and an
+ * escaped lone surrogate becomes U+FFFD. */
 int llm_json_str(const llm_json_val *v, llm_buf *out);
 /* Convenience: field as string / number / integer / bool. LLM_ENOTFOUND if absent,
  * LLM_EINVAL if of another type. */

@@ -726,6 +726,7 @@ struct llm_bpe_enc {
 	bpe_bt_cache *ccache; /* backtracking's compatibility tests; NULL without tables */
 	uint64_t *dead;   /* backtracking scratch, cap / 64 + 1 words */
 	bool reference;   /* merge by rank even where backtracking tables exist */
+	bool valid_utf8;  /* the texts are valid UTF-8 (llm_bpe_enc_valid_utf8) */
 	llm_hfpretok_state *hs;
 	llm_hfnorm_state *ns;
 	llm_buf norm; /* a segment normalized */
@@ -767,6 +768,11 @@ llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 	llm_buf_init(&e->seg);
 	llm_buf_init(&e->norm);
 	return e;
+}
+
+void llm_bpe_enc_valid_utf8(llm_bpe_enc *e, bool valid)
+{
+	e->valid_utf8 = valid;
 }
 
 void bpe_enc_reference(llm_bpe_enc *e, bool on)
@@ -1080,7 +1086,10 @@ static int encode_ordinary(llm_bpe_enc *e, const char *s, size_t n, bool at_star
 		encode_piece(e, (const unsigned char *)s, n, out);
 		return LLM_OK;
 	}
-	llm_pretok_begin(e->st, s, n);
+	if (e->valid_utf8)
+		llm_pretok_begin_valid(e->st, s, n);
+	else
+		llm_pretok_begin(e->st, s, n);
 	size_t a[PIECE_BATCH], z[PIECE_BATCH], np;
 	int rc;
 	while ((rc = llm_pretok_next_n(e->st, a, z, PIECE_BATCH, &np)) == LLM_OK)

@@ -21,6 +21,7 @@ llm_bpe_doc *llm_bpe_doc_new(const llm_bpe_doc_opts *o)
 	llm_bpe_doc *d = llm_calloc(1, sizeof *d);
 	d->o = *o;
 	d->enc = llm_bpe_enc_new(o->bpe);
+	llm_bpe_enc_valid_utf8(d->enc, true); /* llm_json_parse validates, llm_json_str keeps it so */
 	llm_json_rec_init(&d->rec);
 	llm_ids_init(&d->ids);
 	return d;

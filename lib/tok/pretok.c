@@ -317,6 +317,12 @@ void llm_pretok_begin(llm_pretok_state *st, const char *s, size_t n)
 	st->pending = false;
 }
 
+void llm_pretok_begin_valid(llm_pretok_state *st, const char *s, size_t n)
+{
+	llm_pretok_begin(st, s, n);
+	st->valid_end = n; /* one valid run: the search starts at 0 */
+}
+
 int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end)
 {
 	st->matched = false;

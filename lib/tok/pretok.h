@@ -67,6 +67,9 @@ void llm_pretok_state_free(llm_pretok_state *st);
  * beyond the cap); the detail names the reason.
  */
 void llm_pretok_begin(llm_pretok_state *st, const char *s, size_t n);
+/* llm_pretok_begin for text the caller knows to be valid UTF-8 (it must be: the matchers then
+ * read whole characters without a check), which is then not validated again. */
+void llm_pretok_begin_valid(llm_pretok_state *st, const char *s, size_t n);
 int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end);
 /*
  * The next pieces at once: up to max (> 0) of them, those that llm_pretok_next would return

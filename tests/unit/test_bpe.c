@@ -83,7 +83,11 @@ static int check_vectors(llm_bpe *b, const char *path, int with_ordinary)
 		CHECK_EQ_INT(llm_json_parse(&rec, line, len), LLM_OK);
 		llm_buf_reset(&text);
 		CHECK_EQ_INT(llm_json_get_str(&rec, "text", &text), LLM_OK);
-		for (int ord = 0; ord <= with_ordinary; ord++) {
+		/* each text twice: checked again by the pre-tokenizer, and known to be valid UTF-8
+		 * (a JSON string's) */
+		for (int k = 0; k < 2 * (with_ordinary + 1); k++) {
+			int ord = k >> 1;
+			llm_bpe_enc_valid_utf8(e, k & 1);
 			json_ids(llm_json_get(&rec, ord ? "ids_ordinary" : "ids"), &want);
 			got.n = 0;
 			CHECK_EQ_INT(llm_bpe_encode(e, text.p, text.len,

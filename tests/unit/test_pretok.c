@@ -186,10 +186,14 @@ static void print_escaped(const char *s, size_t n)
 }
 
 /* Whether llm_pretok_next_n, max pieces at a time, gives PCRE2's pieces: the matchers' batch
- * loop, and its hand-over to llm_pretok_next at ill-formed bytes, gaps and a full batch. */
-static int same_batches(pair *p, const char *s, size_t n, size_t max)
+ * loop, and its hand-over to llm_pretok_next at ill-formed bytes, gaps and a full batch;
+ * valid: begun with llm_pretok_begin_valid (s is valid UTF-8). */
+static int same_batches(pair *p, const char *s, size_t n, size_t max, bool valid)
 {
-	llm_pretok_begin(p->fs, s, n);
+	if (valid)
+		llm_pretok_begin_valid(p->fs, s, n);
+	else
+		llm_pretok_begin(p->fs, s, n);
 	llm_pretok_begin(p->rs, s, n);
 	size_t a[8], z[8], got, ra = 0, rz = 0;
 	int rc;
@@ -229,11 +233,13 @@ static int same_pieces(const char *s, size_t n)
 				if (fr != LLM_OK)
 					break;
 			}
+			bool valid = llm_utf8_valid_prefix(s, n) == n;
 			for (size_t max = 1; max <= 8 && ok; max += 7)
-				if (!same_batches(p, s, n, max)) {
-					print_escaped(s, n);
-					ok = 0;
-				}
+				for (int v = 0; v <= valid && ok; v++)
+					if (!same_batches(p, s, n, max, v)) {
+						print_escaped(s, n);
+						ok = 0;
+					}
 		}
 	return ok;
 }
