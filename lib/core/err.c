@@ -178,6 +178,14 @@ void *llm_malloc(size_t n)
 	return p;
 }
 
+void *llm_malloc_lines(size_t n)
+{
+	void *p = aligned_alloc(64, ((n ? n : 1) + 63) & ~(size_t)63);
+	if (!p)
+		oom(n);
+	return p;
+}
+
 void *llm_calloc(size_t count, size_t size)
 {
 	void *p = calloc(count ? count : 1, size ? size : 1);

@@ -70,6 +70,8 @@ typedef void (*llm_oom_fn)(size_t bytes);
 void llm_set_oom_handler(llm_oom_fn fn);
 void *llm_malloc(size_t n);
 void *llm_calloc(size_t count, size_t size);
+/* n bytes at an address that is a multiple of 64 (a cache line), freed with free(). */
+void *llm_malloc_lines(size_t n);
 void *llm_realloc(void *p, size_t n);
 char *llm_strdup(const char *s);
 char *llm_strndup(const char *s, size_t n);
