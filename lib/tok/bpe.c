@@ -1034,7 +1034,9 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 	}
 }
 
-static inline void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_ids *out)
+/* Inlined into the loops over pieces, whose hits then cost no call: a call, and the
+ * registers saved for it, were a tenth of the instructions of English text. */
+static inline __attribute__((always_inline)) void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
 	if (n == 1 && b->byte_id[p[0]] != NO_TOKEN) {
