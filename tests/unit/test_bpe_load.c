@@ -4,7 +4,8 @@
  * and a character-level tokenizer.json, each loaded on 1, 2 and 3 threads, hash the same
  * (tokens, byte index, pair lists, backtracking tables), and different files differently.
  * A rank file is decoded in chunks on the pool: a malformed line far into it is reported
- * with its line number, and the first error in the file is the one reported.
+ * with its line number, and the first error in the file is the one reported. The byte index
+ * finds each token under its own bytes only, short tokens (their own keys) and long ones.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -149,9 +150,74 @@ static void test_rank_errors_across_chunks(void)
 	CHECK_STR(many, "");
 }
 
+/* Base64 of s[0..n) appended to out. */
+static void add_b64(llm_buf *out, const char *s, size_t n)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const unsigned char *u = (const unsigned char *)s;
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)u[i] << 16 | (i + 1 < n ? (unsigned)u[i + 1] << 8 : 0) |
+		             (i + 2 < n ? u[i + 2] : 0);
+		char q[4] = { a[v >> 18 & 63], a[v >> 12 & 63], i + 1 < n ? a[v >> 6 & 63] : '=',
+		              i + 2 < n ? a[v & 63] : '=' };
+		llm_buf_add(out, q, 4);
+	}
+}
+
+/* The byte index holds a token of up to 15 bytes as its own key, its length beside the
+ * zero-padded bytes: tokens that differ by trailing NUL bytes, and tokens on both sides of
+ * the 15 bytes, are each found under their own bytes only. */
+static void test_byte_index(void)
+{
+	static const struct {
+		const char *s;
+		size_t n;
+	} t[] = {
+		{ "a\0", 2 }, { "\0\0", 2 }, { "\0\0\0", 3 }, { "abcdefgh", 8 }, { "abcdefgh\0", 9 },
+		{ "abcdefghijklmn", 14 }, { "abcdefghijklmno", 15 }, { "abcdefghijklmnop", 16 },
+		{ "abcdefghijklmnopq", 17 }, { "xyz\0\0\0\0\0\0\0\0\0\0\0\0", 15 },
+		{ "xyz\0\0\0\0\0\0\0\0\0\0\0\0\0", 16 },
+	};
+	static const struct {
+		const char *s;
+		size_t n;
+	} absent[] = {
+		{ "a\0\0", 3 }, { "\0\0\0\0", 4 }, { "abcdefgh\0\0", 10 }, { "abcdefghijklmno\0", 16 },
+		{ "abcdefghijklmnoq", 16 }, { "xyz\0\0\0\0\0\0\0\0\0\0\0", 14 }, { "abcdefghijklm", 13 },
+	};
+	llm_buf f = LLM_BUF_INIT;
+	for (unsigned c = 0; c < 256; c++) {
+		char ch = (char)c, line[16];
+		add_b64(&f, &ch, 1);
+		snprintf(line, sizeof line, " %u\n", c);
+		llm_buf_adds(&f, line);
+	}
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		char line[16];
+		add_b64(&f, t[i].s, t[i].n);
+		snprintf(line, sizeof line, " %zu\n", 256 + i);
+		llm_buf_adds(&f, line);
+	}
+	llm_bpe *b;
+	CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, f.p, f.len, "t", NULL, "\\p{L}+|.", NULL, 0, NULL), LLM_OK);
+	if (b) {
+		for (unsigned c = 0; c < 256; c++) {
+			char ch = (char)c;
+			CHECK(bpe_bytes_id(b, &ch, 1) == c);
+		}
+		for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+			CHECK(bpe_bytes_id(b, t[i].s, t[i].n) == (int64_t)(256 + i));
+		for (size_t i = 0; i < sizeof absent / sizeof *absent; i++)
+			CHECK(bpe_bytes_id(b, absent[i].s, absent[i].n) == -1);
+		llm_bpe_free(b);
+	}
+	llm_buf_release(&f);
+}
+
 int main(void)
 {
 	RUN(test_same_tables_on_any_threads);
+	RUN(test_byte_index);
 	if (!mkdtemp(tmpdir))
 		return 1;
 	RUN(test_rank_errors_across_chunks);
