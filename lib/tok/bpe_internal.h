@@ -71,6 +71,7 @@ struct llm_bpe {
 	bpe_bt *bt;             /* backtracking tables (bpe_bt.c), NULL: merge by rank */
 	special *sp;            /* sorted longest first, so the first match is the longest */
 	size_t nsp;
+	size_t nplain;          /* of them not special: split off under every llm_bpe_special mode */
 	unsigned char sp_first[256];
 	int sp_one;             /* the byte every added token starts with, or -1 (several) */
 	llm_pretok *pt;         /* NULL: a segment is one piece (unless hp) */
