@@ -237,7 +237,8 @@ static inline uint64_t bmap_key1(uint64_t k1, size_t n)
 }
 
 /* The token whose key (piece_key) is k0, k1 for n <= BMAP_INLINE bytes, h = cache_hash. */
-static inline int64_t bmap_find_key(const llm_bpe *b, uint64_t k0, uint64_t k1, size_t n, uint64_t h)
+static inline int64_t bmap_find_key(const llm_bpe *b, uint64_t k0, uint64_t k1, size_t n,
+                                    uint64_t h)
 {
 	k1 = bmap_key1(k1, n);
 	for (size_t i = h >> 32 & b->bmask;; i = (i + 1) & b->bmask) {
@@ -271,7 +272,8 @@ static int64_t bmap_find(const llm_bpe *b, const void *s, size_t n)
 		if (!sl->id1)
 			return -1;
 		uint32_t id = sl->id1 - 1;
-		if (!sl->k1 && sl->h32 == h32 && b->len[id] == n && memcmp(b->arena.p + b->off[id], s, n) == 0)
+		if (!sl->k1 && sl->h32 == h32 && b->len[id] == n &&
+		    memcmp(b->arena.p + b->off[id], s, n) == 0)
 			return id;
 	}
 }
@@ -303,7 +305,8 @@ int bpe_build_bmap(llm_bpe *b)
 		while (b->bmap[i].id1)
 			i = (i + 1) & b->bmask;
 		bool in = n && n <= BMAP_INLINE;
-		b->bmap[i] = (bslot){ in ? k[0] : 0, in ? bmap_key1(k[1], n) : 0, id + 1, in ? 0 : (uint32_t)h };
+		b->bmap[i] = in ? (bslot){ k[0], bmap_key1(k[1], n), id + 1, 0 }
+		                : (bslot){ 0, 0, id + 1, (uint32_t)h };
 		if (b->len[id] > b->max_len)
 			b->max_len = b->len[id];
 	}
@@ -1037,7 +1040,9 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 
 /* Inlined into the loops over pieces, whose hits then cost no call: a call, and the
  * registers saved for it, were a tenth of the instructions of English text. */
-static inline __attribute__((always_inline)) void encode_piece(llm_bpe_enc *e, const unsigned char *p, size_t n, llm_ids *out)
+static inline __attribute__((always_inline)) void encode_piece(llm_bpe_enc *e,
+                                                               const unsigned char *p, size_t n,
+                                                               llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
 	if (n == 1 && b->byte_id[p[0]] != NO_TOKEN) {

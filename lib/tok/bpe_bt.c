@@ -282,9 +282,10 @@ void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h)
 	for (size_t i = 0; i < CHAR3_COUNT; i++)
 		llm_hasher_add(h, (const uint32_t[]){ t->char3[i].slot, t->char3[i].best }, 2 * sizeof(uint32_t));
 	for (const bt_tok *k = t->tok, *end = k + ntok; k < end; k++)
-		llm_hasher_add(h, (const uint32_t[]){ k->time, k->left, k->right, k->prefix, k->len,
-		                                      k->exact, (uint32_t)k->partners,
-		                                      (uint32_t)(k->partners >> 32) }, 8 * sizeof(uint32_t));
+		llm_hasher_add(h,
+		               (const uint32_t[]){ k->time, k->left, k->right, k->prefix, k->len, k->exact,
+		                                   (uint32_t)k->partners, (uint32_t)(k->partners >> 32) },
+		               8 * sizeof(uint32_t));
 }
 
 /* The last merges of the ordinary tokens, in chunks on the pool: each token's depends on the
@@ -511,7 +512,9 @@ static int compatible_walk(const llm_bpe *b, const bpe_bt *t, bpe_pcache *pc, ui
 	uint32_t limit = NO_TOKEN, res;
 	for (;;) {
 		uint64_t bits = partner_bits(y);
-		uint32_t rank = (tk[x].partners & bits) == bits ? bpe_pair_cached(b, pc, x, y, &res) : NO_TOKEN;
+		uint32_t rank = NO_TOKEN;
+		if ((tk[x].partners & bits) == bits)
+			rank = bpe_pair_cached(b, pc, x, y, &res);
 		if (rank != NO_TOKEN && rank + 1 < limit)
 			return INCOMPATIBLE;
 		if (tk[x].time > tk[y].time) {

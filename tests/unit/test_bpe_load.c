@@ -199,7 +199,8 @@ static void test_byte_index(void)
 		llm_buf_adds(&f, line);
 	}
 	llm_bpe *b;
-	CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, f.p, f.len, "t", NULL, "\\p{L}+|.", NULL, 0, NULL), LLM_OK);
+	CHECK_EQ_INT(llm_bpe_load_tiktoken(&b, f.p, f.len, "t", NULL, "\\p{L}+|.", NULL, 0, NULL),
+	             LLM_OK);
 	if (b) {
 		for (unsigned c = 0; c < 256; c++) {
 			char ch = (char)c;
