@@ -59,6 +59,7 @@ struct llm_bpe {
 	llm_buf arena;
 	bslot *bmap;            /* bytes -> id, ordinary tokens only */
 	size_t bmask;
+	unsigned bshift;        /* a hash's slot is its top bits: h >> bshift */
 	pslot *pmap;            /* pair -> (rank, result), while loading */
 	size_t pmask, npairs;
 	/* The pairs for encoding, grouped by left token (CSR): the pairs of l are at
