@@ -1004,8 +1004,9 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 	int64_t id = -1;
 	/* A word is looked up whole in one slot of the byte index (c: the key is the piece's),
 	 * where backtracking would walk the trie a byte at a time, one cache miss after another.
-	 * A piece of three-byte characters (CJK) is left to backtracking, whose table takes the
-	 * first character in one step: it is seldom a token of its own. */
+	 * A piece that starts with a character of three bytes or more (CJK) is left to
+	 * backtracking, whose table takes a first three-byte character in one step: such a piece
+	 * is seldom a token of its own. */
 	if (b->whole_first && n <= BMAP_INLINE && !(bt && p[0] >= 0xe0))
 		id = bmap_find_key(b, k0, k1, n, h);
 	else if (!bt && b->whole_first && n <= b->max_len)

@@ -46,8 +46,8 @@ typedef struct {
 	uint32_t tok;   /* the producible token the node spells, or NO_TOKEN */
 } da_slot;
 
-/* What encoding needs of a token, together: a compatibility test reads time, left and right
- * of two tokens, a step its length and prefix. */
+/* What encoding needs of a token, together: a compatibility test reads time, left, right and
+ * partners of two tokens, a step its length and prefix. 32 bytes, on cache lines. */
 typedef struct {
 	uint32_t time;          /* formation time; NO_TOKEN: BPE never produces the token */
 	uint32_t left, right;   /* its last merge (a merged token) */
