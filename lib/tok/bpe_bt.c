@@ -71,6 +71,7 @@ static inline uint64_t partner_bits(uint32_t r)
  * nearly every token with one, and its three dependent loads become one. */
 typedef struct {
 	uint32_t slot;          /* the node the three bytes lead to; 0: the trie has no such node */
+	int32_t base;           /* that node's da_slot.base: the next step's load is the child's */
 	uint32_t best;          /* the longest producible token among the first three bytes, its
 	                         * length (1-3) in the top two bits (ids are below 2^30) */
 } bt_char;
@@ -280,7 +281,8 @@ void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h)
 		llm_hasher_add(h, (const uint32_t[]){ t->da[i].check, (uint32_t)t->da[i].base,
 		                                      t->da[i].tok, t->whole[i] }, 4 * sizeof(uint32_t));
 	for (size_t i = 0; i < CHAR3_COUNT; i++)
-		llm_hasher_add(h, (const uint32_t[]){ t->char3[i].slot, t->char3[i].best }, 2 * sizeof(uint32_t));
+		llm_hasher_add(h, (const uint32_t[]){ t->char3[i].slot, (uint32_t)t->char3[i].base, t->char3[i].best },
+		               3 * sizeof(uint32_t));
 	for (const bt_tok *k = t->tok, *end = k + ntok; k < end; k++)
 		llm_hasher_add(h,
 		               (const uint32_t[]){ k->time, k->left, k->right, k->prefix, k->len, k->exact,
@@ -398,7 +400,7 @@ static void build_char3(bpe_bt *t)
 		for (int d = 0; d < 3 && (s = da_child(t, s, c[d])); d++)
 			if (t->da[s].tok != NO_TOKEN)
 				best = t->da[s].tok | (uint32_t)(d + 1) << CHAR3_LEN_SHIFT;
-		t->char3[i] = (bt_char){ s, best };
+		t->char3[i] = (bt_char){ s, s ? t->da[s].base : 0, best };
 	}
 }
 
@@ -551,21 +553,24 @@ static inline uint32_t longest(const bpe_bt *t, const unsigned char *p, size_t n
 {
 	const da_slot *da = t->da;
 	uint32_t s = 0, best = NO_TOKEN;
+	int32_t base = da[0].base;
 	size_t i = 0, blen = 0;
 	if (is_char3(p, n)) {
 		const bt_char *c = &t->char3[char3_index(p)];
 		if (c->slot) {
 			s = c->slot;
+			base = c->base;
 			best = c->best & ((1u << CHAR3_LEN_SHIFT) - 1);
 			blen = c->best >> CHAR3_LEN_SHIFT;
 			i = 3;
 		}
 	}
 	for (; i < n; i++) {
-		uint32_t x = (uint32_t)(da[s].base + p[i]);
+		uint32_t x = (uint32_t)(base + p[i]);
 		if (x >= t->nda || da[x].check != s)
 			break;
 		s = x;
+		base = da[s].base;
 		if (da[s].tok != NO_TOKEN) {
 			best = da[s].tok;
 			blen = i + 1;
