@@ -281,8 +281,8 @@ void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h)
 		llm_hasher_add(h, (const uint32_t[]){ t->da[i].check, (uint32_t)t->da[i].base,
 		                                      t->da[i].tok, t->whole[i] }, 4 * sizeof(uint32_t));
 	for (size_t i = 0; i < CHAR3_COUNT; i++)
-		llm_hasher_add(h, (const uint32_t[]){ t->char3[i].slot, (uint32_t)t->char3[i].base, t->char3[i].best },
-		               3 * sizeof(uint32_t));
+		llm_hasher_add(h, (const uint32_t[]){ t->char3[i].slot, (uint32_t)t->char3[i].base,
+		                                      t->char3[i].best }, 3 * sizeof(uint32_t));
 	for (const bt_tok *k = t->tok, *end = k + ntok; k < end; k++)
 		llm_hasher_add(h,
 		               (const uint32_t[]){ k->time, k->left, k->right, k->prefix, k->len, k->exact,
