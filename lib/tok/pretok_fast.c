@@ -18,6 +18,9 @@
 
 #include <stdint.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "pretok_classes.h"
 
@@ -123,6 +126,11 @@ static inline bool is_crlf(unsigned c)
 static inline unsigned ascii_lower(unsigned c)
 {
 	return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+
+static inline bool ascii_alpha(unsigned c)
+{
+	return (c | 32) >= 'a' && (c | 32) <= 'z';
 }
 
 /* The length of a contraction at s[i]: 's 't 'm 'd 'll 've 're (caseless: any case, and
@@ -251,11 +259,6 @@ static size_t o200k_upper(uchar *s, size_t t, size_t end)
 {
 	size_t u = run_in(s, t, end, PT_UP);
 	return u == t ? 0 : run_in(s, u, end, PT_LO);
-}
-
-static inline bool ascii_alpha(unsigned c)
-{
-	return (c | 32) >= 'a' && (c | 32) <= 'z';
 }
 
 /*
@@ -396,18 +399,49 @@ static size_t m_digits3(uchar *s, size_t p, size_t end)
 }
 
 /*
+ * ` ?[A-Za-z]+` at p where an ASCII character or the end of the text follows, or 0. Where
+ * the pattern's first alternatives are (a contraction or) ` ?\p{L}+` or
+ * `[^\r\n\p{L}\p{N}]?\p{L}+`, that is the match at p; English text is nearly all such
+ * words, and inline, each costs a few instructions a byte where the matcher took a class
+ * lookup per letter and a call.
+ */
+static inline size_t ascii_word(uchar *s, size_t p, size_t end)
+{
+	size_t i = p + (s[p] == ' ');
+	if (i >= end || !ascii_alpha(s[i]))
+		return 0;
+	i++;
+#ifdef __SSE2__
+	for (; i + 16 <= end; i += 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+		__m128i l = _mm_sub_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+		unsigned in = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(l, _mm_set1_epi8(25)), l));
+		if (in != 0xffff) {
+			i += (unsigned)__builtin_ctz(~in);
+			return s[i] >= 0x80 ? 0 : i;
+		}
+	}
+#endif
+	while (i < end && ascii_alpha(s[i]))
+		i++;
+	return i < end && s[i] >= 0x80 ? 0 : i;
+}
+
+/*
  * Up to max successive matches of m from `from`, each search starting where the last match
  * ended, as find_iter does. Inlined into one loop per kind (pretok_fast_find_n), so that the
  * matcher is a direct call, or none: most pieces of text are a few bytes, and the dispatch
  * and the call per piece cost as much as matching them.
  */
 static inline __attribute__((always_inline)) size_t
-find_n(size_t (*m)(uchar *, size_t, size_t), uchar *s, size_t end, size_t from, size_t *ms,
-       size_t *me, size_t max)
+find_n(size_t (*m)(uchar *, size_t, size_t), bool words, uchar *s, size_t end, size_t from,
+       size_t *ms, size_t *me, size_t max)
 {
 	size_t k = 0, len;
 	for (size_t p = from; p < end && k < max;) {
-		size_t e = m(s, p, end);
+		size_t e = words ? ascii_word(s, p, end) : 0;
+		if (!e)
+			e = m(s, p, end);
 		if (e) {
 			ms[k] = p;
 			me[k++] = e;
@@ -425,14 +459,14 @@ size_t pretok_fast_find_n(int kind, const char *str, size_t end, size_t from, si
 {
 	uchar *s = (uchar *)str;
 	switch (kind) {
-	case PRETOK_FAST_GPT2: return find_n(m_gpt2, s, end, from, ms, me, max);
-	case PRETOK_FAST_CL100K: return find_n(m_cl100k3, s, end, from, ms, me, max);
-	case PRETOK_FAST_QWEN: return find_n(m_qwen, s, end, from, ms, me, max);
-	case PRETOK_FAST_QWEN35: return find_n(m_qwen35, s, end, from, ms, me, max);
-	case PRETOK_FAST_O200K: return find_n(m_o200k, s, end, from, ms, me, max);
-	case PRETOK_FAST_DIGITS3: return find_n(m_digits3, s, end, from, ms, me, max);
-	case PRETOK_FAST_CJK: return find_n(m_cjk, s, end, from, ms, me, max);
-	case PRETOK_FAST_DEEPSEEK: return find_n(m_deepseek, s, end, from, ms, me, max);
+	case PRETOK_FAST_GPT2: return find_n(m_gpt2, true, s, end, from, ms, me, max);
+	case PRETOK_FAST_CL100K: return find_n(m_cl100k3, true, s, end, from, ms, me, max);
+	case PRETOK_FAST_QWEN: return find_n(m_qwen, true, s, end, from, ms, me, max);
+	case PRETOK_FAST_QWEN35: return find_n(m_qwen35, true, s, end, from, ms, me, max);
+	case PRETOK_FAST_O200K: return find_n(m_o200k, false, s, end, from, ms, me, max);
+	case PRETOK_FAST_DIGITS3: return find_n(m_digits3, false, s, end, from, ms, me, max);
+	case PRETOK_FAST_CJK: return find_n(m_cjk, false, s, end, from, ms, me, max);
+	case PRETOK_FAST_DEEPSEEK: return find_n(m_deepseek, false, s, end, from, ms, me, max);
 	}
 	return 0;
 }
