@@ -389,34 +389,85 @@ static size_t m_digits3(uchar *s, size_t p, size_t end)
 }
 
 /*
- * ` ?[A-Za-z]+` at p where an ASCII character or the end of the text follows, or 0. Where
- * the pattern's first alternatives are (a contraction or) ` ?\p{L}+` or
- * `[^\r\n\p{L}\p{N}]?\p{L}+`, that is the match at p; English text is nearly all such
- * words, and inline, each costs a few instructions a byte where the matcher took a class
- * lookup per letter and a call.
+ * The ASCII fast paths: the match at p where it is all ASCII and an ASCII byte (or the end
+ * of the text) follows it, else 0 for the matcher to decide (where a non-ASCII character
+ * could continue a run, a prefix could start a word of non-ASCII letters, and at contractions
+ * and white space). English text is nearly all such words, numbers and punctuation, and inline
+ * they cost a few instructions a byte where the matcher took a call and a class lookup per
+ * character.
  */
-static inline size_t ascii_word(uchar *s, size_t p, size_t end)
+static inline size_t ascii_end(uchar *s, size_t i, size_t end)
+{
+	return i < end && s[i] >= 0x80 ? 0 : i;
+}
+
+/* gpt2's ` ?\p{L}+`. */
+static inline __attribute__((always_inline)) size_t a_gpt2(uchar *s, size_t p, size_t end)
 {
 	size_t i = p + (s[p] == ' ');
 	if (i >= end || !ascii_alpha(s[i]))
 		return 0;
-	i = ascii_run(s, i + 1, end, 'a', 'z', 0x20);
-	return i < end && s[i] >= 0x80 ? 0 : i;
+	return ascii_end(s, ascii_run(s, i + 1, end, 'a', 'z', 0x20), end);
+}
+
+/* The cl100k family's `[^\r\n\p{L}\p{N}]?LETTERS+`, `\p{N}{1,ndig}` and
+ * ` ?[^\s LETTERS \p{N}]+[\r\n]*`, in the pattern's order (ASCII has no marks, which
+ * Qwen 3.5 adds to LETTERS). */
+static inline __attribute__((always_inline)) size_t a_cl100k(uchar *s, size_t p, size_t end,
+                                                             unsigned ndig)
+{
+	unsigned c = s[p];
+	size_t i = p + (c == ' '); /* words first, with the prefix most of them have */
+	if (i < end && ascii_alpha(s[i]))
+		return ascii_end(s, ascii_run(s, i + 1, end, 'a', 'z', 0x20), end);
+	if (c >= 0x80 || c == '\'')
+		return 0;
+	unsigned k = pt_stage2[0][c];
+	if (k & PT_N) {
+		unsigned n = 1;
+		for (i = p + 1; n < ndig && i < end && (unsigned)(s[i] - '0') < 10u; n++)
+			i++;
+		return n < ndig ? ascii_end(s, i, end) : i;
+	}
+	if (i < end && s[i] >= 0x80)
+		return 0; /* a non-ASCII letter may follow the prefix */
+	if (c != ' ' && !is_crlf(c) && p + 1 < end && ascii_alpha(s[p + 1]))
+		return ascii_end(s, ascii_run(s, p + 2, end, 'a', 'z', 0x20), end);
+	if (i >= end || (pt_stage2[0][s[i]] & (PT_WS | PT_L | PT_N)))
+		return 0;
+	while (++i < end && s[i] < 0x80 && !(pt_stage2[0][s[i]] & (PT_WS | PT_L | PT_N)))
+		;
+	if (!ascii_end(s, i, end))
+		return 0;
+	while (i < end && is_crlf(s[i]))
+		i++;
+	return i;
+}
+
+static inline __attribute__((always_inline)) size_t a_cl100k3(uchar *s, size_t p, size_t end)
+{
+	return a_cl100k(s, p, end, 3);
+}
+
+static inline __attribute__((always_inline)) size_t a_qwen(uchar *s, size_t p, size_t end)
+{
+	return a_cl100k(s, p, end, 1);
 }
 
 /*
  * Up to max successive matches of m from `from`, each search starting where the last match
- * ended, as find_iter does. Inlined into one loop per kind (pretok_fast_find_n), so that the
- * matcher is a direct call, or none: most pieces of text are a few bytes, and the dispatch
- * and the call per piece cost as much as matching them.
+ * ended, as find_iter does, asking the kind's ASCII fast path (or NULL) first. Inlined into
+ * one loop per kind (pretok_fast_find_n), so that the matcher is a direct call, or none, and
+ * the fast path inline: most pieces of text are a few bytes, and the dispatch and the call per
+ * piece cost as much as matching them.
  */
 static inline __attribute__((always_inline)) size_t
-find_n(size_t (*m)(uchar *, size_t, size_t), bool words, uchar *s, size_t end, size_t from,
-       size_t *ms, size_t *me, size_t max)
+find_n(size_t (*m)(uchar *, size_t, size_t), size_t (*ascii)(uchar *, size_t, size_t), uchar *s,
+       size_t end, size_t from, size_t *ms, size_t *me, size_t max)
 {
 	size_t k = 0, len;
 	for (size_t p = from; p < end && k < max;) {
-		size_t e = words ? ascii_word(s, p, end) : 0;
+		size_t e = ascii ? ascii(s, p, end) : 0;
 		if (!e)
 			e = m(s, p, end);
 		if (e) {
@@ -436,14 +487,14 @@ size_t pretok_fast_find_n(int kind, const char *str, size_t end, size_t from, si
 {
 	uchar *s = (uchar *)str;
 	switch (kind) {
-	case PRETOK_FAST_GPT2: return find_n(m_gpt2, true, s, end, from, ms, me, max);
-	case PRETOK_FAST_CL100K: return find_n(m_cl100k3, true, s, end, from, ms, me, max);
-	case PRETOK_FAST_QWEN: return find_n(m_qwen, true, s, end, from, ms, me, max);
-	case PRETOK_FAST_QWEN35: return find_n(m_qwen35, true, s, end, from, ms, me, max);
-	case PRETOK_FAST_O200K: return find_n(m_o200k, false, s, end, from, ms, me, max);
-	case PRETOK_FAST_DIGITS3: return find_n(m_digits3, false, s, end, from, ms, me, max);
-	case PRETOK_FAST_CJK: return find_n(m_cjk, false, s, end, from, ms, me, max);
-	case PRETOK_FAST_DEEPSEEK: return find_n(m_deepseek, false, s, end, from, ms, me, max);
+	case PRETOK_FAST_GPT2: return find_n(m_gpt2, a_gpt2, s, end, from, ms, me, max);
+	case PRETOK_FAST_CL100K: return find_n(m_cl100k3, a_cl100k3, s, end, from, ms, me, max);
+	case PRETOK_FAST_QWEN: return find_n(m_qwen, a_qwen, s, end, from, ms, me, max);
+	case PRETOK_FAST_QWEN35: return find_n(m_qwen35, a_qwen, s, end, from, ms, me, max);
+	case PRETOK_FAST_O200K: return find_n(m_o200k, NULL, s, end, from, ms, me, max);
+	case PRETOK_FAST_DIGITS3: return find_n(m_digits3, NULL, s, end, from, ms, me, max);
+	case PRETOK_FAST_CJK: return find_n(m_cjk, NULL, s, end, from, ms, me, max);
+	case PRETOK_FAST_DEEPSEEK: return find_n(m_deepseek, NULL, s, end, from, ms, me, max);
 	}
 	return 0;
 }
