@@ -12,7 +12,9 @@
 # and so are the peers'. llm-tokenize is timed on the documents TOK_REPS times over (default
 # 5, one file): one pass is a tenth of a second, within the noise of the load time it is set
 # against on a loaded machine, and far apart in the file, a document's pieces find the word
-# cache no warmer the second time.
+# cache no warmer the second time. llm-tokenize and tiktoken are timed in TOK_ROUNDS
+# alternating rounds (default 5), best of them for each (tokenize_peers.py bench --llm):
+# a shared host's speed drifts, and timed a minute apart their ratio moved by a third.
 # Then --threads scaling by CPU time, and training a 32k vocabulary beside HF's BPE trainer.
 # TOK_ENCODINGS="cl100k_base o200k_base" and TOK_HF=0 shorten a run.
 . "$(dirname "$0")/lib.sh"
@@ -71,21 +73,22 @@ for e in $encodings; do
 	*) ranks=$W/$e.tiktoken
 	   [ -s "$ranks" ] || zstd -q -d -c "$D/$e.tiktoken.zst" >"$ranks" ;;
 	esac
-	load=$(cpu llm-tokenize -q -t "$ranks" -e "${e%_base}" "$W/tok-empty.jsonl" -o /dev/null)
 	hf="--hf ranks"
 	[ "${TOK_HF:-1}" = 0 ] && hf=
 	[ "$e" = r50k_base ] && [ -n "$hf" ] && { [ -s "$W/gpt2.json" ] || zstd -q -d -c "$D/hf_gpt2/tokenizer.json.zst" >"$W/gpt2.json"; hf="--hf $W/gpt2.json"; }
 	for l in en zh; do
 		eval "b=\$bytes_$l"
-		t=$(cpu llm-tokenize -q -t "$ranks" -e "${e%_base}" "$W/tok-$l-reps.jsonl" -o /dev/null)
-		ours=$(echo "$b $reps $t $load" | awk '{printf "%.1f", $1 * $2 / 1e6 / ($3 - $4)}')
 		llm-tokenize -q -t "$ranks" -e "${e%_base}" -f jsonl --no-eos "$W/tok-$l.jsonl" -o "$W/tok-ours.jsonl"
 		same=$($PEERS check --ranks "$ranks" --encoding "$e" --docs "$W/tok-$l.jsonl" --ours "$W/tok-ours.jsonl" 2>&1 |
 			awk '/differ/ {n++} END {print n ? n " documents differ" : "ids identical"}')
 		qt=
 		[ -n "${QUICKTOK:-}" ] && qt="--quicktok $QUICKTOK"
 		# shellcheck disable=SC2086
-		peers=$($PEERS bench --ranks "$ranks" --encoding "$e" --docs "$W/tok-$l.jsonl" $hf $qt 2>/dev/null)
+		peers=$($PEERS bench --ranks "$ranks" --encoding "$e" --docs "$W/tok-$l.jsonl" $hf $qt \
+			--llm "${e%_base}" --llm-input "$W/tok-$l-reps.jsonl" --llm-empty "$W/tok-empty.jsonl" \
+			--llm-bytes $((b * reps)) --rounds "${TOK_ROUNDS:-5}" 2>/dev/null)
+		ours=$(echo "$peers" | awk '$1 == "llm-tokenize" {printf "%.1f", $2}')
+		load=$(echo "$peers" | awk '$1 == "llm-tokenize" {print $3}')
 		line="$e $l: llm-tokenize $ours MB/s (load ${load}s)"
 		tk=$(echo "$peers" | awk '$1 == "tiktoken" && $2 + 0 > 0 {print $2}')
 		[ -n "$tk" ] && line="$line, tiktoken $tk MB/s ($(echo "$ours $tk" | awk '{printf "%.1fx", $1 / $2}'), $same)"
@@ -118,6 +121,7 @@ b=$((bytes_en + bytes_zh))
 n=$(nproc)
 [ "$n" -lt 2 ] && n=2
 cl=$W/cl100k_base.tiktoken
+[ -s "$cl" ] || zstd -q -d -c "$D/cl100k_base.tiktoken.zst" >"$cl"
 c1=$(cpu llm-tokenize -q -t "$cl" "$W/tok-mix.jsonl" -o /dev/null)
 cn=$(cpu llm-tokenize -q -t "$cl" --threads "$n" "$W/tok-mix.jsonl" -o /dev/null)
 s1=$(seconds llm-tokenize -q -t "$cl" "$W/tok-mix.jsonl" -o /dev/null)

@@ -5,7 +5,7 @@
       tiktoken (ranks read from the local file, pattern and special tokens from tiktoken's own
       definition of the encoding) must give the ids of llm-tokenize's JSONL output, line by line.
   bench --ranks FILE --encoding NAME [--hf tokenizer.json | --hf ranks] [--quicktok DIR]
-        --docs D.jsonl
+        [--llm E --llm-input F --llm-empty Z --llm-bytes N --rounds R] --docs D.jsonl
       MB/s of tiktoken (encode_ordinary per document), HF tokenizers (its batch API,
       encode_batch_fast, held to one thread: RAYON_NUM_THREADS=1, TOKENIZERS_PARALLELISM=false)
       and quicktok (its C ABI through ctypes, one call per document) encoding the documents'
@@ -14,6 +14,12 @@
       tiktoken's), or "NAME unavailable". "--hf ranks" gives HF the rank file through
       transformers' TikTokenConverter, as transformers loads one. DIR is a quicktok source
       tree built with its Makefile (build/libquicktok.so, data/); it has no r50k.
+      With --llm, tiktoken and llm-tokenize (-t FILE -e E, from PATH) are timed in R
+      alternating rounds (default 5; each round a tiktoken pass, llm-tokenize on F, which holds
+      N bytes of text, and on the empty input Z, its load time), best of the rounds for each,
+      and "llm-tokenize MBPS LOAD" is printed first: on a machine whose speed drifts from one
+      second to the next (a shared host), timing the two minutes apart moved their ratio by a
+      third from one run to the next.
   Encodings that tiktoken does not define (llama3, qwen) take their pattern from
   tests/data/tokenize/gen-peer-tokenizers.py and no special tokens.
   train --docs D.jsonl --vocab-size N --out tokenizer.json
@@ -133,15 +139,51 @@ def quicktok_encoder(tree, encoding):
     return encode_all
 
 
+def child_cpu(cmd):
+    """User + system seconds of the command, run to its end (its output discarded)."""
+    import resource
+    import subprocess
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+
+
+def rounds(a, docs, enc):
+    """llm-tokenize's MB/s and load time, and tiktoken's MB/s and ids (enc: None for none),
+    timed in alternating rounds."""
+    cmd = ["llm-tokenize", "-q", "-t", a.ranks, "-e", a.llm]
+    n = sum(len(t.encode("utf-8")) for t in docs)
+    tk = run = load = None
+    ref = None
+    for _ in range(a.rounds):
+        if enc:
+            t0 = time.process_time()
+            ref = [enc.encode_ordinary(t) for t in docs]
+            dt = time.process_time() - t0
+            tk = dt if tk is None else min(tk, dt)
+        dt = child_cpu(cmd + [a.llm_input, "-o", os.devnull])
+        run = dt if run is None else min(run, dt)
+        dt = child_cpu(cmd + [a.llm_empty, "-o", os.devnull])
+        load = dt if load is None else min(load, dt)
+    return a.llm_bytes / (run - load) / 1e6, load, (n / tk / 1e6 if enc else None), ref
+
+
 def bench(a):
     docs = texts(a.docs)
-    ref = None
     try:
         enc = tiktoken_encoding(a.ranks, a.encoding)
-        mbps, ref = rate(lambda d: [enc.encode_ordinary(t) for t in d], docs)
-        report("tiktoken", mbps, ref, ref)
     except ImportError:
+        enc = None
         print("tiktoken unavailable")
+    ref = None
+    if a.llm:
+        ours, load, mbps, ref = rounds(a, docs, enc)
+        print(f"llm-tokenize {ours:.2f} {load:.3f}")
+    elif enc:
+        mbps, ref = rate(lambda d: [enc.encode_ordinary(t) for t in d], docs)
+    if enc:
+        report("tiktoken", mbps, ref, ref)
     if a.hf:
         try:
             from tokenizers import Tokenizer
@@ -221,6 +263,11 @@ def main():
     p.add_argument("--hf")
     p.add_argument("--decoded")
     p.add_argument("--quicktok")
+    p.add_argument("--llm")
+    p.add_argument("--llm-input")
+    p.add_argument("--llm-empty")
+    p.add_argument("--llm-bytes", type=int)
+    p.add_argument("--rounds", type=int, default=5)
     a = p.parse_args()
     return {"check": check, "bench": bench, "train": train, "hfcheck": hfcheck}[a.cmd](a)
 
