@@ -1,4 +1,6 @@
 /* Unit tests for lib/utf8: maximal-subpart decoding, repair, classes, case mapping. */
+#include <string.h>
+
 #include "core/utf8.h"
 #include "unit.h"
 
@@ -88,6 +90,65 @@ static void test_case_and_width(void)
 	CHECK_EQ_INT(llm_uc_fold_width(0x3002), 0x3002);
 }
 
+/* The valid prefix by the decoder, a character at a time: what llm_utf8_valid_prefix means. */
+static size_t prefix_by_decoder(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		uint32_t cp;
+		size_t k = llm_utf8_decode(s + i, n - i, &cp);
+		if (cp == LLM_UTF8_REPLACEMENT && !(k == 3 && memcmp(s + i, "\xef\xbf\xbd", 3) == 0))
+			return i;
+		i += k;
+	}
+	return n;
+}
+
+/* llm_utf8_valid_prefix checks sixteen bytes at a time where it can: valid text of every
+ * length of form, with one byte changed anywhere (an error at every place in a block and on
+ * either side of a block's edge), and the edge cases of each lead byte, against the decoder. */
+static void test_valid_prefix_blocks(void)
+{
+	static const char *const forms[] = { "a", "\xc2\x80", "\xdf\xbf", "\xe0\xa0\x80",
+		"\xe4\xb8\xad", "\xed\x9f\xbf", "\xef\xbf\xbd", "\xf0\x90\x80\x80",
+		"\xf4\x8f\xbf\xbf", "\n" };
+	static const unsigned char odd[] = { 0x80, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xed,
+		0xef, 0xf0, 0xf4, 0xf5, 0xff, 0x00, 0x41, 0x9f, 0xa0, 0x8f, 0x90 };
+	uint64_t r = 0x9e3779b97f4a7c15ULL;
+	char s[96];
+	size_t bad = 0, runs = 0;
+	for (int t = 0; t < 20000; t++) {
+		size_t n = 0;
+		while (n < sizeof s - 4) {
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			const char *f = forms[(r >> 33) % (sizeof forms / sizeof *forms)];
+			size_t k = strlen(f);
+			memcpy(s + n, f, k);
+			n += k;
+		}
+		r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+		n -= (r >> 40) % 40; /* lengths 52 to 92, some cutting a form */
+		if (t % 4) { /* three in four with a byte changed */
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			s[(r >> 33) % n] = (char)odd[(r >> 20) % sizeof odd];
+		}
+		runs++;
+		bad += llm_utf8_valid_prefix(s, n) != prefix_by_decoder(s, n);
+	}
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(runs, 20000);
+	/* every two-byte pair at every offset of a block */
+	for (unsigned a = 0x80; a < 0x100; a++)
+		for (unsigned b = 0; b < 0x100; b += 3)
+			for (size_t at = 12; at < 20; at++) {
+				memset(s, 'x', 40);
+				s[at] = (char)a;
+				s[at + 1] = (char)b;
+				bad += llm_utf8_valid_prefix(s, 40) != prefix_by_decoder(s, 40);
+			}
+	CHECK_EQ_INT(bad, 0);
+}
+
 int main(void)
 {
 	RUN(test_decode);
@@ -95,5 +156,6 @@ int main(void)
 	RUN(test_encode_roundtrip);
 	RUN(test_classes);
 	RUN(test_case_and_width);
+	RUN(test_valid_prefix_blocks);
 	return unit_done();
 }
