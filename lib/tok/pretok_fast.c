@@ -67,13 +67,30 @@ static inline unsigned cls_at(uchar *s, size_t i, size_t *len)
 	return pt_stage2[pt_stage1[cp >> 8]][cp & 255];
 }
 
+/* The classes of every character of U+5000-U+9FFF, lead bytes E5-E9, most of the CJK
+ * ideographs (test_pretok checks the table for it). */
+#define HAN_CLASS (PT_L | PT_UP | PT_LO)
+
+/* The end of the run from i of those characters: Chinese text, three bytes each, taken
+ * without decoding or class lookups. */
+static inline size_t han_run(uchar *s, size_t i, size_t end)
+{
+	while (i + 3 <= end && (unsigned)(s[i] - 0xe5) < 5u)
+		i += 3;
+	return i;
+}
+
 /* The end of the run from i of characters with a bit of mask (in), or with none (out). */
 static inline size_t run_in(uchar *s, size_t i, size_t end, unsigned mask)
 {
 	size_t len;
-	while (i < end && (cls_at(s, i, &len) & mask))
+	for (;;) {
+		if (mask & HAN_CLASS)
+			i = han_run(s, i, end);
+		if (i >= end || !(cls_at(s, i, &len) & mask))
+			return i;
 		i += len;
-	return i;
+	}
 }
 
 static inline size_t run_out(uchar *s, size_t i, size_t end, unsigned mask)
@@ -234,7 +251,12 @@ static size_t o200k_lower(uchar *s, size_t t, size_t end)
 {
 	size_t i = t, lo_end = 0, len;
 	unsigned c = 0;
-	while (i < end && ((c = cls_at(s, i, &len)) & PT_UP)) {
+	for (;;) {
+		size_t h = han_run(s, i, end); /* in UP and in LO */
+		if (h != i)
+			i = lo_end = h;
+		if (i >= end || !((c = cls_at(s, i, &len)) & PT_UP))
+			break;
 		i += len;
 		if (c & PT_LO)
 			lo_end = i;

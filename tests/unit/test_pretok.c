@@ -120,6 +120,10 @@ static void test_class_table(void)
 	CHECK(pretok_fast_class(0x1c89) & PT_UP);
 	CHECK(pretok_fast_class(0x10d40) & PT_N);
 	CHECK(!(pretok_fast_class(0x180e) & PT_WS));
+	/* pretok_fast.c takes the characters of lead bytes E5-E9 in runs as L, UP and LO */
+	for (uint32_t cp = 0x5000; cp <= 0x9fff; cp++)
+		bad += (pretok_fast_class(cp) & (PT_L | PT_UP | PT_LO)) != (PT_L | PT_UP | PT_LO);
+	CHECK_EQ_INT(bad, 0);
 	free(cls);
 }
 
@@ -295,6 +299,27 @@ static void test_ascii_words(void)
 	CHECK_EQ_INT(bad, 0);
 }
 
+/* Runs of the ideographs the matchers take three bytes at a time (lead bytes E5-E9), next to
+ * those of E4 (U+4DC0, a hexagram, is a symbol), kana, Hangul, digits, punctuation, white
+ * space, ASCII and a combining mark, at every prefix. */
+static void test_han_runs(void)
+{
+	static const char *const runs[] = {
+		"\xe5\xad\xa6\xe8\x80\x8c\xe6\x97\xb6\xe4\xb9\xa0\xe4\xb9\x8b",      /* 学而时习之 */
+		"\xe5\xad\x90\xe6\x9b\xb0\xef\xbc\x9a\xe2\x80\x9c\xe5\xad\xa6\xe2\x80\x9d", /* 子曰：“学” */
+		"\xe4\xb8\xad\xe6\x96\x87\xe4\xb7\x80\xe6\x96\x87",                 /* 中文䷀文 */
+		"\xe6\x96\x87\xe3\x81\x82\xe6\x96\x87\xea\xb0\x80\xe9\xbf\xbf",      /* 文あ文가鿿 */
+		" \xe6\x96\x87\xe5\xad\x97 123\xe5\xb9\xb4", "\xe6\x96\x87" "abc\xe6\x96\x87",
+		"\xe6\x96\x87\xcc\x81\xe6\x96\x87", "(\xe6\x96\x87)\n\xe6\x96\x87\r\n",
+		"\xe6\x96\x87\xef\xbc\x8c\xe6\x96\x87\xe3\x80\x82", "\xe5\x80\x80\xe9\xbf\xbf\xe4\xb8\x80",
+	};
+	size_t bad = 0;
+	for (size_t i = 0; i < sizeof runs / sizeof *runs; i++)
+		for (size_t j = 0; j <= strlen(runs[i]); j++)
+			bad += !same_pieces(runs[i], j);
+	CHECK_EQ_INT(bad, 0);
+}
+
 /*
  * Random strings over an alphabet holding two code points of every class value in the table
  * (the first and a random one) and every character the patterns name, plus ill-formed bytes.
@@ -410,6 +435,7 @@ int main(int argc, char **argv)
 	open_pairs();
 	RUN(test_strings);
 	RUN(test_ascii_words);
+	RUN(test_han_runs);
 	RUN(test_random);
 	RUN(test_corpus);
 	RUN(test_other_patterns);
