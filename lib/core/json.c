@@ -73,6 +73,7 @@ static int hex4(const char *p, uint32_t *out)
 #ifdef __SSE2__
 #include <emmintrin.h>
 #define SCAN_STEP 16
+#define SPECIAL_SHIFT 0 /* a bit a byte */
 static inline unsigned special_bytes(const char *p)
 {
 	__m128i v = _mm_loadu_si128((const __m128i *)p);
@@ -84,6 +85,7 @@ static inline unsigned special_bytes(const char *p)
 }
 #else
 #define SCAN_STEP 8
+#define SPECIAL_SHIFT 3 /* the high bit of each byte */
 static inline uint64_t special_bytes(const char *p)
 {
 	const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
@@ -103,8 +105,13 @@ static size_t scan_string(scan *sc, size_t i)
 	size_t n = sc->n;
 	i++;
 	for (;;) {
-		while (i + SCAN_STEP <= n && !special_bytes(s + i))
-			i += SCAN_STEP;
+		for (; i + SCAN_STEP <= n; i += SCAN_STEP) {
+			uint64_t m = special_bytes(s + i);
+			if (m) { /* to that byte: the rest of the block is scanned again after it */
+				i += (size_t)__builtin_ctzll(m) >> SPECIAL_SHIFT;
+				break;
+			}
+		}
 		if (i >= n)
 			return fail_at(sc, n, "unterminated string");
 		unsigned char c = (unsigned char)s[i];

@@ -90,6 +90,61 @@ static void test_get_and_unescape(void)
 	llm_json_rec_release(&r);
 }
 
+/* Strings are scanned a block at a time: an escape, a quote or a control character at every
+ * place of strings of every length up to three blocks, after ASCII or Chinese, each escape
+ * decoded and the other two placed where parsing must stop. */
+static void test_specials_at_every_place(void)
+{
+	static const struct {
+		const char *json, *text; /* in the string, and what it decodes to */
+	} esc[] = { { "\\n", "\n" }, { "\\\"", "\"" }, { "\\\\", "\\" }, { "\\u00e9", "\xc3\xa9" } };
+	llm_json_rec r;
+	llm_json_rec_init(&r);
+	llm_buf in = LLM_BUF_INIT, want = LLM_BUF_INIT, got = LLM_BUF_INIT;
+	size_t bad = 0;
+	for (int zh = 0; zh < 2; zh++)
+		for (size_t len = 0; len <= 48; len++)
+			for (size_t at = 0; at <= len; at++)
+				for (size_t e = 0; e < sizeof esc / sizeof *esc + 2; e++) {
+					const char *filler = zh ? "\xe4\xb8\xad" : "x";
+					llm_buf_reset(&in);
+					llm_buf_reset(&want);
+					llm_buf_add(&in, "{\"t\": \"", 7);
+					size_t err = 0;
+					for (size_t k = 0; k <= len; k++) {
+						if (k == at) {
+							if (e < sizeof esc / sizeof *esc) {
+								llm_buf_add(&in, esc[e].json, strlen(esc[e].json));
+								llm_buf_add(&want, esc[e].text, strlen(esc[e].text));
+							} else {
+								err = in.len; /* a control character, or the string's end */
+								llm_buf_addc(&in, e == sizeof esc / sizeof *esc ? '\x01' : '"');
+							}
+						}
+						if (k < len) {
+							llm_buf_add(&in, filler, strlen(filler));
+							llm_buf_add(&want, filler, strlen(filler));
+						}
+					}
+					llm_buf_add(&in, "\"}", 2);
+					int rc = llm_json_parse(&r, in.p, in.len);
+					if (e == sizeof esc / sizeof *esc) { /* the control character */
+						bad += rc != LLM_EFORMAT || r.err_pos != err;
+					} else if (e > sizeof esc / sizeof *esc) { /* "t": "..."...": ends early */
+						bad += rc != LLM_EFORMAT || r.err_pos != err + 1;
+					} else {
+						llm_buf_reset(&got);
+						bad += rc != LLM_OK || llm_json_get_str(&r, "t", &got) != LLM_OK ||
+						       got.len != want.len || memcmp(got.p, want.p, got.len) != 0;
+					}
+				}
+	CHECK_EQ_INT(bad, 0);
+	llm_buf_release(&in);
+	llm_buf_release(&want);
+	llm_buf_release(&got);
+	llm_json_rec_release(&r);
+}
+
 static void test_iterate(void)
 {
 	llm_json_val v, k, e;
@@ -179,6 +234,7 @@ int main(void)
 	RUN(test_error_position);
 	RUN(test_deep_nesting);
 	RUN(test_get_and_unescape);
+	RUN(test_specials_at_every_place);
 	RUN(test_iterate);
 	RUN(test_put_str);
 	RUN(test_edit_keeps_bytes);
