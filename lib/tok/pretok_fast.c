@@ -67,15 +67,16 @@ static inline unsigned cls_at(uchar *s, size_t i, size_t *len)
 	return pt_stage2[pt_stage1[cp >> 8]][cp & 255];
 }
 
-/* The classes of every character of U+5000-U+9FFF, lead bytes E5-E9, most of the CJK
- * ideographs (test_pretok checks the table for it). */
+/* The classes of every character of U+4000-U+4DBF and U+4E00-U+9FFF, the CJK ideographs
+ * of lead bytes E4-E9 (E4 B7 holds U+4DC0-U+4DFF, hexagram symbols): test_pretok checks the
+ * table for it. */
 #define HAN_CLASS (PT_L | PT_UP | PT_LO)
 
 /* The end of the run from i of those characters: Chinese text, three bytes each, taken
  * without decoding or class lookups. */
 static inline size_t han_run(uchar *s, size_t i, size_t end)
 {
-	while (i + 3 <= end && (unsigned)(s[i] - 0xe5) < 5u)
+	while (i + 3 <= end && ((unsigned)(s[i] - 0xe5) < 5u || (s[i] == 0xe4 && s[i + 1] != 0xb7)))
 		i += 3;
 	return i;
 }
