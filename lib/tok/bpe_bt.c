@@ -95,7 +95,8 @@ static inline uint32_t char3_index(const unsigned char *p)
 
 struct bpe_bt {
 	bt_tok *tok;            /* by id */
-	da_slot *da;            /* the trie of the ordinary tokens; slot 0 is the root */
+	da_slot *da;            /* the trie of the ordinary tokens; slot 0 is the root, nda + 256
+	                         * slots, the last 256 free */
 	uint32_t *whole;        /* by slot: the ordinary token the node spells, or NO_TOKEN */
 	size_t nda;
 	bt_char *char3;         /* by char3_index */
@@ -206,7 +207,11 @@ static void build_da(bpe_bt *t, ltrie *h)
 	free(prevf);
 	free(kids);
 	free(coff);
-	t->da = llm_realloc(da, used_end * sizeof *da);
+	/* 256 free slots after the last used one: base + c of every used node is then a slot of
+	 * the array (a base is below used_end, a leaf's is 0), and the walk needs no bound. */
+	t->da = llm_realloc(da, (used_end + 256) * sizeof *t->da);
+	for (size_t i = used_end; i < used_end + 256; i++)
+		t->da[i] = (da_slot){ UINT32_MAX, 0, NO_TOKEN };
 	t->whole = llm_realloc(whole, used_end * sizeof *whole);
 	t->nda = used_end;
 }
@@ -567,7 +572,7 @@ static inline uint32_t longest(const bpe_bt *t, const unsigned char *p, size_t n
 	}
 	for (; i < n; i++) {
 		uint32_t x = (uint32_t)(base + p[i]);
-		if (x >= t->nda || da[x].check != s)
+		if (da[x].check != s)
 			break;
 		s = x;
 		base = da[s].base;
