@@ -46,25 +46,32 @@ typedef struct {
 	uint32_t tok;   /* the producible token the node spells, or NO_TOKEN */
 } da_slot;
 
-/* What encoding needs of a token, together: a compatibility test reads time, left, right and
- * partners of two tokens, a step its length and prefix. 32 bytes, on cache lines. */
+/* What encoding needs of a token, together: a compatibility test reads time, left, right,
+ * partners and pbit of two tokens, a step its length and prefix. 32 bytes, on cache lines. */
 typedef struct {
 	uint32_t time;          /* formation time; NO_TOKEN: BPE never produces the token */
 	uint32_t left, right;   /* its last merge (a merged token) */
 	uint32_t prefix;        /* longest producible token that is a proper prefix, or NO_TOKEN */
 	uint32_t len;           /* bytes */
 	bool exact;             /* every token of its merge history forms after its parts */
-	uint64_t partners;      /* a Bloom filter of the right partners of its pairs (partner_bits) */
+	uint8_t pbit[2];        /* its two bits as a right partner (partner_bits) */
+	uint64_t partners;      /* a Bloom filter of the right partners of its pairs */
 } bt_tok;
 
-/* The two bits of right partner r in bt_tok.partners. Most pairs a compatibility test asks
- * for do not exist (97% of them in Chinese text), and most of its left tokens have a few
- * partners: the filter, read with the token's other fields, answers without the pair lists,
- * whose lookup is two cache misses. */
-static inline uint64_t partner_bits(uint32_t r)
+/* The two bits of right partner r in bt_tok.partners, kept in r's pbit. Most pairs a
+ * compatibility test asks for do not exist (97% of them in Chinese text), and most of its
+ * left tokens have a few partners: the filter, read with the token's other fields, answers
+ * without the pair lists, whose lookup is two cache misses. */
+static inline void partner_pos(uint32_t r, uint8_t pbit[2])
 {
 	uint64_t h = (uint64_t)r * 0x9e3779b97f4a7c15ULL;
-	return (uint64_t)1 << (h >> 58) | (uint64_t)1 << (h >> 52 & 63);
+	pbit[0] = (uint8_t)(h >> 58);
+	pbit[1] = (uint8_t)(h >> 52 & 63);
+}
+
+static inline uint64_t partner_bits(const bt_tok *r)
+{
+	return (uint64_t)1 << r->pbit[0] | (uint64_t)1 << r->pbit[1];
 }
 
 /* Where the trie is after a three-byte UTF-8 character from the root. Chinese text starts
@@ -290,7 +297,8 @@ void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h)
 		                                      t->char3[i].best }, 3 * sizeof(uint32_t));
 	for (const bt_tok *k = t->tok, *end = k + ntok; k < end; k++)
 		llm_hasher_add(h,
-		               (const uint32_t[]){ k->time, k->left, k->right, k->prefix, k->len, k->exact,
+		               (const uint32_t[]){ k->time, k->left, k->right, k->prefix, k->len,
+		                                   k->exact | (uint32_t)k->pbit[0] << 8 | (uint32_t)k->pbit[1] << 16,
 		                                   (uint32_t)k->partners, (uint32_t)(k->partners >> 32) },
 		               8 * sizeof(uint32_t));
 }
@@ -454,11 +462,13 @@ bpe_bt *bpe_bt_new(const llm_bpe *b, const uint32_t *ids, uint32_t nids, llm_poo
 	bpe_bt *t = llm_calloc(1, sizeof *t);
 	size_t nt = b->ntok;
 	t->tok = llm_malloc_lines(nt * sizeof *t->tok); /* an entry within one cache line */
-	for (size_t i = 0; i < nt; i++)
-		t->tok[i] = (bt_tok){ NO_TOKEN, NO_TOKEN, NO_TOKEN, NO_TOKEN, b->len[i], false, 0 };
+	for (size_t i = 0; i < nt; i++) {
+		t->tok[i] = (bt_tok){ NO_TOKEN, NO_TOKEN, NO_TOKEN, NO_TOKEN, b->len[i], false, { 0 }, 0 };
+		partner_pos((uint32_t)i, t->tok[i].pbit);
+	}
 	for (size_t l = 0; l < nt; l++)
 		for (uint32_t k = b->poff[l]; k < b->poff[l + 1]; k++)
-			t->tok[l].partners |= partner_bits(b->pkey[k]);
+			t->tok[l].partners |= partner_bits(&t->tok[b->pkey[k]]);
 	for (int c = 0; c < 256; c++)
 		t->tok[b->byte_id[c]].time = 0;
 
@@ -518,7 +528,7 @@ static int compatible_walk(const llm_bpe *b, const bpe_bt *t, bpe_pcache *pc, ui
 		return INEXACT;
 	uint32_t limit = NO_TOKEN, res;
 	for (;;) {
-		uint64_t bits = partner_bits(y);
+		uint64_t bits = partner_bits(&tk[y]);
 		uint32_t rank = NO_TOKEN;
 		if ((tk[x].partners & bits) == bits)
 			rank = bpe_pair_cached(b, pc, x, y, &res);
