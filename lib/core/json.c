@@ -349,8 +349,13 @@ static int key_eq(const llm_json_val *key, const char *s, size_t n)
 {
 	const char *k = key->p + 1;
 	size_t klen = key->len - 2;
+	/* Unescaping never lengthens: a key as long as s is s only without escapes, a shorter one
+	 * never is, and a longer one only with them. Most keys a record is asked for differ in
+	 * their length or first byte. */
+	if (klen <= n)
+		return klen == n && memcmp(k, s, n) == 0 && !memchr(k, '\\', n);
 	if (!memchr(k, '\\', klen))
-		return klen == n && memcmp(k, s, n) == 0;
+		return 0;
 	llm_buf b = LLM_BUF_INIT;
 	llm_json_str(key, &b);
 	int eq = b.len == n && memcmp(b.p, s, n) == 0;

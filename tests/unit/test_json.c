@@ -79,6 +79,7 @@ static void test_get_and_unescape(void)
 	CHECK_NEAR(f, 1.5, 0);
 	CHECK(llm_json_get_i64(&r, "f", &n) == LLM_EINVAL);
 	CHECK(llm_json_get(&r, "key") != NULL); /* escaped key matches */
+	CHECK(llm_json_get(&r, "k\\u0065y") == NULL); /* as the escape, it does not */
 	CHECK(llm_json_get_str(&r, "missing", &b) == LLM_ENOTFOUND);
 	CHECK(llm_json_get_str(&r, "n", &b) == LLM_EINVAL);
 	llm_buf_release(&b);
