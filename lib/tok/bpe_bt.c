@@ -46,6 +46,8 @@ typedef struct {
 	uint32_t tok;   /* the producible token the node spells, or NO_TOKEN */
 } da_slot;
 
+static const da_slot DA_FREE = { UINT32_MAX, 0, NO_TOKEN };
+
 /* What encoding needs of a token, together: a compatibility test reads time, left, right,
  * partners and pbit of two tokens, a step its length and prefix. 32 bytes, on cache lines. */
 typedef struct {
@@ -151,7 +153,7 @@ static void build_da(bpe_bt *t, ltrie *h)
 	uint32_t *whole = llm_malloc(cap * sizeof *whole);
 	uint32_t *nextf = llm_malloc(cap * sizeof *nextf), *prevf = llm_malloc(cap * sizeof *prevf);
 	for (size_t i = 0; i < cap; i++) {
-		da[i] = (da_slot){ UINT32_MAX, 0, NO_TOKEN };
+		da[i] = DA_FREE;
 		whole[i] = NO_TOKEN;
 		nextf[i] = (uint32_t)i + 1;
 		prevf[i] = (uint32_t)i - 1;
@@ -181,7 +183,7 @@ static void build_da(bpe_bt *t, ltrie *h)
 				nextf = llm_realloc(nextf, ncap * sizeof *nextf);
 				prevf = llm_realloc(prevf, ncap * sizeof *prevf);
 				for (size_t i = cap; i < ncap; i++) {
-					da[i] = (da_slot){ UINT32_MAX, 0, NO_TOKEN };
+					da[i] = DA_FREE;
 					whole[i] = NO_TOKEN;
 					nextf[i] = (uint32_t)i + 1;
 					prevf[i] = (uint32_t)i - 1;
@@ -218,7 +220,7 @@ static void build_da(bpe_bt *t, ltrie *h)
 	 * the array (a base is below used_end, a leaf's is 0), and the walk needs no bound. */
 	t->da = llm_realloc(da, (used_end + 256) * sizeof *t->da);
 	for (size_t i = used_end; i < used_end + 256; i++)
-		t->da[i] = (da_slot){ UINT32_MAX, 0, NO_TOKEN };
+		t->da[i] = DA_FREE;
 	t->whole = llm_realloc(whole, used_end * sizeof *whole);
 	t->nda = used_end;
 }

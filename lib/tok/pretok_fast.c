@@ -424,13 +424,20 @@ static inline size_t ascii_end(uchar *s, size_t i, size_t end)
 	return i < end && s[i] >= 0x80 ? 0 : i;
 }
 
+/* The end of the ASCII letters from i, the first letter before it, or 0 where a non-ASCII
+ * character follows them. */
+static inline size_t ascii_word_end(uchar *s, size_t i, size_t end)
+{
+	return ascii_end(s, ascii_run(s, i, end, 'a', 'z', 0x20), end);
+}
+
 /* gpt2's ` ?\p{L}+`. */
 static inline __attribute__((always_inline)) size_t a_gpt2(uchar *s, size_t p, size_t end)
 {
 	size_t i = p + (s[p] == ' ');
 	if (i >= end || !ascii_alpha(s[i]))
 		return 0;
-	return ascii_end(s, ascii_run(s, i + 1, end, 'a', 'z', 0x20), end);
+	return ascii_word_end(s, i + 1, end);
 }
 
 /* The cl100k family's `[^\r\n\p{L}\p{N}]?LETTERS+`, `\p{N}{1,ndig}` and
@@ -442,11 +449,10 @@ static inline __attribute__((always_inline)) size_t a_cl100k(uchar *s, size_t p,
 	unsigned c = s[p];
 	size_t i = p + (c == ' '); /* words first, with the prefix most of them have */
 	if (i < end && ascii_alpha(s[i]))
-		return ascii_end(s, ascii_run(s, i + 1, end, 'a', 'z', 0x20), end);
+		return ascii_word_end(s, i + 1, end);
 	if (c >= 0x80 || c == '\'')
 		return 0;
-	unsigned k = pt_stage2[0][c];
-	if (k & PT_N) {
+	if ((unsigned)(c - '0') < 10u) { /* ASCII's only \p{N} */
 		unsigned n = 1;
 		for (i = p + 1; n < ndig && i < end && (unsigned)(s[i] - '0') < 10u; n++)
 			i++;
@@ -455,7 +461,7 @@ static inline __attribute__((always_inline)) size_t a_cl100k(uchar *s, size_t p,
 	if (i < end && s[i] >= 0x80)
 		return 0; /* a non-ASCII letter may follow the prefix */
 	if (c != ' ' && !is_crlf(c) && p + 1 < end && ascii_alpha(s[p + 1]))
-		return ascii_end(s, ascii_run(s, p + 2, end, 'a', 'z', 0x20), end);
+		return ascii_word_end(s, p + 2, end);
 	if (i >= end || (pt_stage2[0][s[i]] & (PT_WS | PT_L | PT_N)))
 		return 0;
 	while (++i < end && s[i] < 0x80 && !(pt_stage2[0][s[i]] & (PT_WS | PT_L | PT_N)))

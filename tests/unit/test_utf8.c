@@ -116,7 +116,7 @@ static void test_valid_prefix_blocks(void)
 		0xef, 0xf0, 0xf4, 0xf5, 0xff, 0x00, 0x41, 0x9f, 0xa0, 0x8f, 0x90 };
 	uint64_t r = 0x9e3779b97f4a7c15ULL;
 	char s[96];
-	size_t bad = 0, runs = 0;
+	size_t bad = 0;
 	for (int t = 0; t < 20000; t++) {
 		size_t n = 0;
 		while (n < sizeof s - 4) {
@@ -132,11 +132,9 @@ static void test_valid_prefix_blocks(void)
 			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
 			s[(r >> 33) % n] = (char)odd[(r >> 20) % sizeof odd];
 		}
-		runs++;
 		bad += llm_utf8_valid_prefix(s, n) != prefix_by_decoder(s, n);
 	}
 	CHECK_EQ_INT(bad, 0);
-	CHECK_EQ_INT(runs, 20000);
 	/* every two-byte pair at every offset of a block */
 	for (unsigned a = 0x80; a < 0x100; a++)
 		for (unsigned b = 0; b < 0x100; b += 3)
