@@ -9,9 +9,9 @@
       MB/s of tiktoken (encode_ordinary per document), HF tokenizers (its batch API,
       encode_batch_fast, held to one thread: RAYON_NUM_THREADS=1, TOKENIZERS_PARALLELISM=false)
       and quicktok (its C ABI through ctypes, one call per document) encoding the documents'
-      text on one thread, from CPU time (best of two), so that a busy machine does not distort
-      the ratios much. Prints "NAME MBPS SAME/DOCS" per peer (documents whose ids equal
-      tiktoken's), or "NAME unavailable". "--hf ranks" gives HF the rank file through
+      text on one thread, from CPU time (best of two; tiktoken best of R rounds, default 5), so
+      that a busy machine does not distort the ratios much. Prints "NAME MBPS SAME/DOCS" per
+      peer (documents whose ids equal tiktoken's), or "NAME unavailable". "--hf ranks" gives HF the rank file through
       transformers' TikTokenConverter, as transformers loads one. DIR is a quicktok source
       tree built with its Makefile (build/libquicktok.so, data/); it has no r50k.
       With --llm, tiktoken and llm-tokenize (-t FILE -e E, from PATH) are timed in R
@@ -150,23 +150,25 @@ def child_cpu(cmd):
 
 
 def rounds(a, docs, enc):
-    """llm-tokenize's MB/s and load time, and tiktoken's MB/s and ids (enc: None for none),
-    timed in alternating rounds."""
-    cmd = ["llm-tokenize", "-q", "-t", a.ranks, "-e", a.llm]
+    """tiktoken's MB/s and ids (enc: None for none) and, with --llm, llm-tokenize's MB/s and
+    load time, timed in alternating rounds, best of them for each."""
+    cmd = ["llm-tokenize", "-q", "-t", a.ranks, "-e", a.llm] if a.llm else None
     n = sum(len(t.encode("utf-8")) for t in docs)
-    tk = run = load = None
-    ref = None
+    tk = run = load = ref = None
     for _ in range(a.rounds):
         if enc:
             t0 = time.process_time()
             ref = [enc.encode_ordinary(t) for t in docs]
             dt = time.process_time() - t0
             tk = dt if tk is None else min(tk, dt)
-        dt = child_cpu(cmd + [a.llm_input, "-o", os.devnull])
-        run = dt if run is None else min(run, dt)
-        dt = child_cpu(cmd + [a.llm_empty, "-o", os.devnull])
-        load = dt if load is None else min(load, dt)
-    return a.llm_bytes / (run - load) / 1e6, load, (n / tk / 1e6 if enc else None), ref
+        if cmd:
+            dt = child_cpu(cmd + [a.llm_input, "-o", os.devnull])
+            run = dt if run is None else min(run, dt)
+            dt = child_cpu(cmd + [a.llm_empty, "-o", os.devnull])
+            load = dt if load is None else min(load, dt)
+    mbps = n / tk / 1e6 if enc else None
+    ours = a.llm_bytes / (run - load) / 1e6 if cmd else None
+    return mbps, ref, ours, load
 
 
 def bench(a):
@@ -176,12 +178,9 @@ def bench(a):
     except ImportError:
         enc = None
         print("tiktoken unavailable")
-    ref = None
+    mbps, ref, ours, load = rounds(a, docs, enc)
     if a.llm:
-        ours, load, mbps, ref = rounds(a, docs, enc)
         print(f"llm-tokenize {ours:.2f} {load:.3f}")
-    elif enc:
-        mbps, ref = rate(lambda d: [enc.encode_ordinary(t) for t in d], docs)
     if enc:
         report("tiktoken", mbps, ref, ref)
     if a.hf:
