@@ -989,6 +989,25 @@ static size_t init_chars(llm_bpe_enc *e, const unsigned char *p, size_t n)
 }
 
 /*
+ * Whether piece p[0..n) merges by rank though backtracking is there: an ASCII piece of up to
+ * LINEAR_MAX bytes. Such pieces reach here when they are in neither the word cache nor the
+ * vocabulary (rare English words, three tokens on average), and backtracking does badly on
+ * them: one token in four is taken back, four compatibility tests in five miss their cache,
+ * and each trie walk and test reads megabytes of tables, where the merges of a few ASCII
+ * bytes read the pair cache. Chinese pieces keep backtracking (the linear merge of a run of
+ * ideographs was slower).
+ */
+static inline bool merge_short(const unsigned char *p, size_t n)
+{
+	if (n > LINEAR_MAX)
+		return false;
+	unsigned high = 0;
+	for (size_t i = 0; i < n; i++)
+		high |= p[i];
+	return high < 0x80;
+}
+
+/*
  * A piece that is not in the word cache, or too long for it: the whole-piece lookup, or
  * backtracking, or the merges; then into cache slot c (NULL: none) under key k. Apart from
  * encode_piece, whose hits (nineteen pieces in twenty of English text) then need no more
@@ -1000,7 +1019,8 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 {
 	const llm_bpe *b = e->bpe;
 	size_t nids = 1;
-	bool bt = b->bt && !e->reference; /* it does the whole-piece lookup itself */
+	/* it does the whole-piece lookup itself */
+	bool bt = b->bt && !e->reference && !merge_short(p, n);
 	int64_t id = -1;
 	/* A word is looked up whole in one slot of the byte index (c: the key is the piece's),
 	 * where backtracking would walk the trie a byte at a time, one cache miss after another.
