@@ -155,6 +155,10 @@ all: $(TOOLS) $(if $(filter 1,$(PORTABLE)),,lib/libllm.a) $(LIBCUDA)
 lib/libllm.a: $(LIBLLM)
 	@cp $< $@
 
+# Backtracking BPE's encoding loop, a chain of dependent loads, is 3-4% faster on Chinese
+# text at -O3 (llm-tokenize, qwen and o200k; no change elsewhere in the tokenizer).
+$(B)/lib/tok/bpe_bt.o: OPT = -O3
+
 $(B)/%.o: %.c $(B)/config.mk
 	@mkdir -p $(@D)
 	$(Q_CC)$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
