@@ -1050,13 +1050,20 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 		id = bmap_find_key(b, k0, k1, n, h);
 	else if (!bt && b->whole_first && n <= b->max_len)
 		id = bmap_find(b, p, n);
+	const uint32_t *ids = e->id; /* the piece's ids */
 	if (id >= 0) {
 		llm_ids_push(out, (uint32_t)id);
 		e->id[0] = (uint32_t)id;
 	} else {
 		scratch(e, n);
-		nids = bt ? bpe_bt_encode(b, e->pcache, e->ccache, p, n, e->id, e->dead) : SIZE_MAX;
-		if (nids == SIZE_MAX) {
+		/* Backtracking writes at most n ids, straight to the output. */
+		ids_reserve(out, n);
+		nids = bt ? bpe_bt_encode(b, e->pcache, e->ccache, p, n, out->v + out->n, e->dead)
+		          : SIZE_MAX;
+		if (nids != SIZE_MAX) {
+			ids = out->v + out->n;
+			out->n += nids;
+		} else {
 			if (b->bytelevel) {
 				init_bytes(e, p, n);
 				nids = n;
@@ -1064,11 +1071,11 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 				nids = init_chars(e, p, n);
 			}
 			nids = nids <= LINEAR_MAX ? merge_linear(e, nids) : merge_heap(e, nids);
-		}
-		if (nids) { /* a character-level piece may give none (no unk token) */
-			ids_reserve(out, nids);
-			memcpy(out->v + out->n, e->id, nids * sizeof *e->id);
-			out->n += nids;
+			if (nids) { /* a character-level piece may give none (no unk token) */
+				ids_reserve(out, nids);
+				memcpy(out->v + out->n, e->id, nids * sizeof *e->id);
+				out->n += nids;
+			}
 		}
 	}
 	if (c && nids <= CACHE_IDS) {
@@ -1076,7 +1083,7 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 		c->k[1] = k1;
 		c->len = (uint8_t)n;
 		c->nids = (uint8_t)nids;
-		memcpy(c->ids, e->id, nids * sizeof *e->id);
+		memcpy(c->ids, ids, nids * sizeof *ids);
 	}
 }
 
