@@ -48,32 +48,48 @@ typedef struct {
 
 static const da_slot DA_FREE = { UINT32_MAX, 0, NO_TOKEN };
 
-/* What encoding needs of a token, together: a compatibility test reads time, left, right,
- * partners and pbit of two tokens, a step its length and prefix. 32 bytes, on cache lines. */
+/* What a compatibility test reads of two tokens, together: 32 bytes, on cache lines. A
+ * token's length (llm_bpe.len) and prefix (bpe_bt.prefix) lie elsewhere: only a step that
+ * does not fit reads them. */
 typedef struct {
 	uint32_t time;          /* formation time; NO_TOKEN: BPE never produces the token */
 	uint32_t left, right;   /* its last merge (a merged token) */
-	uint32_t prefix;        /* longest producible token that is a proper prefix, or NO_TOKEN */
-	uint32_t len;           /* bytes */
-	bool exact;             /* every token of its merge history forms after its parts */
-	uint8_t pbit[2];        /* its two bits as a right partner (partner_bits) */
-	uint64_t partners;      /* a Bloom filter of the right partners of its pairs */
+	uint8_t rbit[2];        /* its two bits as a right partner (right_bits), BT_EXACT */
+	uint8_t lbit[2];        /* its two bits as a left partner (left_bits) */
+	uint64_t rfilter;       /* a Bloom filter of the right partners of its pairs */
+	uint64_t lfilter;       /* a Bloom filter of the left partners of its pairs */
 } bt_tok;
 
-/* The two bits of right partner r in bt_tok.partners, kept in r's pbit. Most pairs a
- * compatibility test asks for do not exist (97% of them in Chinese text), and most of its
- * left tokens have a few partners: the filter, read with the token's other fields, answers
- * without the pair lists, whose lookup is two cache misses. */
-static inline void partner_pos(uint32_t r, uint8_t pbit[2])
+_Static_assert(sizeof(bt_tok) == 32, "a token's entry fills half a cache line");
+
+/* On rbit[0]: every token of its merge history forms after its parts. */
+#define BT_EXACT 0x80
+
+/*
+ * The filters. Most pairs a compatibility test asks for do not exist (97% of them in Chinese
+ * text); a pair's lookup is a binary search in the left token's list, several cache misses.
+ * A left token's filter of its right partners alone let through nine in ten of the pairs
+ * that were looked up (Chinese, qwen): the tokens met most, single characters, pair with
+ * hundreds of others and fill their 64 bits. The right token's filter of its left partners
+ * is read with it, and a pair is looked up only when both let it through.
+ */
+static inline void filter_pos(uint32_t id, uint8_t rbit[2], uint8_t lbit[2])
 {
-	uint64_t h = (uint64_t)r * 0x9e3779b97f4a7c15ULL;
-	pbit[0] = (uint8_t)(h >> 58);
-	pbit[1] = (uint8_t)(h >> 52 & 63);
+	uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ULL, g = (uint64_t)id * 0xc2b2ae3d27d4eb4fULL;
+	rbit[0] = (uint8_t)(h >> 58);
+	rbit[1] = (uint8_t)(h >> 52 & 63);
+	lbit[0] = (uint8_t)(g >> 58);
+	lbit[1] = (uint8_t)(g >> 52 & 63);
 }
 
-static inline uint64_t partner_bits(const bt_tok *r)
+static inline uint64_t right_bits(const bt_tok *r)
 {
-	return (uint64_t)1 << r->pbit[0] | (uint64_t)1 << r->pbit[1];
+	return (uint64_t)1 << (r->rbit[0] & 63) | (uint64_t)1 << r->rbit[1];
+}
+
+static inline uint64_t left_bits(const bt_tok *l)
+{
+	return (uint64_t)1 << l->lbit[0] | (uint64_t)1 << l->lbit[1];
 }
 
 /* Where the trie is after a three-byte UTF-8 character from the root. Chinese text starts
@@ -104,6 +120,8 @@ static inline uint32_t char3_index(const unsigned char *p)
 
 struct bpe_bt {
 	bt_tok *tok;            /* by id */
+	uint32_t *prefix;       /* by id: the longest producible token that is a proper prefix,
+	                         * or NO_TOKEN */
 	da_slot *da;            /* the trie of the ordinary tokens; slot 0 is the root, nda + 256
 	                         * slots, the last 256 free */
 	uint32_t *whole;        /* by slot: the ordinary token the node spells, or NO_TOKEN */
@@ -303,7 +321,7 @@ static bool last_merge(const llm_bpe *b, bpe_pcache *pc, uint32_t id, uint32_t *
 	return true;
 }
 
-/* Whether the merge history of token id is in order (bt_tok.exact), from its parts'; state
+/* Whether the merge history of token id is in order (BT_EXACT), from its parts'; state
  * is 0 (not known yet), 1 (exact) or 2 (not) by id. The parts are shorter than the token, so
  * the recursion is at most BT_MAX_TOKEN deep. */
 static bool history_exact(bpe_bt *t, unsigned char *state, uint32_t id)
@@ -322,7 +340,8 @@ static void mark_exact(bpe_bt *t, uint32_t nt)
 {
 	unsigned char *state = llm_calloc(nt ? nt : 1, 1);
 	for (uint32_t id = 0; id < nt; id++)
-		t->tok[id].exact = t->tok[id].time != NO_TOKEN && history_exact(t, state, id);
+		if (t->tok[id].time != NO_TOKEN && history_exact(t, state, id))
+			t->tok[id].rbit[0] |= BT_EXACT;
 	free(state);
 }
 
@@ -331,6 +350,7 @@ void bpe_bt_free(bpe_bt *t)
 	if (!t)
 		return;
 	free(t->tok);
+	free(t->prefix);
 	free(t->whole);
 	free(t->da);
 	free(t->char3);
@@ -347,11 +367,14 @@ void bpe_bt_hash(const bpe_bt *t, uint32_t ntok, llm_hasher *h)
 	for (size_t i = 0; i < CHAR3_COUNT; i++)
 		llm_hasher_add(h, (const uint32_t[]){ t->char3[i].slot, (uint32_t)t->char3[i].base,
 		                                      t->char3[i].best }, 3 * sizeof(uint32_t));
+	llm_hasher_add(h, t->prefix, ntok * sizeof *t->prefix);
 	for (const bt_tok *k = t->tok, *end = k + ntok; k < end; k++)
 		llm_hasher_add(h,
-		               (const uint32_t[]){ k->time, k->left, k->right, k->prefix, k->len,
-		                                   k->exact | (uint32_t)k->pbit[0] << 8 | (uint32_t)k->pbit[1] << 16,
-		                                   (uint32_t)k->partners, (uint32_t)(k->partners >> 32) },
+		               (const uint32_t[]){ k->time, k->left, k->right,
+		                                   k->rbit[0] | (uint32_t)k->rbit[1] << 8 |
+		                                           (uint32_t)k->lbit[0] << 16 | (uint32_t)k->lbit[1] << 24,
+		                                   (uint32_t)k->rfilter, (uint32_t)(k->rfilter >> 32),
+		                                   (uint32_t)k->lfilter, (uint32_t)(k->lfilter >> 32) },
 		               8 * sizeof(uint32_t));
 }
 
@@ -446,7 +469,7 @@ static void mark_producible(bpe_bt *t, const ltrie *h)
 		uint32_t id = h->whole[x];
 		best[x] = best[h->parent[x]];
 		if (id != NO_TOKEN && t->tok[id].time != NO_TOKEN) {
-			t->tok[id].prefix = best[x];
+			t->prefix[id] = best[x];
 			t->da[h->slot[x]].tok = best[x] = id;
 		}
 	}
@@ -514,13 +537,18 @@ bpe_bt *bpe_bt_new(const llm_bpe *b, const uint32_t *ids, uint32_t nids, llm_poo
 	bpe_bt *t = llm_calloc(1, sizeof *t);
 	size_t nt = b->ntok;
 	t->tok = llm_malloc_lines(nt * sizeof *t->tok); /* an entry within one cache line */
+	t->prefix = llm_malloc((nt ? nt : 1) * sizeof *t->prefix);
 	for (size_t i = 0; i < nt; i++) {
-		t->tok[i] = (bt_tok){ NO_TOKEN, NO_TOKEN, NO_TOKEN, NO_TOKEN, b->len[i], false, { 0 }, 0 };
-		partner_pos((uint32_t)i, t->tok[i].pbit);
+		t->tok[i] = (bt_tok){ NO_TOKEN, NO_TOKEN, NO_TOKEN, { 0 }, { 0 }, 0, 0 };
+		filter_pos((uint32_t)i, t->tok[i].rbit, t->tok[i].lbit);
+		t->prefix[i] = NO_TOKEN;
 	}
 	for (size_t l = 0; l < nt; l++)
-		for (uint32_t k = b->poff[l]; k < b->poff[l + 1]; k++)
-			t->tok[l].partners |= partner_bits(&t->tok[b->pkey[k]]);
+		for (uint32_t k = b->poff[l]; k < b->poff[l + 1]; k++) {
+			bt_tok *r = &t->tok[b->pkey[k]];
+			t->tok[l].rfilter |= right_bits(r);
+			r->lfilter |= left_bits(&t->tok[l]);
+		}
 	for (int c = 0; c < 256; c++)
 		t->tok[b->byte_id[c]].time = 0;
 
@@ -576,13 +604,13 @@ void bpe_bt_cache_free(bpe_bt_cache *c)
 static int compatible_walk(const llm_bpe *b, const bpe_bt *t, bpe_pcache *pc, uint32_t x, uint32_t y)
 {
 	const bt_tok *tk = t->tok;
-	if (!(tk[x].exact & tk[y].exact))
+	if (!(tk[x].rbit[0] & tk[y].rbit[0] & BT_EXACT))
 		return INEXACT;
 	uint32_t limit = NO_TOKEN, res;
 	for (;;) {
-		uint64_t bits = partner_bits(&tk[y]);
+		uint64_t rb = right_bits(&tk[y]), lb = left_bits(&tk[x]);
 		uint32_t rank = NO_TOKEN;
-		if ((tk[x].partners & bits) == bits)
+		if ((tk[x].rfilter & rb) == rb && (tk[y].lfilter & lb) == lb)
 			rank = bpe_pair_cached(b, pc, x, y, &res);
 		if (rank != NO_TOKEN && rank + 1 < limit)
 			return INCOMPATIBLE;
@@ -678,9 +706,9 @@ size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, bpe_bt_cache *cc, const u
 					tok = longest(t, p + pos, n - pos, &len, NULL);
 				break;
 			}
-			if (t->tok[tok].prefix != NO_TOKEN) {
-				tok = t->tok[tok].prefix;
-				len = t->tok[tok].len;
+			if (t->prefix[tok] != NO_TOKEN) {
+				tok = t->prefix[tok];
+				len = b->len[tok];
 				continue;
 			}
 			/* Nothing fits at pos: no encoding of the rest starts there. Take back the
@@ -689,7 +717,7 @@ size_t bpe_bt_encode(const llm_bpe *b, bpe_pcache *pc, bpe_bt_cache *cc, const u
 				return SIZE_MAX; /* cannot happen when the tables are right */
 			dead[pos >> 6] |= (uint64_t)1 << (pos & 63);
 			k--;
-			len = t->tok[last].len;
+			len = b->len[last];
 			pos -= len;
 			tok = last;
 			break;
