@@ -106,7 +106,8 @@ static size_t valid_from(const unsigned char *s, size_t i, size_t n)
 #define OVERLONG_2 (1 << 5)  /* C0, C1 */
 #define TOO_LARGE_1000 (1 << 6)
 #define OVERLONG_4 (1 << 6)  /* F0 80..8F */
-#define TWO_CONTS (1 << 7)   /* two continuation bytes: right only inside a 3- or 4-byte form */
+#define TWO_CONTS (-0x80)    /* bit 7, negative as _mm_setr_epi8 takes it (char): two
+                              * continuation bytes, right only inside a 3- or 4-byte form */
 #define CARRY (TOO_SHORT | TOO_LONG | TWO_CONTS)
 
 /*
