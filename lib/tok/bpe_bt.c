@@ -146,7 +146,8 @@ static inline uint32_t da_child(const bpe_bt *t, uint32_t s, unsigned c)
 }
 
 /* The double array as it is filled: the slots, the token each spells, and a doubly linked
- * list of the free slots in increasing order (slot 0, the root, heads it). */
+ * list of the free slots in increasing order (slot 0, the root, heads it; its links have a
+ * sentinel at cap, which the last slot's removal writes). */
 typedef struct {
 	da_slot *da;
 	uint32_t *whole, *nextf, *prevf;
@@ -158,11 +159,13 @@ static void fill_grow(da_fill *d, size_t ncap)
 {
 	d->da = llm_realloc(d->da, ncap * sizeof *d->da);
 	d->whole = llm_realloc(d->whole, ncap * sizeof *d->whole);
-	d->nextf = llm_realloc(d->nextf, ncap * sizeof *d->nextf);
-	d->prevf = llm_realloc(d->prevf, ncap * sizeof *d->prevf);
-	for (size_t i = d->cap; i < ncap; i++) { /* the new slots join the free list */
+	d->nextf = llm_realloc(d->nextf, (ncap + 1) * sizeof *d->nextf);
+	d->prevf = llm_realloc(d->prevf, (ncap + 1) * sizeof *d->prevf);
+	for (size_t i = d->cap; i < ncap; i++) {
 		d->da[i] = DA_FREE;
 		d->whole[i] = NO_TOKEN;
+	}
+	for (size_t i = d->cap; i <= ncap; i++) { /* the new slots join the free list */
 		d->nextf[i] = (uint32_t)i + 1;
 		d->prevf[i] = (uint32_t)i - 1;
 	}
