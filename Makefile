@@ -155,7 +155,7 @@ all: $(TOOLS) $(if $(filter 1,$(PORTABLE)),,lib/libllm.a) $(LIBCUDA)
 lib/libllm.a: $(LIBLLM)
 	@cp $< $@
 
-# Backtracking BPE's encoding loop, a chain of dependent loads, is 3-4% faster on Chinese
+# Backtracking BPE's encoding loop, a chain of dependent loads, is 2-4% faster on Chinese
 # text at -O3 (llm-tokenize, qwen and o200k; no change elsewhere in the tokenizer).
 $(B)/lib/tok/bpe_bt.o: OPT = -O3
 

@@ -1056,10 +1056,11 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 		e->id[0] = (uint32_t)id;
 	} else {
 		scratch(e, n);
-		/* Backtracking writes at most n ids, straight to the output. */
-		ids_reserve(out, n);
-		nids = bt ? bpe_bt_encode(b, e->pcache, e->ccache, p, n, out->v + out->n, e->dead)
-		          : SIZE_MAX;
+		nids = SIZE_MAX;
+		if (bt) { /* at most n ids, straight to the output */
+			ids_reserve(out, n);
+			nids = bpe_bt_encode(b, e->pcache, e->ccache, p, n, out->v + out->n, e->dead);
+		}
 		if (nids != SIZE_MAX) {
 			ids = out->v + out->n;
 			out->n += nids;
