@@ -594,6 +594,7 @@ static void split_chunk(void *ctx, size_t chunk, int worker)
 
 void bpe_build_pairs_from_ranks(llm_bpe *b, llm_pool *pool)
 {
+	b->rank_is_id = true;
 	/* Only splits into two lengths that some token has can be pairs: without this test a
 	 * token of n bytes would hash O(n^2) bytes (a 1 MB token took 31 s to load). */
 	unsigned char *has_len = llm_calloc((size_t)b->max_len + 1, 1);
@@ -968,6 +969,64 @@ static void init_bytes(llm_bpe_enc *e, const unsigned char *p, size_t n)
 	}
 }
 
+/* The ordinary token whose bytes are p[0..n), n > 1, or NO_TOKEN. */
+static inline uint32_t token_of(const llm_bpe *b, const unsigned char *p, size_t n)
+{
+	if (n > b->max_len)
+		return NO_TOKEN;
+	int64_t id;
+	if (n <= BMAP_INLINE) {
+		uint64_t k[2];
+		piece_key(k, p, n);
+		id = bmap_find_key(b, k[0], k[1], n, cache_hash(k, n));
+	} else {
+		id = bmap_find(b, p, n);
+	}
+	return id < 0 ? NO_TOKEN : (uint32_t)id;
+}
+
+/*
+ * tiktoken's own merge, for a byte-level piece of a rank file (rank_is_id): the rank of two
+ * neighbours is the id of the token their bytes make together, one probe of the byte index,
+ * where the pair lists search a short token's hundreds of partners (binary search, a cache
+ * miss a step; on English text six pair lookups in ten missed the pair cache). Symbol i is
+ * p[at[i] .. at[i + 1]); at has n + 1 entries. Returns the count of symbols left in e->id.
+ */
+static size_t merge_ranked(llm_bpe_enc *e, const unsigned char *p, size_t n)
+{
+	const llm_bpe *b = e->bpe;
+	uint32_t *id = e->id, *rank = e->rank, *at = e->prev;
+	init_bytes(e, p, n);
+	for (size_t i = 0; i <= n; i++)
+		at[i] = (uint32_t)i;
+	while (n > 1) {
+		uint32_t best = NO_TOKEN;
+		size_t bi = 0;
+		for (size_t i = 0; i + 1 < n; i++)
+			if (rank[i] < best) {
+				best = rank[i];
+				bi = i;
+			}
+		if (best == NO_TOKEN)
+			break;
+		/* Symbol bi + 1 joins bi; those after it and their pairs shift left by one. */
+		id[bi] = best;
+		n--;
+		for (size_t i = bi + 1; i < n; i++) {
+			id[i] = id[i + 1];
+			at[i] = at[i + 1];
+		}
+		at[n] = at[n + 1];
+		for (size_t i = bi + 1; i + 1 < n; i++)
+			rank[i] = rank[i + 1];
+		if (bi > 0)
+			rank[bi - 1] = token_of(b, p + at[bi - 1], at[bi + 1] - at[bi - 1]);
+		if (bi + 1 < n)
+			rank[bi] = token_of(b, p + at[bi], at[bi + 2] - at[bi]);
+	}
+	return n;
+}
+
 /*
  * The initial symbols of a piece of a character-level vocabulary (SentencePiece-style BPE):
  * one per character; a character without a token becomes its bytes' <0xXX> tokens
@@ -1040,6 +1099,7 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 	size_t nids = 1;
 	/* it does the whole-piece lookup itself */
 	bool bt = b->bt && !e->reference && !merge_short(p, n);
+	bool ranked = b->rank_is_id && !e->reference && n <= LINEAR_MAX;
 	int64_t id = -1;
 	/* A word is looked up whole in one slot of the byte index (c: the key is the piece's),
 	 * where backtracking would walk the trie a byte at a time, one cache miss after another.
@@ -1055,7 +1115,7 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 		llm_ids_push(out, (uint32_t)id);
 		e->id[0] = (uint32_t)id;
 	} else {
-		scratch(e, n);
+		scratch(e, n + 1); /* merge_ranked's bounds: n + 1 */
 		nids = SIZE_MAX;
 		if (bt) { /* at most n ids, straight to the output */
 			ids_reserve(out, n);
@@ -1065,13 +1125,17 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 			ids = out->v + out->n;
 			out->n += nids;
 		} else {
-			if (b->bytelevel) {
-				init_bytes(e, p, n);
-				nids = n;
+			if (ranked) {
+				nids = merge_ranked(e, p, n);
 			} else {
-				nids = init_chars(e, p, n);
+				if (b->bytelevel) {
+					init_bytes(e, p, n);
+					nids = n;
+				} else {
+					nids = init_chars(e, p, n);
+				}
+				nids = nids <= LINEAR_MAX ? merge_linear(e, nids) : merge_heap(e, nids);
 			}
-			nids = nids <= LINEAR_MAX ? merge_linear(e, nids) : merge_heap(e, nids);
 			if (nids) { /* a character-level piece may give none (no unk token) */
 				ids_reserve(out, nids);
 				memcpy(out->v + out->n, e->id, nids * sizeof *e->id);

@@ -114,7 +114,7 @@ static void on_corpus(pair *p, size_t max)
 }
 
 /* Random tokens of the vocabulary glued together, runs of one token, random bytes, random
- * three-byte characters (bpe_bt's table of them). */
+ * three-byte characters (bpe_bt's table of them), short ASCII words. */
 static void on_random(pair *p, uint64_t seed)
 {
 	llm_rng rng;
@@ -122,8 +122,9 @@ static void on_random(pair *p, uint64_t seed)
 	uint32_t nt = llm_bpe_vocab_size(p->b);
 	char s[4096];
 	for (int round = 0; round < 3000; round++) {
-		size_t n = 0, want = 1 + llm_rng_below(&rng, round % 10 == 0 ? 3000 : 200);
-		int kind = (int)llm_rng_below(&rng, 5);
+		int kind = (int)llm_rng_below(&rng, 6);
+		size_t n = 0, want = kind == 5 ? 2 + llm_rng_below(&rng, 31)
+		                     : 1 + llm_rng_below(&rng, round % 10 == 0 ? 3000 : 200);
 		size_t tl = 0;
 		const char *tok = NULL;
 		while (n < want) {
@@ -146,12 +147,17 @@ static void on_random(pair *p, uint64_t seed)
 			}
 			if (n + tl > sizeof s)
 				break;
-			/* kind 1: letters (ASCII or not) only, so that the whole text is one piece */
+			/* kind 1: letters (ASCII or not) only, so that the whole text is one piece;
+			 * kind 5: one ASCII word of at most 32 bytes, which merges by rank
+			 * (merge_ranked in bpe.c; over 15 bytes, its pairs are found by hash) */
 			bool letters = true;
-			for (size_t i = 0; i < tl && kind == 1; i++)
-				letters = ((tok[i] | 32) >= 'a' && (tok[i] | 32) <= 'z') || (unsigned char)tok[i] >= 0x80;
+			for (size_t i = 0; letters && i < tl && (kind == 1 || kind == 5); i++)
+				letters = ((tok[i] | 32) >= 'a' && (tok[i] | 32) <= 'z') ||
+				          ((unsigned char)tok[i] >= 0x80 && kind == 1);
+			if (kind == 5 && letters && n + tl > 32)
+				break;
 			if (!letters) {
-				want--;
+				want -= kind == 1;
 				continue;
 			}
 			memcpy(s + n, tok, tl);
