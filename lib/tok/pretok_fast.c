@@ -73,9 +73,23 @@ static inline unsigned cls_at(uchar *s, size_t i, size_t *len)
 #define HAN_CLASS (PT_L | PT_UP | PT_LO)
 
 /* The end of the run from i of those characters: Chinese text, three bytes each, taken
- * without decoding or class lookups. */
+ * without decoding or class lookups; with SSE2, five at a time (their lead bytes at 0, 3, 6,
+ * 9 and 12 of a 16-byte block: a run of Chinese averages nine characters). */
 static inline size_t han_run(uchar *s, size_t i, size_t end)
 {
+#ifdef __SSE2__
+	const __m128i e4 = _mm_set1_epi8((char)0xe4), e5 = _mm_set1_epi8((char)0xe5),
+	              b7 = _mm_set1_epi8((char)0xb7), four = _mm_set1_epi8(4);
+	for (; i + 16 <= end; i += 15) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(s + i)), d = _mm_sub_epi8(v, e5);
+		__m128i lead = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(d, four), d), /* E5-E9 */
+		                            _mm_andnot_si128(_mm_cmpeq_epi8(_mm_srli_si128(v, 1), b7),
+		                                             _mm_cmpeq_epi8(v, e4)));
+		unsigned out = ~(unsigned)_mm_movemask_epi8(lead) & 0x1249;
+		if (out)
+			return i + (unsigned)__builtin_ctz(out);
+	}
+#endif
 	while (i + 3 <= end && ((unsigned)(s[i] - 0xe5) < 5u || (s[i] == 0xe4 && s[i + 1] != 0xb7)))
 		i += 3;
 	return i;

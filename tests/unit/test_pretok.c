@@ -321,6 +321,23 @@ static void test_han_runs(void)
 	for (size_t i = 0; i < sizeof runs / sizeof *runs; i++)
 		for (size_t j = 0; j <= strlen(runs[i]); j++)
 			bad += !same_pieces(runs[i], j);
+	/* Runs longer than the matchers' blocks of five characters: twenty ideographs with one
+	 * other character at each place, every prefix of them. */
+	static const char *const other[] = { "ä·", "ä¶¿", "ã", "ê°", "a", " ",
+	                                     "Ì" };
+	for (size_t o = 0; o < sizeof other / sizeof *other; o++)
+		for (size_t at = 0; at < 20; at++) {
+			char text[128];
+			size_t n = 0;
+			for (size_t c = 0; c < 20; c++) {
+				const char *ch = c == at ? other[o] : runs[0] + 3 * (c % 5);
+				size_t len = c == at ? strlen(ch) : 3;
+				memcpy(text + n, ch, len);
+				n += len;
+			}
+			for (size_t j = 0; j <= n; j++)
+				bad += !same_pieces(text, j);
+		}
 	CHECK_EQ_INT(bad, 0);
 }
 
