@@ -834,17 +834,26 @@ static inline uint32_t pair_rank(llm_bpe_enc *e, uint32_t l, uint32_t r, uint32_
 	return bpe_pair_cached(e->bpe, e->pcache, l, r, res);
 }
 
+/* The leftmost of the lowest of rank[0..n) (n > 0), its value in *best: the pair BPE merges
+ * next (NO_TOKEN: none merges). */
+static inline size_t lowest(const uint32_t *rank, size_t n, uint32_t *best)
+{
+	size_t bi = 0;
+	*best = NO_TOKEN;
+	for (size_t i = 0; i < n; i++)
+		if (rank[i] < *best) {
+			*best = rank[i];
+			bi = i;
+		}
+	return bi;
+}
+
 size_t bpe_merge_linear(const llm_bpe *b, bpe_pcache *pc, uint32_t *id, uint32_t *rank,
                         uint32_t *res, size_t n, size_t stop)
 {
 	while (n > stop) {
-		uint32_t best = NO_TOKEN;
-		size_t bi = 0;
-		for (size_t i = 0; i + 1 < n; i++)
-			if (rank[i] < best) {
-				best = rank[i];
-				bi = i;
-			}
+		uint32_t best;
+		size_t bi = lowest(rank, n - 1, &best);
 		if (best == NO_TOKEN)
 			break;
 		/* Symbols after the pair shift left by one; so do the pairs after it. */
@@ -1000,13 +1009,8 @@ static size_t merge_ranked(llm_bpe_enc *e, const unsigned char *p, size_t n)
 	for (size_t i = 0; i <= n; i++)
 		at[i] = (uint32_t)i;
 	while (n > 1) {
-		uint32_t best = NO_TOKEN;
-		size_t bi = 0;
-		for (size_t i = 0; i + 1 < n; i++)
-			if (rank[i] < best) {
-				best = rank[i];
-				bi = i;
-			}
+		uint32_t best;
+		size_t bi = lowest(rank, n - 1, &best);
 		if (best == NO_TOKEN)
 			break;
 		/* Symbol bi + 1 joins bi; those after it and their pairs shift left by one. */
