@@ -323,8 +323,8 @@ static void test_han_runs(void)
 			bad += !same_pieces(runs[i], j);
 	/* Runs longer than the matchers' blocks of five characters: twenty ideographs with one
 	 * other character at each place, every prefix of them. */
-	static const char *const other[] = { "ä·", "ä¶¿", "ã", "ê°", "a", " ",
-	                                     "Ì" };
+	static const char *const other[] = { "\xe4\xb7\x80", "\xe4\xb6\xbf", "\xe3\x80\x81", "\xea\xb0\x80",
+	                                     "a", " ", "\xcc\x81" };
 	for (size_t o = 0; o < sizeof other / sizeof *other; o++)
 		for (size_t at = 0; at < 20; at++) {
 			char text[128];
