@@ -978,19 +978,10 @@ static void init_bytes(llm_bpe_enc *e, const unsigned char *p, size_t n)
 	}
 }
 
-/* The ordinary token whose bytes are p[0..n), n > 1, or NO_TOKEN. */
+/* The ordinary token whose bytes are p[0..n), or NO_TOKEN. */
 static inline uint32_t token_of(const llm_bpe *b, const unsigned char *p, size_t n)
 {
-	if (n > b->max_len)
-		return NO_TOKEN;
-	int64_t id;
-	if (n <= BMAP_INLINE) {
-		uint64_t k[2];
-		piece_key(k, p, n);
-		id = bmap_find_key(b, k[0], k[1], n, cache_hash(k, n));
-	} else {
-		id = bmap_find(b, p, n);
-	}
+	int64_t id = n <= b->max_len ? bmap_find(b, p, n) : -1;
 	return id < 0 ? NO_TOKEN : (uint32_t)id;
 }
 
@@ -1004,7 +995,7 @@ static inline uint32_t token_of(const llm_bpe *b, const unsigned char *p, size_t
 static size_t merge_ranked(llm_bpe_enc *e, const unsigned char *p, size_t n)
 {
 	const llm_bpe *b = e->bpe;
-	uint32_t *id = e->id, *rank = e->rank, *at = e->prev;
+	uint32_t *id = e->id, *rank = e->rank, *at = e->prev; /* prev: merge_heap's, unused here */
 	init_bytes(e, p, n);
 	for (size_t i = 0; i <= n; i++)
 		at[i] = (uint32_t)i;
@@ -1076,8 +1067,8 @@ static size_t init_chars(llm_bpe_enc *e, const unsigned char *p, size_t n)
  * vocabulary (rare English words, three tokens on average), and backtracking does badly on
  * them: one token in four is taken back, four compatibility tests in five miss their cache,
  * and each trie walk and test reads megabytes of tables, where the merges of a few ASCII
- * bytes read the pair cache. Chinese pieces keep backtracking (the linear merge of a run of
- * ideographs was slower).
+ * bytes read the pair cache (in a rank file, the byte index: merge_ranked). Chinese pieces
+ * keep backtracking (the linear merge of a run of ideographs was slower).
  */
 static inline bool merge_short(const unsigned char *p, size_t n)
 {
@@ -1119,7 +1110,7 @@ static __attribute__((noinline)) void encode_uncached(llm_bpe_enc *e, const unsi
 		llm_ids_push(out, (uint32_t)id);
 		e->id[0] = (uint32_t)id;
 	} else {
-		scratch(e, n + 1); /* merge_ranked's bounds: n + 1 */
+		scratch(e, n + 1); /* merge_ranked's n + 1 bounds */
 		nids = SIZE_MAX;
 		if (bt) { /* at most n ids, straight to the output */
 			ids_reserve(out, n);

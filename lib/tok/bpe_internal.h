@@ -92,7 +92,8 @@ struct llm_bpe {
 	unsigned dec_strip;
 	bool lossy;             /* encoding drops or rewrites text (llm_bpe_roundtrips) */
 	bool whole_first;       /* look the whole piece up before merging */
-	bool rank_is_id;        /* a pair's rank is the id of its bytes' token (rank files) */
+	bool rank_is_id;        /* a pair's rank is the id of its bytes' token (rank files,
+	                         * byte-level) */
 	bool prefix_space;      /* HF ByteLevel add_prefix_space */
 	uint64_t file_id;
 	int64_t eos, bos;
