@@ -468,10 +468,16 @@ static void parse_option(struct args *a, int c, const char *arg)
 	case OPT_HTML: cfg->html = true; break;
 	case OPT_KEEP_BOILER: cfg->html_opts.boilerplate = false; break;
 	case OPT_JUDGED_TEXT: a->judged_max = tool_size("--judged-text", arg); break;
-	case OPT_RECIPE:
-		if (llm_recipe_load(a->recipe, arg) != LLM_OK)
+	case OPT_RECIPE: {
+		/* A recipe is options in a file: one that does not parse, or sets a value outside
+		 * its bounds, is a usage error (2); one that cannot be read is 1. */
+		int rc = llm_recipe_load(a->recipe, arg);
+		if (rc == LLM_EFORMAT || rc == LLM_EINVAL)
+			usage_error("%s", llm_last_error());
+		if (rc != LLM_OK)
 			die_lib();
 		break;
+	}
 	case OPT_EXPLAIN: a->explain = true; break;
 	case OPT_LIST_FILTERS: a->list = true; break;
 	case OPT_NORMALIZE: override(a->recipe, "--normalize", "normalize", arg); break;

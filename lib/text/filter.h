@@ -69,6 +69,8 @@ typedef struct {
 	int step;           /* LLM_FILTER_* */
 	int type;           /* LLM_PARAM_* */
 	size_t off;         /* in llm_quality_params */
+	double lo, hi;      /* the bounds, both in; hi INFINITY or INT_MAX: no top */
+	const char *unit;   /* "a fraction", "words", "per word": for messages and --list-filters */
 } llm_filter_param;
 
 extern const llm_filter_param llm_filter_params[];
@@ -86,7 +88,9 @@ const llm_filter_param *llm_filter_param_find(const char *name, size_t n);
  * is close: the message for an unknown parameter. */
 int llm_filter_param_unknown(const char *name, size_t n);
 /* Parse value into the parameter (numbers; "off" for 0; true/false, yes/no, on/off, 1/0 for
- * booleans). LLM_EINVAL with a message naming the parameter. */
+ * booleans). LLM_EINVAL with a message naming the parameter and, for a number outside
+ * [lo, hi], its bounds ("min_alpha_words_ratio: 7 is outside [0, 1] (a fraction)"); *p is
+ * unchanged then. */
 int llm_filter_param_set(llm_quality_params *p, const llm_filter_param *par, const char *value);
 /* The parameter's value as text ("0.287", "1000", "true"). */
 void llm_filter_param_get(const llm_quality_params *p, const llm_filter_param *par, llm_buf *out);

@@ -75,22 +75,47 @@ test_expect_success JQ 'filters += and -= change the inherited set' '
 
 test_expect_success 'recipe errors name the file and line, and the closest key or filter' '
 	printf "[default]\nmin_char = 5\n" >bad1 &&
-	test_must_fail llm-clean --recipe bad1 </dev/null 2>err &&
+	test_must_fail --code=2 llm-clean --recipe bad1 </dev/null 2>err &&
 	test_grep "bad1:2: unknown key .min_char. (did you mean .min_chars.?)" err &&
 	printf "[default]\nfilters = length gopher-qualty\n" >bad2 &&
-	test_must_fail llm-clean --recipe bad2 </dev/null 2>err &&
+	test_must_fail --code=2 llm-clean --recipe bad2 </dev/null 2>err &&
 	test_grep "bad2:2: unknown filter .gopher-qualty. (did you mean .gopher-quality.?)" err &&
 	printf "min_chars = 5\n" >bad3 &&
-	test_must_fail llm-clean --recipe bad3 </dev/null 2>err && test_grep "bad3:1:" err &&
+	test_must_fail --code=2 llm-clean --recipe bad3 </dev/null 2>err && test_grep "bad3:1:" err &&
 	printf "[domain]\n" >bad4 &&
-	test_must_fail llm-clean --recipe bad4 </dev/null 2>err && test_grep "bad4:1: section" err &&
+	test_must_fail --code=2 llm-clean --recipe bad4 </dev/null 2>err && test_grep "bad4:1: section" err &&
 	printf "[lang en]\nmin_chars += 5\n" >bad5 &&
-	test_must_fail llm-clean --recipe bad5 </dev/null 2>err && test_grep "bad5:2: .min_chars. takes" err &&
+	test_must_fail --code=2 llm-clean --recipe bad5 </dev/null 2>err && test_grep "bad5:2: .min_chars. takes" err &&
 	printf "[lang en]\ntox_threshold = 2\n" >bad6 &&
-	test_must_fail llm-clean --recipe bad6 </dev/null 2>err && test_grep "bad6:2: tox_threshold" err &&
+	test_must_fail --code=2 llm-clean --recipe bad6 </dev/null 2>err && test_grep "bad6:2: tox_threshold" err &&
 	test_must_fail llm-clean --recipe no-such-recipe </dev/null 2>err && test_grep "no-such-recipe" err &&
 	i=0 && : >bad7 && while [ $i -lt 65 ]; do printf "[domain d%d]\nmin_chars = 1\n" $i >>bad7; i=$((i + 1)); done &&
-	test_must_fail llm-clean --recipe bad7 </dev/null 2>err && test_grep "bad7:129: more than 64 sections" err
+	test_must_fail --code=2 llm-clean --recipe bad7 </dev/null 2>err && test_grep "bad7:129: more than 64 sections" err
+'
+
+# A typo of 75 for 0.75 would reject every document: a value outside its parameter's
+# bounds is a usage error naming the parameter, the bounds and where the value came from.
+test_expect_success 'a parameter outside its bounds is refused, from a recipe or --set' '
+	printf "[default]\nmin_chars = 5\n\n[lang zh]\nmin_alpha_words_ratio = 80\n" >big &&
+	test_must_fail --code=2 llm-clean --recipe big </dev/null 2>err &&
+	test_grep "big:5: min_alpha_words_ratio: 80 is outside \[0, 1\] (a fraction)" err &&
+	test_must_fail --code=2 llm-clean --set min_alpha_words_ratio=7 </dev/null 2>err &&
+	test_grep "^llm-clean: --set: min_alpha_words_ratio: 7 is outside \[0, 1\]" err &&
+	test_must_fail --code=2 llm-clean --set dup_line_frac=-0.1 </dev/null 2>err &&
+	test_grep "dup_line_frac: -0.1 is outside \[0, 1\]" err &&
+	test_must_fail --code=2 llm-clean --set min_words=-1 </dev/null 2>err &&
+	test_grep "min_words: -1 is below 0 (words)" err &&
+	test_must_fail --code=2 llm-clean --set code_max_lines=3e9 </dev/null 2>err &&
+	test_grep "code_max_lines: 3e9 is over 2147483647" err &&
+	test_must_fail --code=2 llm-clean --set c4_min_sentences=2.5 </dev/null 2>err &&
+	test_grep "c4_min_sentences: expected a whole number" err &&
+	printf "{\"text\":\"four more words\"}\n" >in &&
+	llm-clean -q --filters gopher-quality --set min_alpha_words_ratio=1 --set min_doc_words=0 \
+		--set min_stop_words=0 --set max_symbol_word_ratio=80 in >out &&
+	test_line_count = 1 out &&
+	llm-clean -q --filters gopher-quality --set min_alpha_words_ratio=off --set min_doc_words=off \
+		--set min_stop_words=0 in >out &&
+	test_line_count = 1 out
 '
 
 test_expect_success 'an unknown --set name gives the closest name, or the valid names' '
