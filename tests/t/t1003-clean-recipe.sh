@@ -222,4 +222,19 @@ test_expect_success 'the man page lists every filter step, reason and threshold 
 	done <names
 '
 
+# The reasons are written in two places: the rules in quality.c give them, the step table in
+# filter.c lists them (--list-filters, the statistics, the man page). Every literal a rule
+# passes to fail(), and every entry of its n-gram reason tables, must be listed, and nothing
+# listed that no rule gives.
+test_expect_success 'every reason a rule in quality.c gives is listed by --list-filters, and only those' '
+	llm-clean --list-filters >list &&
+	sed -n "s/^  reasons: //p" list | tr " " "\n" | sort -u >listed &&
+	Q="$TOP/lib/text/quality.c" &&
+	{ grep -o "fail(v, \"[a-z0-9_]*\"" "$Q" | sed "s/^fail(v, \"//; s/\"\$//" &&
+	  sed -n "/static const char \*const names\[[0-9]*\] = {/,/}/p" "$Q" |
+		grep -o "\"[a-z0-9_]*\"" | tr -d "\""; } | sort -u >given &&
+	test $(wc -l <given) -ge 40 &&
+	test_cmp given listed
+'
+
 test_done
