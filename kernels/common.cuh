@@ -55,7 +55,8 @@ __device__ __forceinline__ void st(float *p, size_t i, float x) { p[i] = x; }
 __device__ __forceinline__ void st(__nv_bfloat16 *p, size_t i, float x) { p[i] = __float2bfloat16_rn(x); }
 __device__ __forceinline__ void st(__half *p, size_t i, float x) { p[i] = __float2half_rn(x); }
 
-/* Call f.template operator()<T>() with T the C++ type of dtype t. */
+/* Run BODY with T typedef'd to the C++ type of dtype t; an unknown dtype returns LLM_EINVAL
+ * from the calling function. */
 #define DISPATCH_DTYPE(t, BODY)                                            \
 	switch (t) {                                                       \
 	case LLM_DT_F32: { typedef float T; BODY; break; }                 \

@@ -141,7 +141,7 @@ typedef struct {
 static void pt_init(ptable *t)
 {
 	memset(t, 0, sizeof *t);
-	/* Allocated as 64-bit words: a spill sorts 64-bit keys in this memory (see pt_spill). */
+	/* Allocated as 64-bit words: spill() sorts 64-bit keys in this memory. */
 	t->slot = llm_calloc(PT_MIN_SLOTS / 2, sizeof(uint64_t));
 	t->mask = PT_MIN_SLOTS - 1;
 }

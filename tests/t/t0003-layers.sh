@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='lib/ layers: includes follow lib/README.md, file names are unique'
+test_description='lib/ layers: includes follow lib/README.md, file names and test numbers are unique'
 . "$(dirname "$0")/../lib.sh"
 
 # The rule of lib/README.md: which layers each layer may include.
@@ -60,6 +60,14 @@ test_expect_success 'file names are unique across the tree' '
 	(cd "$TOP" && git ls-files lib tools tests kernels bench scripts 2>/dev/null) |
 		grep -E "\.(c|h|cu|cuh|py)$" | sed "s|.*/||" | sort | uniq -d >dups &&
 	test_must_fail test -s dups
+'
+
+# A test is named by its number in the logs and by hand ("run t1003"): two scripts with one
+# number are two tests under one name.
+test_expect_success 'shell test numbers are unique' '
+	ls "$TOP"/tests/t | sed -n "s/^\(t[0-9][0-9]*\)-.*\.sh\$/\1/p" | sort | uniq -d >dupnums &&
+	test $(ls "$TOP"/tests/t | grep -c "^t[0-9]*-.*\.sh\$") -gt 20 &&
+	{ test_must_fail test -s dupnums || { cat dupnums; false; }; }
 '
 
 test_done
