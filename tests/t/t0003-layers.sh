@@ -1,5 +1,5 @@
 #!/bin/sh
-test_description='lib/ layers: includes follow lib/README.md, file names and test numbers are unique'
+test_description='lib/ layers: includes follow lib/README.md, file names and test numbers are unique, DESIGN sections exist'
 . "$(dirname "$0")/../lib.sh"
 
 # The rule of lib/README.md: which layers each layer may include.
@@ -68,6 +68,16 @@ test_expect_success 'shell test numbers are unique' '
 	ls "$TOP"/tests/t | sed -n "s/^\(t[0-9][0-9]*\)-.*\.sh\$/\1/p" | sort | uniq -d >dupnums &&
 	test $(ls "$TOP"/tests/t | grep -c "^t[0-9]*-.*\.sh\$") -gt 20 &&
 	{ test_must_fail test -s dupnums || { cat dupnums; false; }; }
+'
+
+# Comments cite DESIGN.md by section ("DESIGN §4"): each must name one that exists.
+test_expect_success 'every "DESIGN §N" in the tree names a section of DESIGN.md' '
+	(cd "$TOP" && grep -rho "DESIGN §[0-9][0-9]*" lib tools tests kernels CONTRIBUTING.md README.md) |
+		sort -u >cited &&
+	test -s cited &&
+	while read -r d n; do
+		grep -q "^## ${n#§}\. " "$TOP/DESIGN.md" || { echo "no section $n in DESIGN.md"; exit 1; }
+	done <cited
 '
 
 test_done
