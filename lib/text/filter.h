@@ -64,6 +64,9 @@ extern const char *const llm_filter_counters[LLM_FILTER_NCOUNTERS];
 
 enum { LLM_PARAM_DOUBLE, LLM_PARAM_INT, LLM_PARAM_BOOL };
 
+/* The languages with defaults of their own: llm_quality_defaults picks the column. */
+enum { LLM_FILTER_EN, LLM_FILTER_ZH, LLM_FILTER_JA, LLM_FILTER_NLANGS };
+
 typedef struct {
 	const char *name;   /* "min_doc_words" */
 	int step;           /* LLM_FILTER_* */
@@ -71,6 +74,7 @@ typedef struct {
 	size_t off;         /* in llm_quality_params */
 	double lo, hi;      /* the bounds, both in; hi INFINITY or INT_MAX: no top */
 	const char *unit;   /* "a fraction", "words", "per word": for messages and --list-filters */
+	double def[LLM_FILTER_NLANGS];  /* the built-in default per language (bools 0 or 1) */
 } llm_filter_param;
 
 extern const llm_filter_param llm_filter_params[];
@@ -92,6 +96,8 @@ int llm_filter_param_unknown(const char *name, size_t n);
  * [lo, hi], its bounds ("min_alpha_words_ratio: 7 is outside [0, 1] (a fraction)"); *p is
  * unchanged then. */
 int llm_filter_param_set(llm_quality_params *p, const llm_filter_param *par, const char *value);
+/* Every parameter's built-in default for the language column lang (LLM_FILTER_*). */
+void llm_filter_param_defaults(llm_quality_params *p, int lang);
 /* The parameter's value as text ("0.287", "1000", "true"). */
 void llm_filter_param_get(const llm_quality_params *p, const llm_filter_param *par, llm_buf *out);
 
