@@ -133,7 +133,7 @@ test_expect_success '--explain of the shipped recipe: every section and its sour
 	block "domain *, lang zh:" | grep -q "filters = length gopher-rep gopher-quality fineweb cwt" &&
 	block "domain books, lang *:" | grep -q "filters = length encoding gopher-rep" &&
 	block "domain code, lang *:" | grep -q "tox = no  # \[domain code\]" &&
-	block "domain *, lang zh:" | grep -q "dup_line_frac = 0.287  # \[lang zh\]"
+	block "domain *, lang zh:" | grep -q "dup_line_frac = 0.287  # built-in"
 '
 
 test_expect_success 'every number of the shipped recipe says where it comes from' '
@@ -235,6 +235,20 @@ test_expect_success 'every reason a rule in quality.c gives is listed by --list-
 		grep -o "\"[a-z0-9_]*\"" | tr -d "\""; } | sort -u >given &&
 	test $(wc -l <given) -ge 40 &&
 	test_cmp given listed
+'
+
+# A threshold a section sets to the built-in value of its language is a second copy that
+# nothing keeps equal: the shipped [lang zh] says only what differs from the Mandarin column.
+test_expect_success 'the shipped [lang zh] restates no built-in Mandarin default' '
+	llm-clean --list-filters >list &&
+	sed -n "s/^  \([a-z_0-9]*\) = \([^ ]*\) (zh \(.*\))\$/\1 \3/p; s/^  \([a-z_0-9]*\) = \([^ ]*\)\$/\1 \2/p" list >zh &&
+	test $(wc -l <zh) -gt 40 &&
+	sed -n "/^\[lang zh\]/,/^\[/p" "$R" | sed -n "s/^\([a-z_0-9]*\) *= *\([^ #]*\).*/\1 \2/p" >set &&
+	test -s set &&
+	while read -r k v; do
+		d=$(sed -n "s/^$k //p" zh) &&
+		{ test -z "$d" || test "$d" != "$v" || { echo "$k = $v is the built-in value"; exit 1; }; }
+	done <set
 '
 
 test_done
