@@ -49,8 +49,8 @@ typedef struct {
 	double threshold;
 } llm_verdict;
 
-/* The thresholds of every rule (0 or a negative value disables a ratio rule, as None does in
- * datatrove). The comments give llm_quality_defaults' values for English. */
+/* The thresholds of every rule (0 disables a ratio rule, as None does in datatrove; the
+ * parameter table's bounds refuse negative values). The comments give the English defaults. */
 typedef struct {
 	/* length */
 	int min_chars, max_chars;                /* 50 code points, 0 = no maximum */
@@ -109,7 +109,8 @@ typedef struct {
  * FineWeb values above; Chinese (zh, zh-*, cmn, lzh, yue, wuu, hak) and Japanese (ja) get the
  * FineWeb-2 cmn_Hani / jpn_Jpan values where FineWeb-2 has them (including the rules its
  * pipeline disables: duplicate paragraphs, duplicate line characters, short lines) and
- * cjk = true. stop_words is NULL (the built-in list is used). */
+ * cjk = true. stop_words is NULL (the built-in list is used). The values are the columns of
+ * the parameter table (filter.h, llm_filter_params), the one place they are written. */
 void llm_quality_defaults(llm_quality_params *p, const char *lang);
 
 /* True for the language tags llm_quality_defaults treats as Chinese. */
