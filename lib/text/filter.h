@@ -5,10 +5,10 @@
  * the recipes' "filters" key), the reject reasons it can give, the per-line counters it keeps
  * and the function that runs it; one table of parameters (llm_filter_params: the --set names
  * and recipe keys, each with its type, bounds and unit, the step it belongs to, its place in
- * llm_quality_params and its built-in default per language). llm_clean_record, --set, --explain, --list-filters, the statistics and
- * the man page's list all come from these two tables: adding a filter is a rule in quality.c,
- * a row here with the reasons it gives (t1003 checks them against quality.c), its
- * parameters, its test and its man page entry.
+ * llm_quality_params and its built-in default per language). llm_clean_record, --set,
+ * --explain, --list-filters, the statistics and the man page's list all come from these two
+ * tables: adding a filter is a rule in quality.c, a row here with the reasons it gives
+ * (t1003 checks them against quality.c), its parameters, its test and its man page entry.
  *
  * The order is FineWeb's (length, Gopher repetition, Gopher quality, C4, FineWeb) with the
  * other steps around it; the first step that fails decides the reason.
