@@ -4,6 +4,9 @@
 # bench/html-eval (bench/html_eval.py; pip install trafilatura lxml_html_clean resiliparse).
 # Then Debian's libgumbo: its HTML5 tree fed to llmkit's own decisions, scored and timed beside
 # the tokenizer's tree (bench/html_gumbo.c; needs libgumbo-dev, skipped without it).
+# Last, the second, independent measure: the 181 pages of the article-extraction-benchmark
+# (shared/data, third-party, its own gold bodies), scored by its 4-word-shingle method beside
+# trafilatura (bench/aeb_eval.py; AEB_DATA names the folder, skipped where it is absent).
 . "$(dirname "$0")/lib.sh"
 
 python3 "$TOP/bench/html_eval.py" --repeat "${REPEAT:-5}" || exit 1
@@ -18,3 +21,5 @@ if [ -e /usr/include/gumbo.h ]; then
 else
 	echo "libgumbo: not installed (apt-get install libgumbo-dev); skipped"
 fi
+
+python3 "$TOP/bench/aeb_eval.py" --repeat "${REPEAT:-3}" || exit 1

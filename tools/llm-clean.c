@@ -95,7 +95,7 @@ static const struct tool_option cli_options[] = {
 	TOOL_OPTION("time-placeholder", 0, "TEXT", OPT_TIME_PLACEHOLDER,
 	            "what --mask-time writes instead of [TIME]"),
 	TOOL_OPTION("freshness", 0, NULL, OPT_FRESHNESS,
-	            "add weight = 1 / (ref-year - year + 1) from date/year"),
+	            "add weight = 1 / (ref-year - year + 1) from published/year/date"),
 	TOOL_OPTION("ref-year", 0, "YEAR", OPT_REF_YEAR,
 	            "reference year (default the current year)"),
 	TOOL_OPTION("default-weight", 0, "X", OPT_DEFAULT_WEIGHT,

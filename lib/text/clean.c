@@ -17,6 +17,7 @@
 #include "core/utf8.h"
 #include "fasttext.h"
 #include "lid.h"
+#include "pubdate.h"
 #include "timemask.h"
 #include "zhseg.h"
 
@@ -129,6 +130,7 @@ struct llm_cleaner {
 	llm_timemask_scratch *tm;
 	pcre2_match_data *md;
 	llm_buf text, a, b, title;
+	char published[11];         /* the page's date found by extract_html, "" if none */
 	llm_json_edit ed;
 };
 
@@ -282,10 +284,15 @@ static bool lang_matches(const char *want, const char *lang)
 	return strncmp(want, lang, n) == 0 && (lang[n] == 0 || lang[n] == '-' || lang[n] == '_');
 }
 
-/* Year of a record from "date" (ISO 8601: leading 4 digits) or "year"; 0 if none. */
+/* Year of a record from "published" (the page's own date, see pubdate.h), else "year", else
+ * "date" (for a web page the crawl's), each ISO 8601 (leading 4 digits); 0 if none. */
 static int record_year(const llm_json_rec *rec, llm_buf *tmp)
 {
 	int64_t y;
+	llm_buf_reset(tmp);
+	if (llm_json_get_str(rec, "published", tmp) == LLM_OK && tmp->len >= 4 &&
+	    tmp->p[0] >= '0' && tmp->p[0] <= '9')
+		return atoi(tmp->p);
 	if (llm_json_get_i64(rec, "year", &y) == LLM_OK && y > 0 && y < 10000)
 		return (int)y;
 	llm_buf_reset(tmp);
@@ -346,8 +353,19 @@ static void extract_html(llm_cleaner *c, const llm_json_rec *rec, llm_clean_resu
 {
 	const llm_json_val *fv = llm_json_get(rec, "format");
 	r->html = c->cfg->html || (fv && llm_json_str_eq(fv, "html"));
+	c->published[0] = 0;
 	if (!r->html)
 		return;
+	/* The page's own publication date, beside the crawl's "date"; a record that already has
+	 * one keeps it. */
+	const llm_json_val *uv = llm_json_get(rec, "url");
+	llm_buf_reset(&c->a);
+	if (uv && uv->type == LLM_JSON_STRING)
+		llm_json_str(uv, &c->a);
+	if (!llm_json_get(rec, "published") &&
+	    llm_pubdate_find(c->text.p ? c->text.p : "", c->text.len, c->a.p, c->a.len,
+	                     c->published))
+		llm_json_edit_str(&c->ed, "published", c->published, 10);
 	llm_buf_reset(&c->a);
 	llm_html_to_text(c->html, c->text.p, c->text.len, &c->cfg->html_opts, &c->a);
 	swap(&c->text, &c->a);
@@ -443,7 +461,7 @@ static void mask(llm_cleaner *c, llm_clean_result *r)
 static void weigh(llm_cleaner *c, const llm_json_rec *rec)
 {
 	const llm_clean_cfg *cfg = c->cfg;
-	int y = record_year(rec, &c->a);
+	int y = c->published[0] ? atoi(c->published) : record_year(rec, &c->a);
 	double w = cfg->default_weight;
 	if (y > 0) {
 		w = y >= cfg->ref_year ? 1.0 : 1.0 / (double)(cfg->ref_year - y + 1);

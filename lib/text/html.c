@@ -223,7 +223,7 @@ static const struct {
 	{ "button", P_SKIP }, { "canvas", P_SKIP }, { "caption", P_BLOCK }, { "col", P_VOID },
 	{ "dd", P_BLOCK }, { "details", P_BLOCK }, { "dialog", P_BLOCK | P_STRONG }, { "div", P_BLOCK },
 	{ "dl", P_BLOCK }, { "dt", P_BLOCK }, { "embed", P_VOID }, { "fieldset", P_BLOCK },
-	{ "figcaption", P_BLOCK }, { "figure", P_BLOCK }, { "footer", P_BLOCK | P_STRONG },
+	{ "figcaption", P_BLOCK | P_STRONG }, { "figure", P_BLOCK }, { "footer", P_BLOCK | P_STRONG },
 	{ "form", P_BLOCK | P_STRONG }, { "h1", P_BLOCK }, { "h2", P_BLOCK }, { "h3", P_BLOCK },
 	{ "h4", P_BLOCK }, { "h5", P_BLOCK }, { "h6", P_BLOCK }, { "head", P_SKIP },
 	{ "header", P_BLOCK | P_HEADER }, { "hr", P_BLOCK | P_VOID }, { "html", P_BLOCK | P_PAGE },
@@ -271,7 +271,9 @@ static const char *const strong_words[] = {
 	"sharing", "social*", "comment*", "disqus", "respond", "related*", "relatedposts",
 	"pagination", "pager", "paging", "subscribe*", "newsletter*", "signup", "signin", "login",
 	"advert*", "ads", "sponsor*", "promo*", "popup*", "modal*", "skip", "masthead", "toc",
-	"tagcloud", "copyright", "topbar", "search", NULL
+	"tagcloud", "copyright", "topbar", "search", "caption*", "credit*", "byline*",
+	"disclosure", "affiliate*", "outbrain", "taboola", "recirc*", "readmore", "teaser*",
+	"trending", "mostread", "mostpopular", NULL
 };
 static const char *const weak_words[] = { "header*", "sidebar*", "widget*", "banner", "aside",
 	                                  NULL };

@@ -18,7 +18,8 @@
  *   - boilerplate removal (when opts.boilerplate), once the text under every element is known:
  *     elements are marked strong (nav, footer, form, menu, dialog, a header outside article/
  *     section/main; class, id or role words such as nav, menu, footer, breadcrumb, cookie,
- *     consent, share, social, comment, related, subscribe, advert) or weak (aside; sidebar,
+ *     consent, share, social, comment, related, subscribe, advert, caption, credit, byline,
+ *     disclosure, teaser, figcaption elements) or weak (aside; sidebar,
  *     widget, banner, a class "header"). A mark on an element holding half the page's text
  *     or more is void (it wraps the page). The main content is the deepest element holding
  *     half of the text outside marked regions; weak marks count outside it only. Blocks

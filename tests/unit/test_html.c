@@ -162,6 +162,23 @@ static void test_furniture(void)
 	          "A final vote is planned for the next meeting, which is open to the public.\n"
 	          "Minutes of the March meeting by the clerk\nThe budget draft (PDF)\n"
 	          "Questions can be sent to the town clerk before the meeting begins.");
+	/* the asides inside an article: photo captions and credits, the byline box, an
+	 * affiliate disclosure, teasers of other articles */
+	CHECK_STR(conv("<body><article><h1>Budget vote next week</h1>" ARTICLE
+	               "<div class=\"byline-block\">By Ann Reporter, Staff Writer. Ann covers the "
+	               "council and schools.</div>"
+	               "<figure><img src=a.jpg><figcaption>Council members at the March meeting, "
+	               "in the town hall.</figcaption></figure>"
+	               "<p class=\"photo-credit\">Photo: John Smith, Town News Agency</p>"
+	               "<p class=disclosure>This post may contain affiliate links; we may "
+	               "earn a commission.</p>"
+	               "<div class=\"teaser-list\"><h3>Road plan approved after a long debate</h3>"
+	               "<p>The council approved the road plan on Monday after three hours of talk.</p>"
+	               "</div></article></body>", true),
+	          "Budget vote next week\n"
+	          "The committee met on Tuesday to discuss the new budget for the coming year.\n"
+	          "Members agreed that the library and the school would receive more money.\n"
+	          "A final vote is planned for the next meeting, which is open to the public.");
 }
 
 /* The sample pages: the main text survives, the navigation does not. */
