@@ -15,6 +15,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "llm-dedup/llm-dedup.h"
@@ -140,11 +141,24 @@ static int subcommand(int *argc, char ***argv)
 	return MODE_RUN;
 }
 
-/* A quarter of physical memory, else 1 GiB. */
+/*
+ * A quarter of physical memory, else 1 GiB; but at most half of an address-space or data
+ * limit (ulimit -v, RLIMIT_AS and RLIMIT_DATA) when one is set, so that a limited process
+ * spills to more shards or tables instead of failing to allocate: the other half is for
+ * what the budget does not count (the program, read buffers, a mapped text).
+ */
 static size_t default_memory(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), pagesize = sysconf(_SC_PAGESIZE);
-	return pages > 0 && pagesize > 0 ? (size_t)pages / 4 * (size_t)pagesize : (size_t)1 << 30;
+	size_t m = pages > 0 && pagesize > 0 ? (size_t)pages / 4 * (size_t)pagesize : (size_t)1 << 30;
+	static const int res[] = { RLIMIT_AS, RLIMIT_DATA };
+	for (size_t i = 0; i < sizeof res / sizeof *res; i++) {
+		struct rlimit rl;
+		if (getrlimit(res[i], &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+		    rl.rlim_cur / 2 < m)
+			m = (size_t)(rl.rlim_cur / 2);
+	}
+	return m;
 }
 
 static void set_method(struct opts *o, int method)

@@ -45,6 +45,14 @@ test_expect_success '--memory: many suffix array shards give the same output' '
 	jq -e ".dedup.shards == 1" st >/dev/null
 '
 
+# 60 MB of address space holds the 12 MB of text but not one shard's suffix array of all of
+# it (4 bytes per byte): the default budget must come from the limit and spill to shards.
+test_expect_success 'the default --memory keeps within ulimit -v and gives the same output' '
+	(ulimit -v 60000 && llm-dedup -q --substring --stats st5 in >out5) &&
+	test_cmp out out5 &&
+	jq -e ".dedup.shards > 1 and .dedup.memory_bytes < 60000 * 1024" st5 >/dev/null
+'
+
 test_expect_success 'a longer --min-length removes less' '
 	llm-dedup -q --substring --min-length 400 --stats st3 in >out3 &&
 	a=$(jq .dedup.removed_bytes st) && b=$(jq .dedup.removed_bytes st3) && test "$b" -lt "$a"
