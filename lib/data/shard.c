@@ -694,7 +694,11 @@ int llm_export_add_raw(llm_export *e, const void *raw, uint32_t width, size_t n,
 }
 
 uint64_t llm_export_tokens(const llm_export *e) { return e->tokens; }
-uint64_t llm_export_bytes(const llm_export *e) { return e->tokens * e->width; }
+/* llm.c's 256 int32 header is part of the file, so it counts against the shard size. */
+uint64_t llm_export_bytes(const llm_export *e)
+{
+	return e->tokens * e->width + (e->format == LLM_EXPORT_LLMC ? 256 * sizeof(int32_t) : 0);
+}
 
 /* Megatron's .idx: header, lengths (from the spool), pointers and document indices computed
  * on the fly, so the index needs no memory per document. */

@@ -194,7 +194,7 @@ int llm_export_add(llm_export *e, const uint32_t *tokens, size_t n);
  * export's width are copied without conversion. */
 int llm_export_add_raw(llm_export *e, const void *raw, uint32_t width, size_t n, uint32_t eos);
 uint64_t llm_export_tokens(const llm_export *e);
-/* Bytes of token data written so far (for rotation). */
+/* Bytes of the .bin file so far, LLMC's header included (for rotation against a size). */
 uint64_t llm_export_bytes(const llm_export *e);
 int llm_export_close(llm_export *e);
 void llm_export_abort(llm_export *e);
