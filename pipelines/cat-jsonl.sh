@@ -22,8 +22,15 @@ case $raw in
 esac
 tmp=$(mktemp -d "$dir/.cat.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
+# A signal (Ctrl-C in make) ends the script through the EXIT trap, which removes the temporaries.
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
 mkfifo "$tmp/raw" || exit 1
-$unpack <"$raw" >"$tmp/raw" 2>/dev/null &
+# The FIFO is opened before RAW: cmp blocks until a writer opens it, so a RAW that cannot be
+# read must still open (and close) it, or cmp would wait for ever. llm-cat's pass below then
+# says what is wrong with RAW.
+{ $unpack <"$raw"; } >"$tmp/raw" 2>/dev/null &
 # This pass only compares: its messages would be repeated by the pass that writes the copy.
 { "$@" "$raw" 2>/dev/null; echo $? >"$tmp/rc"; } | cmp -s - "$tmp/raw"
 same=$?

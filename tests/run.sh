@@ -4,23 +4,49 @@
 # Test programs: unit tests ($B/unit/test_*), shell tests (tests/t/t*.sh), fuzz corpus replay
 # (and a short libFuzzer run where available), man page lint. Every program speaks TAP; a
 # program that fails without reporting a failing test counts as one failure. Programs run in
-# parallel (JOBS, default the number of cores); each log is in build/test-logs/.
+# parallel (JOBS, default the number of cores); each log is in build/test-logs/ (TEST_LOGS). Each program
+# runs at most TEST_TIMEOUT seconds (default 900, generous for a loaded machine; 0 for no
+# limit): one that hangs is ended with its process group and counts as a failure that names
+# it, instead of stopping the suite.
 set -u
 : "${B:=build/rel}" "${JOBS:=$(nproc 2>/dev/null || echo 2)}" "${FUZZ_CHECK_SECONDS:=8}"
+: "${TEST_TIMEOUT:=900}"
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
-LOGS=build/test-logs
-export B TOP LLM_TOP=$TOP FUZZ_CHECK_SECONDS
+LOGS=${TEST_LOGS:-build/test-logs}
+export B TOP LLM_TOP=$TOP FUZZ_CHECK_SECONDS TEST_TIMEOUT
+
+# bounded CMD...: CMD under TEST_TIMEOUT: SIGTERM to its process group when the time is up,
+# SIGKILL 30 s later if it is still there (timeout exits 124 then). timeout puts CMD in a
+# process group of its own, which the terminal's Ctrl-C does not reach: a signal to this
+# shell is passed on to timeout, which passes it on to the whole group.
+bounded() {
+	if [ "$TEST_TIMEOUT" = 0 ] || ! command -v timeout >/dev/null 2>&1; then
+		"$@"
+		return
+	fi
+	timeout -k 30 "$TEST_TIMEOUT" "$@" &
+	b_pid=$!
+	trap 'kill -TERM $b_pid 2>/dev/null' HUP INT TERM
+	# wait returns early when a trapped signal arrives; the program is still to be reaped then
+	while :; do
+		wait $b_pid
+		b_rc=$?
+		kill -0 $b_pid 2>/dev/null || break
+	done
+	trap - HUP INT TERM
+	return $b_rc
+}
 
 if [ "${1:-}" = --one ]; then
 	# One program: run it, TAP to its log.
 	prog=$2 name=$3 log=$LOGS/$3.log
 	start=$(date +%s)
 	case $prog in
-	*.sh) sh "$prog" >"$log" 2>&1 ;;
+	*.sh) bounded sh "$prog" >"$log" 2>&1 ;;
 	fuzz-replay:*)
 		t=${prog#fuzz-replay:}; n=${t##*/}; n=${n%-replay}
-		if "$t" "tests/fuzz/corpus/$n" >"$log.out" 2>&1; then
+		if bounded "$t" "tests/fuzz/corpus/$n" >"$log.out" 2>&1; then
 			echo "ok 1 - replay corpus of $n ($(tail -n 1 "$log.out"))" >"$log"
 		else
 			{ echo "not ok 1 - replay corpus of $n"; sed 's/^/# /' "$log.out" | tail -n 30; } >"$log"
@@ -29,7 +55,7 @@ if [ "${1:-}" = --one ]; then
 		t=${prog#fuzz-run:}; n=${t##*/}; c=build/fuzz/corpus/$n
 		mkdir -p "$c"
 		# A fixed seed keeps the check reproducible; `make fuzz` explores at random for longer.
-		if "$t" -seed=1 -max_total_time="$FUZZ_CHECK_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+		if bounded "$t" -seed=1 -max_total_time="$FUZZ_CHECK_SECONDS" -timeout=10 -rss_limit_mb=2048 \
 			-print_final_stats=0 "$c" "tests/fuzz/corpus/$n" >"$log.out" 2>&1; then
 			echo "ok 1 - libFuzzer $n for ${FUZZ_CHECK_SECONDS}s" >"$log"
 		else
@@ -46,9 +72,12 @@ if [ "${1:-}" = --one ]; then
 			else { echo "not ok $i - groff -mdoc -ww $m"; echo "$w" | sed 's/^/# /'; } >>"$log"; fi
 		done
 		echo "1..$i" >>"$log" ;;
-	*) "$prog" >"$log" 2>&1 ;;
+	*) bounded "$prog" >"$log" 2>&1 ;;
 	esac
-	echo $? >"$log.rc"
+	rc=$?
+	[ "$TEST_TIMEOUT" != 0 ] && [ $rc = 124 ] &&
+		echo "not ok - $name: still running after TEST_TIMEOUT=$TEST_TIMEOUT s, ended" >>"$log"
+	echo $rc >"$log.rc"
 	echo $(( $(date +%s) - start )) >"$log.time"
 	exit 0
 fi

@@ -10,7 +10,7 @@
 # One munged, one slurmctld and NODES slurmd daemons (default 2, named n1, n2, ...) that share
 # this host, each on its own port (free ports chosen at start) and with CPUS_PER_NODE CPUs
 # (default 1). `start` returns when sinfo shows every node idle (a bounded poll, generous for
-# a loaded machine: up to 300 s);
+# a loaded machine: up to 300 s), and fails at once when a daemon has ended;
 # `stop` ends each daemon by the pid in DIR/run/, waiting for it to exit, and never by name.
 # Needs Debian's slurm-wlm, munge and libpmix-dev (srun --mpi=pmix loads libpmix.so).
 set -eu
@@ -101,7 +101,17 @@ echo "PartitionName=main Nodes=$nodes Default=YES MaxTime=INFINITE State=UP" >>"
 export SLURM_CONF="$S/slurm.conf"
 slurmctld -f "$SLURM_CONF"
 for n in $(echo "$nodes" | tr , ' '); do slurmd -f "$SLURM_CONF" -N "$n"; done
-all_idle() { [ "$(sinfo -N -h -o %t 2>/dev/null | sort -u)" = idle ]; }
+# A daemon that has written its pid and ended will not come back: say so at once (a root
+# without /sys/fs/cgroup, say, where slurmd ends as it starts) rather than poll for 300 s.
+all_idle() {
+	for f in "$S"/run/*.pid; do
+		[ -s "$f" ] && ! kill -0 "$(cat "$f")" 2>/dev/null || continue
+		echo "slurm-cluster: ${f##*/} names a daemon that has ended:" >&2
+		tail -n 5 "$S"/log/*.log >&2
+		exit 1
+	done
+	[ "$(sinfo -N -h -o %t 2>/dev/null | sort -u)" = idle ]
+}
 if ! poll 300 all_idle; then
 	echo "slurm-cluster: the nodes are not idle after 300 s:" >&2
 	sinfo -N 2>&1 | sed 's/^/slurm-cluster: /' >&2

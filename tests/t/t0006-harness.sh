@@ -28,4 +28,15 @@ test_expect_success 'test_must_fail wants the exact code, and a signal is always
 	! test_must_fail sh -c "kill -9 \$\$" 2>/dev/null
 '
 
+# tests/run.sh --one runs one program of the suite; a program that never ends is ended after
+# TEST_TIMEOUT seconds and reported as a failure that names it (it blocks on a FIFO that no
+# one opens, so it would wait for ever).
+test_expect_success 'tests/run.sh ends a program that hangs and names it as failed' '
+	mkfifo never && mkdir logs && printf "%s\n" "echo started" "cat $TRASH/never" >hang.sh &&
+	TEST_LOGS=$TRASH/logs TEST_TIMEOUT=1 sh "$TOP/tests/run.sh" --one "$TRASH/hang.sh" hang &&
+	test "$(cat logs/hang.log.rc)" = 124 &&
+	grep "^started$" logs/hang.log &&
+	grep "^not ok - hang: still running after TEST_TIMEOUT=1 s" logs/hang.log
+'
+
 test_done

@@ -124,4 +124,14 @@ test_expect_success 'a JSONL file llm-cat must change gets a compressed copy' '
 	test_grep "broken.jsonl.zst" err && test ! -e cj/x.jsonl && test ! -e cj/x.jsonl.zst
 '
 
+# A raw file that cannot be read used to leave cmp waiting for ever on the FIFO whose writer
+# never opened it (the timeout only bounds the failure mode; the fixed script fails at once).
+test_expect_success 'cat-jsonl.sh on a missing file fails at once, naming it, and leaves nothing' '
+	mkdir -p cm &&
+	test_must_fail timeout 120 sh $TOP/pipelines/cat-jsonl.sh cm/missing.jsonl cm/m.jsonl \
+		cm/m.jsonl.zst llm-cat -q --stats cm/m.stats --rejects cm/m.rej 2>err &&
+	test_grep "missing.jsonl" err &&
+	test -z "$(ls -A cm)"
+'
+
 test_done

@@ -16,11 +16,20 @@ done
 ls /usr/lib/*/pmix2/lib/libpmix.so >/dev/null 2>&1 ||
 	why=${why:-"no libpmix.so for srun --mpi=pmix (make deps installs libpmix-dev)"}
 [ "${HAVE_MPI:-0}" = 1 ] || why=${why:-"llm-train was built without MPI"}
-if [ -z "$why" ]; then test_set_prereq SLURM; else echo "# skipping the Slurm tests: $why"; fi
+# slurmd does not start without the cgroup file system (a bare container, a chroot).
+[ -n "$(ls /sys/fs/cgroup 2>/dev/null)" ] ||
+	why=${why:-"/sys/fs/cgroup is not mounted (slurmd needs it)"}
 
 C=$TRASH/cluster
 trap 'sh "$TOP/tests/slurm-cluster.sh" stop "$C" 2>/dev/null' EXIT
 export SLURM_CONF=$C/slurm.conf
+# The cluster starts before any test: when it does not come up, every test skips at once
+# with the reason, where jobs submitted to it would wait for ever in sbatch --wait.
+if [ -z "$why" ] && ! sh "$TOP/tests/slurm-cluster.sh" start "$C" >cluster.log 2>&1; then
+	why="the private cluster did not start: $(grep -m 1 "^slurm-cluster:" cluster.log ||
+		tail -n 1 cluster.log) ($TRASH/cluster.log)"
+fi
+if [ -z "$why" ]; then test_set_prereq SLURM; else echo "# skipping the Slurm tests: $why"; fi
 
 # wait_jobs JOB...: wait until every one of the jobs (and array task) has ended, in any state,
 # then print "NAME TASK STATE EXITCODE" for each job and array task ("-" for TASK outside
@@ -72,8 +81,7 @@ cp slurm.mk local.mk && echo 'TRAIN_OPTS += --accum 2' >>local.mk &&
 echo 'TRAIN_LAUNCH := env ASAN_OPTIONS=detect_leaks=0 srun --mpi=pmix' >>slurm.mk || exit 1
 P="make -f $TOP/pipelines/Makefile BIN=$TRASH/bin"
 
-test_expect_success SLURM 'a private cluster of two nodes starts' '
-	sh "$TOP/tests/slurm-cluster.sh" start "$C" &&
+test_expect_success SLURM 'a private cluster of two nodes is up' '
 	test "$(sinfo -N -h -o "%N %t" | tr "\n" " ")" = "n1 idle n2 idle "
 '
 
