@@ -53,7 +53,7 @@ enum {
 	OPT_CKPT = TOOL_OPT_FIRST_PRIVATE, OPT_TOKENIZER, OPT_JSON, OPT_SEQ, OPT_BATCH, OPT_SPLIT,
 	OPT_SAMPLED, OPT_SEED, OPT_DELIM, OPT_PROMPT, OPT_MAX_TOKENS, OPT_TEMP, OPT_TOP_K,
 	OPT_TOP_P, OPT_NO_CACHE, OPT_IDS, OPT_DATA, OPT_TASK, OPT_NO_PREFIX, OPT_DEVICE,
-	OPT_PRECISION
+	OPT_PRECISION, OPT_MODE
 };
 
 static const struct tool_option cli_options[] = {
@@ -72,6 +72,10 @@ static const struct tool_option cli_options[] = {
 	            "else 1024, at most max_position_embeddings)"),
 	TOOL_OPTION("batch", 0, "B", OPT_BATCH, "windows per forward pass (default 8)"),
 	TOOL_TEXT("loss:"),
+	TOOL_CHOICE("mode", 0, "M", OPT_MODE, "stream\0rolling\0",
+	            "stream (default): each domain's documents as one stream;\n"
+	            "rolling: each JSONL document alone, as lm-evaluation-harness's\n"
+	            "loglikelihood_rolling (word and byte perplexity too)"),
 	TOOL_CHOICE("split", 0, "NAME", OPT_SPLIT, "val\0train\0all\0",
 	            "manifest split: val (default), train or all"),
 	TOOL_OPTION("sampled", 0, "N", OPT_SAMPLED,
@@ -122,11 +126,12 @@ static const struct tool_option cli_options[] = {
 static const struct tool_cli cli = { usage, cli_options, "loss\0choice\0generate\0compare\0" };
 
 enum { SPLIT_VAL, SPLIT_TRAIN, SPLIT_ALL };
+enum { MODE_STREAM, MODE_ROLLING };
 
 typedef struct {
 	struct tool_common co;
 	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim;
-	int seq, batch, split, sampled, max_tokens, top_k, no_cache, ids, no_prefix;
+	int seq, batch, split, mode, sampled, max_tokens, top_k, no_cache, ids, no_prefix;
 	int device, precision; /* LLM_DEVICE_*, LLM_PREC_* (-1: not given) */
 	int64_t seed; /* -1: default */
 	double temperature, top_p;
@@ -187,7 +192,9 @@ static void free_model(model_t *mt)
 static int seq_len(const opts *o, const model_t *mt)
 {
 	int maxT = llm_model_get_config(mt->m)->max_position_embeddings;
-	int T = o->seq ? o->seq : mt->info.seq_len > 0 ? (int)mt->info.seq_len : 1024;
+	/* rolling: lm-evaluation-harness's max_length, max_position_embeddings unless given */
+	int T = o->seq ? o->seq : o->mode == MODE_ROLLING ? maxT
+	      : mt->info.seq_len > 0 ? (int)mt->info.seq_len : 1024;
 	if (T > maxT) {
 		if (o->seq)
 			usage_error("--seq-len %d exceeds the model's max_position_embeddings %d", T, maxT);
@@ -356,8 +363,9 @@ static void reject_line(const opts *o, llm_run *run, int dom, const tool_lines *
 	llm_buf_release(&extra);
 }
 
-/* JSONL documents: text tokenized, end-of-text appended as llm-tokenize does; each line a
- * record of run (NULL: none), scored or rejected. */
+/* JSONL documents: text tokenized, in a stream with end-of-text appended as llm-tokenize
+ * does, or alone in rolling windows; each line a record of run (NULL: none), scored or
+ * rejected. */
 static void eval_docs(llm_evaluator *ev, llm_run *run, const char *path, const opts *o,
                       const llm_bpe *bpe, llm_bpe_enc *enc)
 {
@@ -397,9 +405,15 @@ static void eval_docs(llm_evaluator *ev, llm_run *run, const char *path, const o
 		ids.n = 0;
 		if (llm_bpe_encode(enc, text.p, text.len, LLM_BPE_SPECIAL_IGNORE, &ids) != LLM_OK)
 			die("%s:%llu: %s", in.name, (unsigned long long)in.lineno, llm_last_error());
-		if (eos >= 0)
-			llm_ids_push(&ids, (uint32_t)eos);
-		if (llm_eval_doc(ev, dom.p, ids.v, ids.n) != LLM_OK)
+		int rc;
+		if (o->mode == MODE_ROLLING) {
+			rc = llm_eval_doc_rolling(ev, dom.p, text.p, text.len, ids.v, ids.n);
+		} else {
+			if (eos >= 0)
+				llm_ids_push(&ids, (uint32_t)eos);
+			rc = llm_eval_doc(ev, dom.p, ids.v, ids.n);
+		}
+		if (rc != LLM_OK)
 			die("%s:%llu: %s", in.name, (unsigned long long)in.lineno, llm_last_error());
 		if (run)
 			llm_run_out(run, h, in.full_len + 1);
@@ -439,16 +453,26 @@ static void sums_json(llm_buf *b, const llm_eval_sums *s)
 	llm_json_put_f64(b, llm_eval_ppl(s));
 	llm_buf_addf(b, ", \"bytes\": %llu, \"bits_per_byte\": ", (unsigned long long)s->bytes);
 	llm_json_put_f64(b, llm_eval_bits_per_byte(s));
+	if (s->words) {
+		llm_buf_addf(b, ", \"words\": %llu, \"word_perplexity\": ", (unsigned long long)s->words);
+		llm_json_put_f64(b, llm_eval_word_ppl(s));
+		llm_buf_adds(b, ", \"byte_perplexity\": ");
+		llm_json_put_f64(b, llm_eval_byte_ppl(s));
+	}
 	llm_buf_addc(b, '}');
 }
 
-static void print_row(const char *name, const llm_eval_sums *s)
+/* rolling: lm-evaluation-harness's word and byte perplexities after bits per byte */
+static void print_row(const char *name, const llm_eval_sums *s, int rolling)
 {
 	char bpb[32] = "-";
 	if (s->bytes)
 		snprintf(bpb, sizeof bpb, "%.4f", llm_eval_bits_per_byte(s));
-	printf("%-12s %8llu %10llu %9.4f %11.3f %9s\n", name, (unsigned long long)s->docs,
+	printf("%-12s %8llu %10llu %9.4f %11.3f %9s", name, (unsigned long long)s->docs,
 	       (unsigned long long)s->tokens, llm_eval_loss(s), llm_eval_ppl(s), bpb);
+	if (rolling)
+		printf(" %9.4f %11.6g", llm_eval_byte_ppl(s), llm_eval_word_ppl(s));
+	putchar('\n');
 }
 
 /* Evaluate the loss of mt over files (or --sampled batches of the manifest); the documents
@@ -459,11 +483,21 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 	/* --sampled draws the trainer's windows: its length unless given (the trainer checked it
 	 * against the model). */
 	int T = o->sampled && !o->seq && mt->info.seq_len > 0 ? (int)mt->info.seq_len : seq_len(o, mt);
-	int B = o->sampled && !o->batch && mt->info.batch > 0 ? (int)mt->info.batch
-	                                                          : o->batch ? o->batch : 8;
 	/* What precedes each domain's stream: the end-of-text id, from the tokenizer or else from
 	 * the model's configuration (llm-train records the shards' there). */
 	int64_t start = bpe ? llm_bpe_eos(bpe) : llm_model_get_config(mt->m)->eos_token_id;
+	if (o->mode == MODE_ROLLING) {
+		/* lm-evaluation-harness's prefix_token_id (BOS, else EOS) before each document */
+		if (o->sampled)
+			usage_error("--mode rolling scores documents, not --sampled windows");
+		if (!bpe)
+			usage_error("--mode rolling needs a tokenizer (-t)");
+		if ((start = doc_prefix(o, bpe)) < 0)
+			usage_error("--mode rolling needs a prefix token: no --no-prefix, and a tokenizer "
+			            "with a beginning- or end-of-text token");
+	}
+	int B = o->sampled && !o->batch && mt->info.batch > 0 ? (int)mt->info.batch
+	                                                          : o->batch ? o->batch : 8;
 	double t0 = now();
 	llm_evaluator *ev = llm_evaluator_new(mt->m, T, B, bpe, start);
 	if (mt->gpu)
@@ -480,10 +514,14 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 		for (int i = 0; i < nfiles; i++) {
 			const char *f = files[i];
 			char p[4096];
+			int shard = strcmp(f, "-") != 0 && has_magic(f, LLM_SHARD_MAGIC);
+			if (o->mode == MODE_ROLLING && (shard || ends_with(f, ".json") ||
+			                                (strcmp(f, "-") != 0 && is_dir(f))))
+				usage_error("--mode rolling scores JSONL documents: %s holds tokens", f);
 			if (strcmp(f, "-") != 0 && is_dir(f)) {
 				snprintf(p, sizeof p, "%s/manifest.json", f);
 				eval_manifest(ev, run, p, o->split, bpe, mt);
-			} else if (strcmp(f, "-") != 0 && has_magic(f, LLM_SHARD_MAGIC)) {
+			} else if (shard) {
 				eval_shard(ev, run, f, NULL, NULL, bpe, mt);
 			} else if (ends_with(f, ".json")) {
 				eval_manifest(ev, run, f, o->split, bpe, mt);
@@ -539,11 +577,12 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 	uint64_t bad = run ? llm_run_records_rejected(run) : 0;
 	llm_eval_sums all;
 	llm_eval_total(ev, &all);
-	printf("%-12s %8s %10s %9s %11s %9s\n", "domain", "docs", "tokens", "loss", "ppl",
-	       "bits/byte");
+	int rolling = o->mode == MODE_ROLLING;
+	printf("%-12s %8s %10s %9s %11s %9s%s\n", "domain", "docs", "tokens", "loss", "ppl",
+	       "bits/byte", rolling ? "  byte_ppl    word_ppl" : "");
 	for (size_t i = 0; i < llm_eval_ndomains(ev); i++)
-		print_row(llm_eval_domain_name(ev, i), llm_eval_domain_sums(ev, i));
-	print_row("all", &all);
+		print_row(llm_eval_domain_name(ev, i), llm_eval_domain_sums(ev, i), rolling);
+	print_row("all", &all, rolling);
 	check_stdout();
 	if (o->json) {
 		llm_buf b;
@@ -552,7 +591,8 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 		llm_json_put_str(&b, mt.info.dir, strlen(mt.info.dir));
 		llm_buf_addf(&b, ", \"step\": %lld, \"tokens_seen\": %lld, \"mode\": \"%s\"",
 		             (long long)mt.info.step, (long long)mt.info.tokens,
-		             o->sampled ? "sampled" : "documents");
+		             o->sampled ? "sampled" : rolling ? "rolling" : "stream");
+		llm_buf_addf(&b, ", \"seq_len\": %d", seq_len(o, &mt));
 		device_json(&b, o);
 		llm_buf_adds(&b, ", \"all\": ");
 		sums_json(&b, &all);
@@ -950,6 +990,7 @@ int main(int argc, char **argv)
 		case OPT_SEQ: o.seq = (int)tool_int("--seq-len", optarg, 1, 1 << 20); break;
 		case OPT_BATCH: o.batch = (int)tool_int("--batch", optarg, 1, 1 << 16); break;
 		case OPT_SPLIT: o.split = tool_choice("--split", optarg, "val\0train\0all\0"); break;
+		case OPT_MODE: o.mode = tool_choice("--mode", optarg, "stream\0rolling\0"); break;
 		case OPT_SAMPLED: o.sampled = (int)tool_int("--sampled", optarg, 1, 1 << 20); break;
 		case OPT_SEED: o.seed = tool_int("--seed", optarg, 0, INT64_MAX); break;
 		case OPT_DELIM: o.delim = optarg; break;

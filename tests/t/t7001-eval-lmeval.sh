@@ -1,0 +1,107 @@
+#!/bin/sh
+test_description='llm-eval as lm-evaluation-harness scores: rolling documents, standard errors, samples, checkpoints as HF directories'
+. "$(dirname "$0")/../lib.sh"
+
+OPENBLAS_NUM_THREADS=1
+export OPENBLAS_NUM_THREADS
+
+# Python packages, each a prerequisite named after it: a test that needs one is skipped,
+# naming it, where it is not installed.
+python3 -c 'import lm_eval.utils' 2>/dev/null && test_set_prereq LM_EVAL
+python3 -c 'import transformers' 2>/dev/null && test_set_prereq TRANSFORMERS
+
+# nats of a JSON sums object: loss x tokens
+nats() { jq -r "$1 | .loss * .tokens" "$2"; }
+sum() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.17g\n", a + b }'; }
+# exit 0 when a and b agree within rel (relative)
+near() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a; exit !(d <= r * m) }'; }
+
+test_expect_success JQ 'setup: a tokenizer and a tiny trained run that keeps it' '
+	for d in books legal qa web wiki; do
+		jq -c "select(.lang == \"en\") | .text |= .[0:600]" "$SAMPLES/corpus/$d.jsonl" |
+			head -n 6 || exit 1
+	done >docs.jsonl &&
+	llm-tokenize train -q --vocab-size 384 -o tok.json docs.jsonl &&
+	llm-tokenize -q -t tok.json docs.jsonl >docs.tok &&
+	llm-shard -q --val-fraction 0.25 --tokenizer tok.json -o shards docs.tok &&
+	llm-train -q --data shards --model tiny --batch 4 --seq-len 32 --steps 4 --warmup 2 \
+		--lr 3e-3 --eval-every 0 --ckpt-every 4 --keep 0 --tokenizer tok.json --run-dir run &&
+	test -d run/ckpt/step-0000004
+'
+
+test_expect_success JQ 'rolling: each document alone, no end-of-text, every token once' '
+	llm-eval loss -q --ckpt run --mode rolling --seq-len 32 --json r.json docs.jsonl >r.out &&
+	llm-eval loss -q --ckpt run --seq-len 32 --json s.json docs.jsonl >/dev/null &&
+	test "$(jq -r .mode r.json)" = rolling && test "$(jq -r .mode s.json)" = stream &&
+	test "$(jq -r .seq_len r.json)" = 32 &&
+	docs=$(jq -r .all.documents r.json) && test "$docs" = 30 &&
+	test "$(jq -r .all.tokens r.json)" = $(($(jq -r .all.tokens s.json) - docs)) &&
+	test "$(jq -r .all.bytes r.json)" = "$(jq -j .text docs.jsonl | wc -c)" &&
+	head -n 1 r.out | grep "bits/byte  byte_ppl    word_ppl$" &&
+	jq -e ".all | .word_perplexity > .byte_perplexity and .byte_perplexity > 1" r.json &&
+	jq -e ".all | (.byte_perplexity | log) / 2 - .bits_per_byte * (2 | log) / 2 | fabs < 1e-9" r.json
+'
+
+test_expect_success PYTHON,JQ 'rolling: words as lm-evaluation-harness counts them' '
+	cat >words.py <<-\EOF &&
+	import json, re, sys
+	print(sum(len(re.split(r"\s+", json.loads(l)["text"])) for l in open(sys.argv[1], encoding="utf-8")))
+	EOF
+	printf "%s\n" "{\"text\": \" two\\u00a0words \"}" "{\"text\": \"\"}" \
+		"{\"text\": \"a\\u2028b\\u200bc\\n\"}" >>docs.jsonl &&
+	llm-eval loss -q --ckpt run --mode rolling --seq-len 32 --json w.json docs.jsonl >/dev/null &&
+	test "$(jq -r .all.words w.json)" = "$(python3 words.py docs.jsonl)" &&
+	test "$(jq -r .all.documents w.json)" = 33
+'
+
+test_expect_success JQ 'rolling: a document scores the same alone or among others; windows matter' '
+	sed -n 1p docs.jsonl | jq -c ".domain = \"x\"" >a.jsonl &&
+	sed -n 2p docs.jsonl | jq -c ".domain = \"x\"" >b.jsonl &&
+	cat a.jsonl b.jsonl >ab.jsonl &&
+	for f in a b ab; do
+		llm-eval loss -q --ckpt run --mode rolling --seq-len 32 --json $f.json $f.jsonl >/dev/null ||
+			exit 1
+	done &&
+	near "$(nats .all ab.json)" "$(sum "$(nats .all a.json)" "$(nats .all b.json)")" 1e-6 &&
+	llm-eval loss -q --ckpt run --seq-len 32 --json sab.json ab.jsonl >/dev/null &&
+	llm-eval loss -q --ckpt run --seq-len 32 --json sa.json a.jsonl >/dev/null &&
+	llm-eval loss -q --ckpt run --seq-len 32 --json sb.json b.jsonl >/dev/null &&
+	! near "$(nats .all sab.json)" "$(sum "$(nats .all sa.json)" "$(nats .all sb.json)")" 1e-6 &&
+	llm-eval loss -q --ckpt run --mode rolling --json big.json a.jsonl >/dev/null &&
+	test "$(jq -r .seq_len big.json)" = "$(jq -r .max_position_embeddings run/ckpt/latest/config.json)" &&
+	test "$(jq -r .all.tokens big.json)" = "$(jq -r .all.tokens a.json)" &&
+	! near "$(nats .all big.json)" "$(nats .all a.json)" 1e-6
+'
+
+test_expect_success JQ 'rolling: whatever the batch' '
+	llm-eval loss -q --ckpt run --mode rolling --seq-len 32 --batch 1 docs.jsonl >b1.out &&
+	llm-eval loss -q --ckpt run --mode rolling --seq-len 32 --batch 5 docs.jsonl >b5.out &&
+	test_cmp b1.out b5.out
+'
+
+test_expect_success LM_EVAL,JQ 'rolling: the windows of lm-evaluation-harness predict the same tokens' '
+	cat >windows.py <<-\EOF &&
+	import json, sys
+	from lm_eval.utils import get_rolling_token_windows, make_disjoint_window
+	L, prefix = int(sys.argv[2]), int(sys.argv[3])
+	n = 0
+	for line in open(sys.argv[1]):
+	    toks = json.loads(line)["tokens"]
+	    for ctx, cont in map(make_disjoint_window, get_rolling_token_windows(toks, prefix, L, 1)):
+	        n += len(cont)
+	print(n)
+	EOF
+	llm-tokenize -q -t tok.json --format jsonl docs.jsonl | jq -c ".tokens |= .[:-1]" >ids.jsonl &&
+	test "$(python3 windows.py ids.jsonl 32 "$(jq -r .eos_token_id run/ckpt/latest/config.json)")" = "$(jq -r .all.tokens w.json)"
+'
+
+test_expect_success 'rolling: usage errors' '
+	test_must_fail --code=2 llm-eval loss --ckpt run --mode rolling shards 2>err &&
+	test_grep "rolling scores JSONL documents: shards" err &&
+	test_must_fail --code=2 llm-eval loss --ckpt run --mode rolling --no-prefix docs.jsonl 2>err &&
+	test_grep "needs a prefix token" err &&
+	test_must_fail --code=2 llm-eval loss --ckpt run --mode rolling --sampled 2 shards 2>err &&
+	test_must_fail --code=2 llm-eval loss --ckpt run --mode sliding docs.jsonl 2>err
+'
+
+test_done
