@@ -53,7 +53,7 @@ enum {
 	OPT_CKPT = TOOL_OPT_FIRST_PRIVATE, OPT_TOKENIZER, OPT_JSON, OPT_SEQ, OPT_BATCH, OPT_SPLIT,
 	OPT_SAMPLED, OPT_SEED, OPT_DELIM, OPT_PROMPT, OPT_MAX_TOKENS, OPT_TEMP, OPT_TOP_K,
 	OPT_TOP_P, OPT_NO_CACHE, OPT_IDS, OPT_DATA, OPT_TASK, OPT_NO_PREFIX, OPT_DEVICE,
-	OPT_PRECISION, OPT_MODE
+	OPT_PRECISION, OPT_MODE, OPT_LOG_SAMPLES
 };
 
 static const struct tool_option cli_options[] = {
@@ -84,6 +84,9 @@ static const struct tool_option cli_options[] = {
 	TOOL_OPTION("seed", 0, "N", OPT_SEED, "seed of --sampled (default: the checkpoint's)"),
 	TOOL_TEXT("choice:"),
 	TOOL_OPTION("delimiter", 0, "STR", OPT_DELIM, "between context and choice (default \" \")"),
+	TOOL_OPTION("log-samples", 0, "FILE", OPT_LOG_SAMPLES,
+	            "write each item as JSONL: choices, log-likelihoods, lengths,\n"
+	            "the pick and the gold"),
 	TOOL_OPTION("no-prefix", 0, NULL, OPT_NO_PREFIX,
 	            "no beginning-of-text (else end-of-text) token before contexts\n"
 	            "and prompts (lm-evaluation-harness's default for most models)"),
@@ -130,7 +133,7 @@ enum { MODE_STREAM, MODE_ROLLING };
 
 typedef struct {
 	struct tool_common co;
-	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim;
+	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim, *log_samples;
 	int seq, batch, split, mode, sampled, max_tokens, top_k, no_cache, ids, no_prefix;
 	int device, precision; /* LLM_DEVICE_*, LLM_PREC_* (-1: not given) */
 	int64_t seed; /* -1: default */
@@ -651,10 +654,13 @@ static void choice_total(const choice_res *res, choice_dom *all)
 	}
 }
 
-/* Score the task items of files; each line a record of run (NULL: not accounted). */
+/* Score the task items of files; each line a record of run (NULL: not accounted), each item
+ * scored a line of samples (NULL: none). */
 static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, char **files,
-                       int nfiles, llm_run *run, choice_res *res)
+                       int nfiles, llm_run *run, choice_res *res, llm_writer *samples)
 {
+	uint64_t doc_id = 0;
+	llm_buf line = LLM_BUF_INIT;
 	llm_chooser *ch = llm_chooser_new(mt->m, bpe, doc_prefix(o, bpe), o->delim ? o->delim : " ");
 	if (mt->gpu)
 		llm_chooser_set_scorer(ch, llm_cudamodel_token_loss_fn, mt->gpu);
@@ -688,6 +694,14 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 					d->items++;
 					d->acc += pred == it.gold;
 					d->acc_norm += pred_norm == it.gold;
+					if (samples) {
+						llm_buf_reset(&line);
+						llm_choice_sample_json(&line, &it, doc_id, ll, llm_chooser_ntokens(ch),
+						                       pred, pred_norm);
+						llm_buf_addc(&line, '\n');
+						if (llm_writer_write(samples, line.p, line.len) != LLM_OK)
+							die_lib();
+					}
 				} else {
 					reason = "unscorable";
 				}
@@ -700,11 +714,13 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 			} else if (run) {
 				llm_run_out(run, h, in.full_len + 1);
 			}
+			doc_id++;
 		}
 		if (tool_lines_close(&in) != LLM_OK)
 			die_lib();
 	}
 	free(ll);
+	llm_buf_release(&line);
 	llm_json_rec_release(&rec);
 	llm_chooser_free(ch);
 }
@@ -725,8 +741,12 @@ static void choice_json(llm_buf *b, const choice_dom *d)
 {
 	llm_buf_addf(b, "{\"items\": %llu, \"acc\": ", (unsigned long long)d->items);
 	llm_json_put_f64(b, ratio(d->acc, d->items));
+	llm_buf_adds(b, ", \"acc_stderr\": ");
+	llm_json_put_f64(b, llm_eval_acc_stderr(d->acc, d->items));
 	llm_buf_adds(b, ", \"acc_norm\": ");
 	llm_json_put_f64(b, ratio(d->acc_norm, d->items));
+	llm_buf_adds(b, ", \"acc_norm_stderr\": ");
+	llm_json_put_f64(b, llm_eval_acc_stderr(d->acc_norm, d->items));
 	llm_buf_addc(b, '}');
 }
 
@@ -739,6 +759,11 @@ static int cmd_choice(const opts *o, char **files, int nfiles)
 		files = stdin_only;
 		nfiles = 1;
 	}
+	if (o->log_samples && (tool_same_output(o->log_samples, NULL) ||
+	                       (o->json && tool_same_output(o->log_samples, o->json)) ||
+	                       (o->co.rejects && tool_same_output(o->log_samples, o->co.rejects))))
+		usage_error("--log-samples %s: the same file as standard output, --json or --rejects",
+		            o->log_samples);
 	llm_run *run = new_run(o);
 	model_t mt;
 	load_model(&mt, o->ckpt, o);
@@ -748,15 +773,22 @@ static int cmd_choice(const opts *o, char **files, int nfiles)
 		            mt.info.dir);
 	choice_res res = { 0 };
 	double t0 = now();
-	run_choice(o, &mt, bpe, files, nfiles, run, &res);
+	llm_writer *samples = NULL;
+	if (o->log_samples && llm_writer_open(&samples, o->log_samples) != LLM_OK)
+		die_lib();
+	run_choice(o, &mt, bpe, files, nfiles, run, &res, samples);
+	if (samples && llm_writer_close(samples) != LLM_OK)
+		die_lib();
 	double secs = now() - t0;
 	choice_dom all;
 	choice_total(&res, &all);
-	printf("%-12s %8s %8s %8s\n", "domain", "items", "acc", "acc_norm");
+	printf("%-12s %8s %8s %8s %8s %8s\n", "domain", "items", "acc", "stderr", "acc_norm",
+	       "stderr");
 	for (size_t i = 0; i <= res.n; i++) {
 		const choice_dom *d = i < res.n ? &res.d[i] : &all;
-		printf("%-12s %8llu %8.4f %8.4f\n", d->name, (unsigned long long)d->items,
-		       ratio(d->acc, d->items), ratio(d->acc_norm, d->items));
+		printf("%-12s %8llu %8.4f %8.4f %8.4f %8.4f\n", d->name, (unsigned long long)d->items,
+		       ratio(d->acc, d->items), llm_eval_acc_stderr(d->acc, d->items),
+		       ratio(d->acc_norm, d->items), llm_eval_acc_stderr(d->acc_norm, d->items));
 	}
 	check_stdout();
 	if (o->json) {
@@ -917,7 +949,7 @@ static int cmd_compare(const opts *o, char **files, int nfiles)
 		choice_res res = { 0 };
 		if (o->task) {
 			char *task = (char *)o->task;
-			run_choice(o, &mt, bpe, &task, 1, i ? NULL : run, &res);
+			run_choice(o, &mt, bpe, &task, 1, i ? NULL : run, &res, NULL);
 			choice_total(&res, &acc);
 			if (!i)
 				bad0 = res.bad;
@@ -994,6 +1026,7 @@ int main(int argc, char **argv)
 		case OPT_SAMPLED: o.sampled = (int)tool_int("--sampled", optarg, 1, 1 << 20); break;
 		case OPT_SEED: o.seed = tool_int("--seed", optarg, 0, INT64_MAX); break;
 		case OPT_DELIM: o.delim = optarg; break;
+		case OPT_LOG_SAMPLES: o.log_samples = optarg; break;
 		case OPT_PROMPT: o.prompt = optarg; break;
 		case OPT_MAX_TOKENS: o.max_tokens = (int)tool_int("--max-tokens", optarg, 0, 1 << 20); break;
 		case OPT_TEMP: o.temperature = tool_double("--temperature", optarg, 0, 1e6); break;

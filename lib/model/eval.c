@@ -478,6 +478,8 @@ struct llm_chooser {
 	llm_token_loss_fn score; /* forwards there when set */
 	void *score_ctx;
 	float *losses;           /* [nchoices, T] per-token losses from it */
+	size_t *ntok;            /* [nchoices] continuation tokens of the last item */
+	size_t ntok_cap;
 };
 
 llm_chooser *llm_chooser_new(llm_model *m, const llm_bpe *bpe, int64_t prefix_id,
@@ -505,6 +507,7 @@ void llm_chooser_free(llm_chooser *c)
 	llm_buf_release(&c->text);
 	free(c->x);
 	free(c->losses);
+	free(c->ntok);
 	free(c);
 }
 
@@ -610,12 +613,19 @@ int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, siz
 	const float *logits = c->score ? NULL : llm_model_logits(c->m);
 	double best = -INFINITY, best_norm = -INFINITY;
 	*pred = *pred_norm = 0;
+	if (nch > c->ntok_cap) {
+		c->ntok_cap = nch;
+		c->ntok = llm_realloc(c->ntok, nch * sizeof *c->ntok);
+	}
 	for (size_t i = 0; i < nch; i++) {
 		double s = 0;
+		c->ntok[i] = 0;
 		for (size_t p = 0; p < (size_t)T; p++) {
 			size_t r = i * (size_t)T + p;
-			if (c->y[r] >= 0)
+			if (c->y[r] >= 0) {
 				s -= c->score ? (double)c->losses[r] : nll(logits + r * V, V, c->y[r]);
+				c->ntok[i]++;
+			}
 		}
 		ll[i] = s;
 		size_t len = chars(it->choices[i]);
@@ -630,6 +640,57 @@ int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, siz
 		}
 	}
 	return LLM_OK;
+}
+
+const size_t *llm_chooser_ntokens(const llm_chooser *c)
+{
+	return c->ntok;
+}
+
+double llm_eval_acc_stderr(uint64_t hits, uint64_t n)
+{
+	if (n < 2)
+		return NAN;
+	double p = (double)hits / (double)n;
+	return sqrt(p * (1 - p) / (double)(n - 1));
+}
+
+static void put_str(llm_buf *b, const char *s)
+{
+	llm_json_put_str(b, s, strlen(s));
+}
+
+void llm_choice_sample_json(llm_buf *b, const llm_choice_item *it, uint64_t doc_id,
+                            const double *ll, const size_t *ntok, size_t pred, size_t pred_norm)
+{
+	llm_buf_addf(b, "{\"doc_id\": %llu", (unsigned long long)doc_id);
+	if (it->id) {
+		llm_buf_adds(b, ", \"id\": ");
+		put_str(b, it->id);
+	}
+	llm_buf_adds(b, ", \"domain\": ");
+	put_str(b, it->domain);
+	llm_buf_adds(b, ", \"context\": ");
+	put_str(b, it->context);
+	llm_buf_adds(b, ", \"choices\": [");
+	for (size_t i = 0; i < it->nchoices; i++) {
+		llm_buf_adds(b, i ? ", " : "");
+		put_str(b, it->choices[i]);
+	}
+	llm_buf_adds(b, "], \"loglikelihoods\": [");
+	for (size_t i = 0; i < it->nchoices; i++) {
+		llm_buf_adds(b, i ? ", " : "");
+		llm_json_put_f64(b, ll[i]);
+	}
+	llm_buf_adds(b, "], \"tokens\": [");
+	for (size_t i = 0; i < it->nchoices; i++)
+		llm_buf_addf(b, i ? ", %zu" : "%zu", ntok[i]);
+	llm_buf_adds(b, "], \"chars\": [");
+	for (size_t i = 0; i < it->nchoices; i++)
+		llm_buf_addf(b, i ? ", %zu" : "%zu", chars(it->choices[i]));
+	llm_buf_addf(b, "], \"pred\": %zu, \"pred_norm\": %zu, \"gold\": %zu, \"acc\": %d, "
+	             "\"acc_norm\": %d}", pred, pred_norm, it->gold, pred == it->gold,
+	             pred_norm == it->gold);
 }
 
 /* ---- sampling and generation ---- */

@@ -48,6 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
 #include "core/hash.h"
 #include "model.h"
 #include "tok/bpe.h"
@@ -151,6 +152,25 @@ void llm_chooser_set_scorer(llm_chooser *c, llm_token_loss_fn fn, void *ctx);
  * LLM_EINVAL when a continuation encodes to no token or a token is beyond the model. */
 int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, size_t *pred,
                       size_t *pred_norm);
+
+/* Continuation tokens of each choice of the last item llm_chooser_score scored (valid until the
+ * next call): the count of log-probabilities in ll[i]. */
+const size_t *llm_chooser_ntokens(const llm_chooser *c);
+
+/* lm-evaluation-harness's mean_stderr (sample standard deviation / sqrt(n)) of n values of
+ * which hits are 1 and the others 0, as acc and acc_norm are: sqrt(p (1 - p) / (n - 1)) with
+ * p = hits / n. NaN when n < 2, where the sample deviation is undefined. */
+double llm_eval_acc_stderr(uint64_t hits, uint64_t n);
+
+/* Append to out one --log-samples record of a scored item, no newline:
+ *   {"doc_id": N, "id": ..., "domain": ..., "context": ..., "choices": [...],
+ *    "loglikelihoods": [...], "tokens": [...], "chars": [...], "pred": i, "pred_norm": i,
+ *    "gold": i, "acc": 0|1, "acc_norm": 0|1}
+ * doc_id: the item's place in the input; "id" only when the item has one; "tokens" the
+ * continuation tokens of each choice, "chars" the characters acc_norm divides by. */
+void llm_choice_sample_json(llm_buf *out, const llm_choice_item *it, uint64_t doc_id,
+                            const double *ll, const size_t *ntokens, size_t pred,
+                            size_t pred_norm);
 
 /*
  * Sampling, in the order of transformers' logits processors: temperature, then top-k, then

@@ -95,6 +95,52 @@ test_expect_success LM_EVAL,JQ 'rolling: the windows of lm-evaluation-harness pr
 	test "$(python3 windows.py ids.jsonl 32 "$(jq -r .eos_token_id run/ckpt/latest/config.json)")" = "$(jq -r .all.tokens w.json)"
 '
 
+test_expect_success PYTHON,JQ 'choice: standard errors as mean_stderr, every item in --log-samples' '
+	head -n 60 "$SAMPLES/eval/next-sentence.jsonl" >task.jsonl &&
+	llm-eval choice -q --ckpt run --log-samples samples.jsonl --json c.json task.jsonl >c.out &&
+	test_line_count = 60 samples.jsonl &&
+	cat >check.py <<-\EOF &&
+	import json, math, statistics, sys
+	res = json.load(open(sys.argv[1]))
+	items = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
+	task = [json.loads(l) for l in open(sys.argv[3], encoding="utf-8")]
+	def stderr(xs):  # lm-evaluation-harness: sample_stddev(arr) / sqrt(len(arr))
+	    return statistics.stdev(xs) / math.sqrt(len(xs))
+	for dom, want in [("all", res["all"])] + list(res["domains"].items()):
+	    got = [s for s in items if dom in ("all", s["domain"])]
+	    assert len(got) == want["items"], dom
+	    for m in ("acc", "acc_norm"):
+	        xs = [s[m] for s in got]
+	        assert abs(sum(xs) / len(xs) - want[m]) < 1e-12, (dom, m)
+	        assert abs(stderr(xs) - want[m + "_stderr"]) < 1e-12, (dom, m, stderr(xs), want[m + "_stderr"])
+	for s in items:
+	    t = task[s["doc_id"]]
+	    assert s["choices"] == t["choices"] and s["gold"] == t["gold"] and s["context"] == t["context"]
+	    ll = s["loglikelihoods"]
+	    assert s["pred"] == ll.index(max(ll))
+	    norm = [l / len(c) for l, c in zip(ll, s["choices"])]
+	    assert s["pred_norm"] == norm.index(max(norm))
+	    assert s["chars"] == [len(c) for c in s["choices"]]
+	    assert all(n > 0 for n in s["tokens"]) and all(l < 0 for l in ll)
+	    assert s["acc"] == (s["pred"] == s["gold"]) and s["acc_norm"] == (s["pred_norm"] == s["gold"])
+	print("ok", len(items))
+	EOF
+	python3 check.py c.json samples.jsonl task.jsonl &&
+	grep "^domain  *items  *acc  *stderr  *acc_norm  *stderr$" c.out
+'
+
+test_expect_success JQ 'choice --log-samples: rejected items leave their place; a failed run writes none' '
+	{ head -n 2 task.jsonl && echo "{bad" && sed -n 3p task.jsonl; } >t4.jsonl &&
+	llm-eval choice -q --ckpt run --rejects rej.jsonl --log-samples s4.jsonl t4.jsonl >/dev/null &&
+	test "$(jq -r .doc_id s4.jsonl | tr "\n" " ")" = "0 1 3 " &&
+	test "$(jq -c .loglikelihoods s4.jsonl | sed -n 3p)" = "$(jq -c .loglikelihoods samples.jsonl | sed -n 3p)" &&
+	test_must_fail llm-eval choice --ckpt run --log-samples s5.jsonl t4.jsonl >/dev/null 2>err &&
+	! test -e s5.jsonl &&
+	test_must_fail --code=2 llm-eval choice --ckpt run --log-samples x.json --json x.json t4.jsonl 2>err &&
+	test_grep "same file" err &&
+	test_must_fail --code=2 llm-eval choice --ckpt run --log-samples - t4.jsonl 2>err
+'
+
 test_expect_success 'rolling: usage errors' '
 	test_must_fail --code=2 llm-eval loss --ckpt run --mode rolling shards 2>err &&
 	test_grep "rolling scores JSONL documents: shards" err &&

@@ -14,6 +14,7 @@
 
 #include "core/err.h"
 #include "core/io.h"
+#include "core/json.h"
 #include "model/eval.h"
 #include "model/hf.h"
 #include "model/model.h"
@@ -350,6 +351,7 @@ static void test_choice(void)
 			t[j + 1] = (int32_t)whole.v[j];
 		double r = ref_loglik(m, t, (int)whole.n + 1, (int)ctx.n + 1);
 		CHECK_NEAR(ll[i], r, 1e-4 * fabs(r));
+		CHECK_EQ_U64(llm_chooser_ntokens(ch)[i], whole.n - ctx.n);
 		if (r > best) {
 			best = r;
 			want = (size_t)i;
@@ -361,6 +363,18 @@ static void test_choice(void)
 	}
 	CHECK_EQ_INT(pred, want);
 	CHECK_EQ_INT(pred_norm, want_norm);
+	llm_buf js = LLM_BUF_INIT;
+	llm_choice_sample_json(&js, &it, 4, ll, llm_chooser_ntokens(ch), pred, pred_norm);
+	llm_json_rec rec;
+	llm_json_rec_init(&rec);
+	CHECK_EQ_INT(llm_json_parse(&rec, js.p, js.len), LLM_OK);
+	int64_t v;
+	CHECK(llm_json_get_i64(&rec, "doc_id", &v) == LLM_OK && v == 4);
+	CHECK(llm_json_get_i64(&rec, "pred", &v) == LLM_OK && v == (int64_t)want);
+	CHECK(llm_json_get_i64(&rec, "acc", &v) == LLM_OK && v == (want == 0));
+	CHECK(strstr(js.p, "\"chars\": [5, 14, 4]"));
+	llm_json_rec_release(&rec);
+	llm_buf_release(&js);
 	llm_ids_release(&ctx);
 	llm_ids_release(&whole);
 	llm_bpe_enc_free(enc);
@@ -368,6 +382,36 @@ static void test_choice(void)
 	llm_choice_item_release(&it);
 	llm_model_free(m);
 	llm_bpe_free(bpe);
+}
+
+/* lm-evaluation-harness's mean_stderr, two passes in double: sample_stddev / sqrt(n). */
+static double mean_stderr_ref(const double *x, size_t n)
+{
+	double mu = 0, ss = 0;
+	for (size_t i = 0; i < n; i++)
+		mu += x[i];
+	mu /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (x[i] - mu) * (x[i] - mu);
+	return sqrt(ss / (double)(n - 1)) / sqrt((double)n);
+}
+
+static void test_acc_stderr(void)
+{
+	double x[1000];
+	llm_rng rng;
+	llm_rng_seed(&rng, 5);
+	for (size_t n = 2; n <= 1000; n = n * 3 + 1) {
+		uint64_t hits = 0;
+		for (size_t i = 0; i < n; i++)
+			hits += (x[i] = llm_rng_uniform(&rng) < 0.3) != 0;
+		double want = mean_stderr_ref(x, n);
+		CHECK_NEAR(llm_eval_acc_stderr(hits, n), want, 1e-12 * want + 1e-15);
+	}
+	CHECK_NEAR(llm_eval_acc_stderr(0, 10), 0, 0);
+	CHECK_NEAR(llm_eval_acc_stderr(1, 2), 0.5, 1e-15); /* values 0, 1: sd 0.7071 / sqrt 2 */
+	CHECK(isnan(llm_eval_acc_stderr(1, 1)));
+	CHECK(isnan(llm_eval_acc_stderr(0, 0)));
 }
 
 static void test_sampler(void)
@@ -596,6 +640,7 @@ int main(void)
 	RUN(test_rolling);
 	RUN(test_count_words);
 	RUN(test_choice);
+	RUN(test_acc_stderr);
 	RUN(test_sampler);
 	RUN(test_generate_cache_equals_full_forward);
 	RUN(test_hf);
