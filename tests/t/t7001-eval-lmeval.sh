@@ -141,6 +141,29 @@ test_expect_success JQ 'choice --log-samples: rejected items leave their place; 
 	test_must_fail --code=2 llm-eval choice --ckpt run --log-samples - t4.jsonl 2>err
 '
 
+# Overwrite float ELEMENT of the first tensor of a safetensors file with BYTES (printf escapes).
+poke() {
+	hl=$(od -An -tu8 -N8 "$1" | tr -d " ") &&
+	printf "$3" | dd of="$1" bs=1 seek=$((8 + hl + 4 * $2)) conv=notrunc 2>/dev/null
+}
+
+test_expect_success 'NaN or infinite weights: loss, choice and generate refuse the checkpoint' '
+	cp -r run nan && poke nan/ckpt/step-0000004/model.safetensors 100 "\377\377\377\377" &&
+	test_must_fail llm-eval loss --ckpt nan docs.jsonl >out 2>err &&
+	test_grep "nan/ckpt/latest/model.safetensors: .model.embed_tokens.weight. holds a non-finite value at element 100" err &&
+	! test -s out &&
+	test_must_fail llm-eval generate --ckpt nan --prompt "The" >out 2>err &&
+	test_grep "nan/ckpt/latest/model.safetensors: .* non-finite value" err &&
+	test_must_fail llm-eval choice --ckpt nan task.jsonl >out 2>err &&
+	test_grep "nan/ckpt/latest/model.safetensors: .* non-finite value" err &&
+	mkdir inf && cp run/ckpt/latest/config.json run/ckpt/latest/model.safetensors inf/ &&
+	poke inf/model.safetensors 7 "\000\000\200\177" &&
+	test_must_fail llm-eval loss --ckpt inf -t tok.json docs.jsonl 2>err &&
+	test_grep "inf/model.safetensors: .* non-finite value at element 7" err &&
+	poke inf/model.safetensors 7 "\000\000\200\077" &&
+	llm-eval loss -q --ckpt inf -t tok.json docs.jsonl >/dev/null
+'
+
 test_expect_success 'rolling: usage errors' '
 	test_must_fail --code=2 llm-eval loss --ckpt run --mode rolling shards 2>err &&
 	test_grep "rolling scores JSONL documents: shards" err &&
