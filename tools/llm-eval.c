@@ -53,7 +53,7 @@ enum {
 	OPT_CKPT = TOOL_OPT_FIRST_PRIVATE, OPT_TOKENIZER, OPT_JSON, OPT_SEQ, OPT_BATCH, OPT_SPLIT,
 	OPT_SAMPLED, OPT_SEED, OPT_DELIM, OPT_PROMPT, OPT_MAX_TOKENS, OPT_TEMP, OPT_TOP_K,
 	OPT_TOP_P, OPT_NO_CACHE, OPT_IDS, OPT_DATA, OPT_TASK, OPT_NO_PREFIX, OPT_DEVICE,
-	OPT_PRECISION
+	OPT_PRECISION, OPT_MODE, OPT_LOG_SAMPLES
 };
 
 static const struct tool_option cli_options[] = {
@@ -72,6 +72,10 @@ static const struct tool_option cli_options[] = {
 	            "else 1024, at most max_position_embeddings)"),
 	TOOL_OPTION("batch", 0, "B", OPT_BATCH, "windows per forward pass (default 8)"),
 	TOOL_TEXT("loss:"),
+	TOOL_CHOICE("mode", 0, "M", OPT_MODE, "stream\0rolling\0",
+	            "stream (default): each domain's documents as one stream;\n"
+	            "rolling: each JSONL document alone, as lm-evaluation-harness's\n"
+	            "loglikelihood_rolling (word and byte perplexity too)"),
 	TOOL_CHOICE("split", 0, "NAME", OPT_SPLIT, "val\0train\0all\0",
 	            "manifest split: val (default), train or all"),
 	TOOL_OPTION("sampled", 0, "N", OPT_SAMPLED,
@@ -80,6 +84,9 @@ static const struct tool_option cli_options[] = {
 	TOOL_OPTION("seed", 0, "N", OPT_SEED, "seed of --sampled (default: the checkpoint's)"),
 	TOOL_TEXT("choice:"),
 	TOOL_OPTION("delimiter", 0, "STR", OPT_DELIM, "between context and choice (default \" \")"),
+	TOOL_OPTION("log-samples", 0, "FILE", OPT_LOG_SAMPLES,
+	            "write each item as JSONL: choices, log-likelihoods, lengths,\n"
+	            "the pick and the gold"),
 	TOOL_OPTION("no-prefix", 0, NULL, OPT_NO_PREFIX,
 	            "no beginning-of-text (else end-of-text) token before contexts\n"
 	            "and prompts (lm-evaluation-harness's default for most models)"),
@@ -122,11 +129,12 @@ static const struct tool_option cli_options[] = {
 static const struct tool_cli cli = { usage, cli_options, "loss\0choice\0generate\0compare\0" };
 
 enum { SPLIT_VAL, SPLIT_TRAIN, SPLIT_ALL };
+enum { MODE_STREAM, MODE_ROLLING };
 
 typedef struct {
 	struct tool_common co;
-	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim;
-	int seq, batch, split, sampled, max_tokens, top_k, no_cache, ids, no_prefix;
+	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim, *log_samples;
+	int seq, batch, split, mode, sampled, max_tokens, top_k, no_cache, ids, no_prefix;
 	int device, precision; /* LLM_DEVICE_*, LLM_PREC_* (-1: not given) */
 	int64_t seed; /* -1: default */
 	double temperature, top_p;
@@ -187,7 +195,9 @@ static void free_model(model_t *mt)
 static int seq_len(const opts *o, const model_t *mt)
 {
 	int maxT = llm_model_get_config(mt->m)->max_position_embeddings;
-	int T = o->seq ? o->seq : mt->info.seq_len > 0 ? (int)mt->info.seq_len : 1024;
+	/* rolling: lm-evaluation-harness's max_length, max_position_embeddings unless given */
+	int T = o->seq ? o->seq : o->mode == MODE_ROLLING ? maxT
+	      : mt->info.seq_len > 0 ? (int)mt->info.seq_len : 1024;
 	if (T > maxT) {
 		if (o->seq)
 			usage_error("--seq-len %d exceeds the model's max_position_embeddings %d", T, maxT);
@@ -356,8 +366,9 @@ static void reject_line(const opts *o, llm_run *run, int dom, const tool_lines *
 	llm_buf_release(&extra);
 }
 
-/* JSONL documents: text tokenized, end-of-text appended as llm-tokenize does; each line a
- * record of run (NULL: none), scored or rejected. */
+/* JSONL documents: text tokenized, in a stream with end-of-text appended as llm-tokenize
+ * does, or alone in rolling windows; each line a record of run (NULL: none), scored or
+ * rejected. */
 static void eval_docs(llm_evaluator *ev, llm_run *run, const char *path, const opts *o,
                       const llm_bpe *bpe, llm_bpe_enc *enc)
 {
@@ -397,9 +408,15 @@ static void eval_docs(llm_evaluator *ev, llm_run *run, const char *path, const o
 		ids.n = 0;
 		if (llm_bpe_encode(enc, text.p, text.len, LLM_BPE_SPECIAL_IGNORE, &ids) != LLM_OK)
 			die("%s:%llu: %s", in.name, (unsigned long long)in.lineno, llm_last_error());
-		if (eos >= 0)
-			llm_ids_push(&ids, (uint32_t)eos);
-		if (llm_eval_doc(ev, dom.p, ids.v, ids.n) != LLM_OK)
+		int rc;
+		if (o->mode == MODE_ROLLING) {
+			rc = llm_eval_doc_rolling(ev, dom.p, text.p, text.len, ids.v, ids.n);
+		} else {
+			if (eos >= 0)
+				llm_ids_push(&ids, (uint32_t)eos);
+			rc = llm_eval_doc(ev, dom.p, ids.v, ids.n);
+		}
+		if (rc != LLM_OK)
 			die("%s:%llu: %s", in.name, (unsigned long long)in.lineno, llm_last_error());
 		if (run)
 			llm_run_out(run, h, in.full_len + 1);
@@ -439,16 +456,26 @@ static void sums_json(llm_buf *b, const llm_eval_sums *s)
 	llm_json_put_f64(b, llm_eval_ppl(s));
 	llm_buf_addf(b, ", \"bytes\": %llu, \"bits_per_byte\": ", (unsigned long long)s->bytes);
 	llm_json_put_f64(b, llm_eval_bits_per_byte(s));
+	if (s->words) {
+		llm_buf_addf(b, ", \"words\": %llu, \"word_perplexity\": ", (unsigned long long)s->words);
+		llm_json_put_f64(b, llm_eval_word_ppl(s));
+		llm_buf_adds(b, ", \"byte_perplexity\": ");
+		llm_json_put_f64(b, llm_eval_byte_ppl(s));
+	}
 	llm_buf_addc(b, '}');
 }
 
-static void print_row(const char *name, const llm_eval_sums *s)
+/* rolling: lm-evaluation-harness's word and byte perplexities after bits per byte */
+static void print_row(const char *name, const llm_eval_sums *s, int rolling)
 {
 	char bpb[32] = "-";
 	if (s->bytes)
 		snprintf(bpb, sizeof bpb, "%.4f", llm_eval_bits_per_byte(s));
-	printf("%-12s %8llu %10llu %9.4f %11.3f %9s\n", name, (unsigned long long)s->docs,
+	printf("%-12s %8llu %10llu %9.4f %11.3f %9s", name, (unsigned long long)s->docs,
 	       (unsigned long long)s->tokens, llm_eval_loss(s), llm_eval_ppl(s), bpb);
+	if (rolling)
+		printf(" %9.4f %11.6g", llm_eval_byte_ppl(s), llm_eval_word_ppl(s));
+	putchar('\n');
 }
 
 /* Evaluate the loss of mt over files (or --sampled batches of the manifest); the documents
@@ -459,11 +486,21 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 	/* --sampled draws the trainer's windows: its length unless given (the trainer checked it
 	 * against the model). */
 	int T = o->sampled && !o->seq && mt->info.seq_len > 0 ? (int)mt->info.seq_len : seq_len(o, mt);
-	int B = o->sampled && !o->batch && mt->info.batch > 0 ? (int)mt->info.batch
-	                                                          : o->batch ? o->batch : 8;
 	/* What precedes each domain's stream: the end-of-text id, from the tokenizer or else from
 	 * the model's configuration (llm-train records the shards' there). */
 	int64_t start = bpe ? llm_bpe_eos(bpe) : llm_model_get_config(mt->m)->eos_token_id;
+	if (o->mode == MODE_ROLLING) {
+		/* lm-evaluation-harness's prefix_token_id (BOS, else EOS) before each document */
+		if (o->sampled)
+			usage_error("--mode rolling scores documents, not --sampled windows");
+		if (!bpe)
+			usage_error("--mode rolling needs a tokenizer (-t)");
+		if ((start = doc_prefix(o, bpe)) < 0)
+			usage_error("--mode rolling needs a prefix token: no --no-prefix, and a tokenizer "
+			            "with a beginning- or end-of-text token");
+	}
+	int B = o->sampled && !o->batch && mt->info.batch > 0 ? (int)mt->info.batch
+	                                                          : o->batch ? o->batch : 8;
 	double t0 = now();
 	llm_evaluator *ev = llm_evaluator_new(mt->m, T, B, bpe, start);
 	if (mt->gpu)
@@ -480,10 +517,14 @@ static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, i
 		for (int i = 0; i < nfiles; i++) {
 			const char *f = files[i];
 			char p[4096];
+			int shard = strcmp(f, "-") != 0 && has_magic(f, LLM_SHARD_MAGIC);
+			if (o->mode == MODE_ROLLING && (shard || ends_with(f, ".json") ||
+			                                (strcmp(f, "-") != 0 && is_dir(f))))
+				usage_error("--mode rolling scores JSONL documents: %s holds tokens", f);
 			if (strcmp(f, "-") != 0 && is_dir(f)) {
 				snprintf(p, sizeof p, "%s/manifest.json", f);
 				eval_manifest(ev, run, p, o->split, bpe, mt);
-			} else if (strcmp(f, "-") != 0 && has_magic(f, LLM_SHARD_MAGIC)) {
+			} else if (shard) {
 				eval_shard(ev, run, f, NULL, NULL, bpe, mt);
 			} else if (ends_with(f, ".json")) {
 				eval_manifest(ev, run, f, o->split, bpe, mt);
@@ -539,11 +580,12 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 	uint64_t bad = run ? llm_run_records_rejected(run) : 0;
 	llm_eval_sums all;
 	llm_eval_total(ev, &all);
-	printf("%-12s %8s %10s %9s %11s %9s\n", "domain", "docs", "tokens", "loss", "ppl",
-	       "bits/byte");
+	int rolling = o->mode == MODE_ROLLING;
+	printf("%-12s %8s %10s %9s %11s %9s%s\n", "domain", "docs", "tokens", "loss", "ppl",
+	       "bits/byte", rolling ? "  byte_ppl    word_ppl" : "");
 	for (size_t i = 0; i < llm_eval_ndomains(ev); i++)
-		print_row(llm_eval_domain_name(ev, i), llm_eval_domain_sums(ev, i));
-	print_row("all", &all);
+		print_row(llm_eval_domain_name(ev, i), llm_eval_domain_sums(ev, i), rolling);
+	print_row("all", &all, rolling);
 	check_stdout();
 	if (o->json) {
 		llm_buf b;
@@ -552,7 +594,8 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 		llm_json_put_str(&b, mt.info.dir, strlen(mt.info.dir));
 		llm_buf_addf(&b, ", \"step\": %lld, \"tokens_seen\": %lld, \"mode\": \"%s\"",
 		             (long long)mt.info.step, (long long)mt.info.tokens,
-		             o->sampled ? "sampled" : "documents");
+		             o->sampled ? "sampled" : rolling ? "rolling" : "stream");
+		llm_buf_addf(&b, ", \"seq_len\": %d", seq_len(o, &mt));
 		device_json(&b, o);
 		llm_buf_adds(&b, ", \"all\": ");
 		sums_json(&b, &all);
@@ -611,10 +654,13 @@ static void choice_total(const choice_res *res, choice_dom *all)
 	}
 }
 
-/* Score the task items of files; each line a record of run (NULL: not accounted). */
+/* Score the task items of files; each line a record of run (NULL: not accounted), each item
+ * scored a line of samples (NULL: none). */
 static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, char **files,
-                       int nfiles, llm_run *run, choice_res *res)
+                       int nfiles, llm_run *run, choice_res *res, llm_writer *samples)
 {
+	uint64_t doc_id = 0;
+	llm_buf line = LLM_BUF_INIT;
 	llm_chooser *ch = llm_chooser_new(mt->m, bpe, doc_prefix(o, bpe), o->delim ? o->delim : " ");
 	if (mt->gpu)
 		llm_chooser_set_scorer(ch, llm_cudamodel_token_loss_fn, mt->gpu);
@@ -648,6 +694,14 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 					d->items++;
 					d->acc += pred == it.gold;
 					d->acc_norm += pred_norm == it.gold;
+					if (samples) {
+						llm_buf_reset(&line);
+						llm_choice_sample_json(&line, &it, doc_id, ll, llm_chooser_ntokens(ch),
+						                       pred, pred_norm);
+						llm_buf_addc(&line, '\n');
+						if (llm_writer_write(samples, line.p, line.len) != LLM_OK)
+							die_lib();
+					}
 				} else {
 					reason = "unscorable";
 				}
@@ -660,11 +714,13 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 			} else if (run) {
 				llm_run_out(run, h, in.full_len + 1);
 			}
+			doc_id++;
 		}
 		if (tool_lines_close(&in) != LLM_OK)
 			die_lib();
 	}
 	free(ll);
+	llm_buf_release(&line);
 	llm_json_rec_release(&rec);
 	llm_chooser_free(ch);
 }
@@ -685,8 +741,12 @@ static void choice_json(llm_buf *b, const choice_dom *d)
 {
 	llm_buf_addf(b, "{\"items\": %llu, \"acc\": ", (unsigned long long)d->items);
 	llm_json_put_f64(b, ratio(d->acc, d->items));
+	llm_buf_adds(b, ", \"acc_stderr\": ");
+	llm_json_put_f64(b, llm_eval_acc_stderr(d->acc, d->items));
 	llm_buf_adds(b, ", \"acc_norm\": ");
 	llm_json_put_f64(b, ratio(d->acc_norm, d->items));
+	llm_buf_adds(b, ", \"acc_norm_stderr\": ");
+	llm_json_put_f64(b, llm_eval_acc_stderr(d->acc_norm, d->items));
 	llm_buf_addc(b, '}');
 }
 
@@ -699,6 +759,11 @@ static int cmd_choice(const opts *o, char **files, int nfiles)
 		files = stdin_only;
 		nfiles = 1;
 	}
+	if (o->log_samples && (tool_same_output(o->log_samples, NULL) ||
+	                       (o->json && tool_same_output(o->log_samples, o->json)) ||
+	                       (o->co.rejects && tool_same_output(o->log_samples, o->co.rejects))))
+		usage_error("--log-samples %s: the same file as standard output, --json or --rejects",
+		            o->log_samples);
 	llm_run *run = new_run(o);
 	model_t mt;
 	load_model(&mt, o->ckpt, o);
@@ -708,15 +773,22 @@ static int cmd_choice(const opts *o, char **files, int nfiles)
 		            mt.info.dir);
 	choice_res res = { 0 };
 	double t0 = now();
-	run_choice(o, &mt, bpe, files, nfiles, run, &res);
+	llm_writer *samples = NULL;
+	if (o->log_samples && llm_writer_open(&samples, o->log_samples) != LLM_OK)
+		die_lib();
+	run_choice(o, &mt, bpe, files, nfiles, run, &res, samples);
+	if (samples && llm_writer_close(samples) != LLM_OK)
+		die_lib();
 	double secs = now() - t0;
 	choice_dom all;
 	choice_total(&res, &all);
-	printf("%-12s %8s %8s %8s\n", "domain", "items", "acc", "acc_norm");
+	printf("%-12s %8s %8s %8s %8s %8s\n", "domain", "items", "acc", "stderr", "acc_norm",
+	       "stderr");
 	for (size_t i = 0; i <= res.n; i++) {
 		const choice_dom *d = i < res.n ? &res.d[i] : &all;
-		printf("%-12s %8llu %8.4f %8.4f\n", d->name, (unsigned long long)d->items,
-		       ratio(d->acc, d->items), ratio(d->acc_norm, d->items));
+		printf("%-12s %8llu %8.4f %8.4f %8.4f %8.4f\n", d->name, (unsigned long long)d->items,
+		       ratio(d->acc, d->items), llm_eval_acc_stderr(d->acc, d->items),
+		       ratio(d->acc_norm, d->items), llm_eval_acc_stderr(d->acc_norm, d->items));
 	}
 	check_stdout();
 	if (o->json) {
@@ -877,7 +949,7 @@ static int cmd_compare(const opts *o, char **files, int nfiles)
 		choice_res res = { 0 };
 		if (o->task) {
 			char *task = (char *)o->task;
-			run_choice(o, &mt, bpe, &task, 1, i ? NULL : run, &res);
+			run_choice(o, &mt, bpe, &task, 1, i ? NULL : run, &res, NULL);
 			choice_total(&res, &acc);
 			if (!i)
 				bad0 = res.bad;
@@ -950,9 +1022,11 @@ int main(int argc, char **argv)
 		case OPT_SEQ: o.seq = (int)tool_int("--seq-len", optarg, 1, 1 << 20); break;
 		case OPT_BATCH: o.batch = (int)tool_int("--batch", optarg, 1, 1 << 16); break;
 		case OPT_SPLIT: o.split = tool_choice("--split", optarg, "val\0train\0all\0"); break;
+		case OPT_MODE: o.mode = tool_choice("--mode", optarg, "stream\0rolling\0"); break;
 		case OPT_SAMPLED: o.sampled = (int)tool_int("--sampled", optarg, 1, 1 << 20); break;
 		case OPT_SEED: o.seed = tool_int("--seed", optarg, 0, INT64_MAX); break;
 		case OPT_DELIM: o.delim = optarg; break;
+		case OPT_LOG_SAMPLES: o.log_samples = optarg; break;
 		case OPT_PROMPT: o.prompt = optarg; break;
 		case OPT_MAX_TOKENS: o.max_tokens = (int)tool_int("--max-tokens", optarg, 0, 1 << 20); break;
 		case OPT_TEMP: o.temperature = tool_double("--temperature", optarg, 0, 1e6); break;

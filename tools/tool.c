@@ -259,7 +259,7 @@ int tool_common_option(struct tool_common *co, int c, const char *arg)
  * is that file; two names are the same file when they are (device, inode), or, for a file not
  * there yet, when their directories are and the last components are equal.
  */
-static int same_output(const char *a, const char *b)
+int tool_same_output(const char *a, const char *b)
 {
 	int out_a = !a || strcmp(a, "-") == 0, out_b = !b || strcmp(b, "-") == 0;
 	struct stat sa, sb;
@@ -288,11 +288,11 @@ static int same_output(const char *a, const char *b)
 
 void tool_check_outputs(const struct tool_common *co)
 {
-	if (co->rejects && same_output(co->output, co->rejects))
+	if (co->rejects && tool_same_output(co->output, co->rejects))
 		usage_error("-o and --rejects name the same file '%s'", co->rejects);
-	if (co->stats && same_output(co->output, co->stats))
+	if (co->stats && tool_same_output(co->output, co->stats))
 		usage_error("-o and --stats name the same file '%s'", co->stats);
-	if (co->stats && co->rejects && same_output(co->rejects, co->stats))
+	if (co->stats && co->rejects && tool_same_output(co->rejects, co->stats))
 		usage_error("--rejects and --stats name the same file '%s'", co->stats);
 }
 

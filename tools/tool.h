@@ -80,6 +80,9 @@ _Noreturn void tool_bad_option(void);
 /* Usage error (exit 2) when -o, --rejects and --stats name one file twice: one of them would
  * be lost. tool_run_new checks; a tool without a run calls it itself. */
 void tool_check_outputs(const struct tool_common *co);
+/* Whether two output names are one file (NULL and "-": standard output), as that check
+ * decides: for a program's own further outputs. */
+int tool_same_output(const char *a, const char *b);
 /* Usage error when a binary stream (what: "the token stream") would go to a terminal. */
 void tool_binary_output(const char *output, const char *what);
 

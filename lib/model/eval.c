@@ -14,6 +14,7 @@
 
 #include "core/err.h"
 #include "core/json.h"
+#include "core/utf8.h"
 
 void llm_eval_sums_add(llm_eval_sums *to, const llm_eval_sums *s)
 {
@@ -23,6 +24,7 @@ void llm_eval_sums_add(llm_eval_sums *to, const llm_eval_sums *s)
 	to->text_tokens += s->text_tokens;
 	to->text_nats += s->text_nats;
 	to->bytes += s->bytes;
+	to->words += s->words;
 }
 
 double llm_eval_loss(const llm_eval_sums *s)
@@ -38,6 +40,40 @@ double llm_eval_ppl(const llm_eval_sums *s)
 double llm_eval_bits_per_byte(const llm_eval_sums *s)
 {
 	return s->bytes ? s->text_nats / M_LN2 / (double)s->bytes : NAN;
+}
+
+double llm_eval_word_ppl(const llm_eval_sums *s)
+{
+	return s->words ? exp(s->text_nats / (double)s->words) : NAN;
+}
+
+double llm_eval_byte_ppl(const llm_eval_sums *s)
+{
+	return s->bytes ? exp(s->text_nats / (double)s->bytes) : NAN;
+}
+
+/* Python's str.isspace(), which is what re's \s matches in a str pattern. */
+static int py_space(uint32_t c)
+{
+	return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 ||
+	       c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
+	       c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+size_t llm_eval_count_words(const char *text, size_t n)
+{
+	/* len(re.split(r"\s+", text)): one more than the runs of white space, whether or not
+	 * they are at an end ("" is one word, " a " three). */
+	size_t words = 1, i = 0;
+	int in_space = 0;
+	while (i < n) {
+		uint32_t c;
+		i += llm_utf8_decode(text + i, n - i, &c);
+		int sp = py_space(c);
+		words += sp && !in_space;
+		in_space = sp;
+	}
+	return words;
 }
 
 /* -ln softmax(row)[t]: the terms in fp32 (expf; each is in (0, 1] after the shift by the
@@ -72,6 +108,9 @@ struct llm_evaluator {
 	size_t ndom;
 	int32_t *x, *y;    /* pending windows [B, T] */
 	size_t *wdom;      /* their domains */
+	int *wlen;         /* their real lengths (the rest is padding) */
+	uint8_t *wroll;    /* 1: a rolling window, whose document counted its own bytes */
+	int32_t *roll;     /* a rolling window being built: inputs [T], targets [T] */
 	int nwin;
 	llm_token_loss_fn score; /* forwards there when set */
 	void *score_ctx;
@@ -100,6 +139,8 @@ llm_evaluator *llm_evaluator_new(llm_model *m, int seq_len, int batch, const llm
 	ev->x = llm_malloc(2 * bt * sizeof *ev->x);
 	ev->y = ev->x + bt;
 	ev->wdom = llm_malloc((size_t)batch * sizeof *ev->wdom);
+	ev->wlen = llm_malloc((size_t)batch * sizeof *ev->wlen);
+	ev->wroll = llm_malloc((size_t)batch);
 	return ev;
 }
 
@@ -115,6 +156,9 @@ void llm_evaluator_free(llm_evaluator *ev)
 	free(ev->tokbytes);
 	free(ev->x);
 	free(ev->wdom);
+	free(ev->wlen);
+	free(ev->wroll);
+	free(ev->roll);
 	free(ev->losses);
 	free(ev);
 }
@@ -146,15 +190,27 @@ static int run_batch(llm_evaluator *ev)
 {
 	if (!ev->nwin)
 		return LLM_OK;
-	int T = ev->T, V = ev->V;
+	/* The batch is as long as its longest window: short documents in rolling windows would
+	 * otherwise cost a whole window each. Causal attention keeps the padding out of the
+	 * logits of real tokens, whatever its length. Rows move towards the front, in order. */
+	int T = 0, V = ev->V;
+	for (int w = 0; w < ev->nwin; w++)
+		T = ev->wlen[w] > T ? ev->wlen[w] : T;
+	if (T < ev->T)
+		for (int w = 1; w < ev->nwin; w++) {
+			memmove(ev->x + (size_t)w * T, ev->x + (size_t)w * ev->T, (size_t)T * sizeof *ev->x);
+			memmove(ev->y + (size_t)w * T, ev->y + (size_t)w * ev->T, (size_t)T * sizeof *ev->y);
+		}
 	const float *logits = NULL;
 	int rc = ev->score ? ev->score(ev->score_ctx, ev->x, ev->y, ev->nwin, T, ev->losses)
 	                   : llm_model_forward(ev->m, ev->x, NULL, ev->nwin, T, NULL, NULL);
+	int nw = ev->nwin;
+	ev->nwin = 0; /* the windows are spent, whether or not the forward succeeded */
 	if (rc)
 		return rc;
 	if (!ev->score)
 		logits = llm_model_logits(ev->m);
-	for (int w = 0; w < ev->nwin; w++) {
+	for (int w = 0; w < nw; w++) {
 		llm_eval_sums *s = &ev->dom[ev->wdom[w]].sums;
 		for (int i = 0; i < T; i++) {
 			size_t r = (size_t)w * T + i;
@@ -164,19 +220,23 @@ static int run_batch(llm_evaluator *ev)
 			double l = ev->score ? (double)ev->losses[r] : nll(logits + r * V, V, t);
 			s->tokens++;
 			s->nats += l;
-			if (ev->tokbytes && ev->tokbytes[t] >= 0) {
+			if (ev->wroll[w]) {
+				/* every token of a rolling document spells its text; it counted the bytes */
+				s->text_tokens++;
+				s->text_nats += l;
+			} else if (ev->tokbytes && ev->tokbytes[t] >= 0) {
 				s->text_tokens++;
 				s->text_nats += l;
 				s->bytes += (uint64_t)ev->tokbytes[t];
 			}
 		}
 	}
-	ev->nwin = 0;
 	return LLM_OK;
 }
 
 /* Queue window inputs[T'], targets[T'] (T' <= T; the rest padded) of domain d. */
-static int queue(llm_evaluator *ev, size_t d, const int32_t *in, const int32_t *tg, int n)
+static int queue(llm_evaluator *ev, size_t d, const int32_t *in, const int32_t *tg, int n,
+                 int roll)
 {
 	size_t off = (size_t)ev->nwin * ev->T;
 	memcpy(ev->x + off, in, (size_t)n * sizeof *in);
@@ -186,7 +246,9 @@ static int queue(llm_evaluator *ev, size_t d, const int32_t *in, const int32_t *
 		ev->x[off + i] = 0;
 		ev->y[off + i] = -1;
 	}
-	ev->wdom[ev->nwin++] = d;
+	ev->wdom[ev->nwin] = d;
+	ev->wlen[ev->nwin] = n;
+	ev->wroll[ev->nwin++] = (uint8_t)roll;
 	return ev->nwin == ev->B ? run_batch(ev) : LLM_OK;
 }
 
@@ -217,12 +279,61 @@ int llm_eval_doc(llm_evaluator *ev, const char *domain_name, const uint32_t *tok
 	for (size_t i = 0; i < n; i++) {
 		d->buf[d->len++] = (int32_t)tokens[i];
 		if (d->len == ev->T + 1) {
-			if ((rc = queue(ev, di, d->buf, d->buf + 1, ev->T)))
+			if ((rc = queue(ev, di, d->buf, d->buf + 1, ev->T, 0)))
 				return rc;
 			d = &ev->dom[di];
 			d->buf[0] = d->buf[ev->T];
 			d->len = 1;
 		}
+	}
+	return LLM_OK;
+}
+
+/*
+ * lm-evaluation-harness's loglikelihood_rolling with context_len 1 (get_rolling_token_windows
+ * and make_disjoint_window): the first window is the prefix token and the first T-1 tokens,
+ * predicting the first T; each next one predicts the next T tokens (or what is left) from
+ * the T tokens before each of them, so the last, short one still sees a whole window of
+ * context. Every token is predicted once; the document alone, no end-of-text.
+ */
+int llm_eval_doc_rolling(llm_evaluator *ev, const char *domain_name, const char *text,
+                         size_t len, const uint32_t *tokens, size_t n)
+{
+	if (ev->start_id < 0 || ev->start_id >= ev->V)
+		return llm_fail(LLM_EINVAL, "rolling windows need a prefix token in the vocabulary");
+	int rc = check_ids(ev, tokens, 0, n);
+	if (rc)
+		return rc;
+	size_t di = domain_index(ev, domain_name);
+	llm_eval_sums *s = &ev->dom[di].sums;
+	s->docs++;
+	s->bytes += len;
+	s->words += llm_eval_count_words(text, len);
+	size_t T = (size_t)ev->T;
+	if (!ev->roll)
+		ev->roll = llm_malloc(2 * T * sizeof *ev->roll);
+	int32_t *x = ev->roll, *y = x + T; /* queue copies the window out */
+	for (size_t done = 0; done < n;) {
+		size_t npred = n - done < T ? n - done : T, end = done + npred, w;
+		if (done == 0) {
+			x[0] = (int32_t)ev->start_id;
+			for (size_t i = 1; i < npred; i++)
+				x[i] = (int32_t)tokens[i - 1];
+			for (size_t i = 0; i < npred; i++)
+				y[i] = (int32_t)tokens[i];
+			w = npred;
+		} else {
+			/* tokens[end-T-1 .. end-1) predict tokens[end-T .. end); the first T-npred are
+			 * context only */
+			for (size_t i = 0; i < T; i++) {
+				x[i] = (int32_t)tokens[end - T - 1 + i];
+				y[i] = i < T - npred ? -1 : (int32_t)tokens[end - T + i];
+			}
+			w = T;
+		}
+		if ((rc = queue(ev, di, x, y, (int)w, 1)))
+			return rc;
+		done = end;
 	}
 	return LLM_OK;
 }
@@ -239,7 +350,7 @@ int llm_eval_window(llm_evaluator *ev, const char *domain_name, const int32_t *i
 			              ev->V);
 	if (rc)
 		return rc;
-	return queue(ev, domain_index(ev, domain_name), inputs, targets, T);
+	return queue(ev, domain_index(ev, domain_name), inputs, targets, T, 0);
 }
 
 int llm_eval_flush(llm_evaluator *ev)
@@ -247,7 +358,7 @@ int llm_eval_flush(llm_evaluator *ev)
 	int rc;
 	for (size_t i = 0; i < ev->ndom; i++) {
 		domain *d = &ev->dom[i];
-		if (d->len > 1 && (rc = queue(ev, i, d->buf, d->buf + 1, d->len - 1)))
+		if (d->len > 1 && (rc = queue(ev, i, d->buf, d->buf + 1, d->len - 1, 0)))
 			return rc;
 		d->len = 0;
 		d->started = 0;
@@ -367,6 +478,8 @@ struct llm_chooser {
 	llm_token_loss_fn score; /* forwards there when set */
 	void *score_ctx;
 	float *losses;           /* [nchoices, T] per-token losses from it */
+	size_t *ntok;            /* [nchoices] continuation tokens of the last item */
+	size_t ntok_cap;
 };
 
 llm_chooser *llm_chooser_new(llm_model *m, const llm_bpe *bpe, int64_t prefix_id,
@@ -394,6 +507,7 @@ void llm_chooser_free(llm_chooser *c)
 	llm_buf_release(&c->text);
 	free(c->x);
 	free(c->losses);
+	free(c->ntok);
 	free(c);
 }
 
@@ -499,12 +613,19 @@ int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, siz
 	const float *logits = c->score ? NULL : llm_model_logits(c->m);
 	double best = -INFINITY, best_norm = -INFINITY;
 	*pred = *pred_norm = 0;
+	if (nch > c->ntok_cap) {
+		c->ntok_cap = nch;
+		c->ntok = llm_realloc(c->ntok, nch * sizeof *c->ntok);
+	}
 	for (size_t i = 0; i < nch; i++) {
 		double s = 0;
+		c->ntok[i] = 0;
 		for (size_t p = 0; p < (size_t)T; p++) {
 			size_t r = i * (size_t)T + p;
-			if (c->y[r] >= 0)
+			if (c->y[r] >= 0) {
 				s -= c->score ? (double)c->losses[r] : nll(logits + r * V, V, c->y[r]);
+				c->ntok[i]++;
+			}
 		}
 		ll[i] = s;
 		size_t len = chars(it->choices[i]);
@@ -519,6 +640,57 @@ int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, siz
 		}
 	}
 	return LLM_OK;
+}
+
+const size_t *llm_chooser_ntokens(const llm_chooser *c)
+{
+	return c->ntok;
+}
+
+double llm_eval_acc_stderr(uint64_t hits, uint64_t n)
+{
+	if (n < 2)
+		return NAN;
+	double p = (double)hits / (double)n;
+	return sqrt(p * (1 - p) / (double)(n - 1));
+}
+
+static void put_str(llm_buf *b, const char *s)
+{
+	llm_json_put_str(b, s, strlen(s));
+}
+
+void llm_choice_sample_json(llm_buf *b, const llm_choice_item *it, uint64_t doc_id,
+                            const double *ll, const size_t *ntok, size_t pred, size_t pred_norm)
+{
+	llm_buf_addf(b, "{\"doc_id\": %llu", (unsigned long long)doc_id);
+	if (it->id) {
+		llm_buf_adds(b, ", \"id\": ");
+		put_str(b, it->id);
+	}
+	llm_buf_adds(b, ", \"domain\": ");
+	put_str(b, it->domain);
+	llm_buf_adds(b, ", \"context\": ");
+	put_str(b, it->context);
+	llm_buf_adds(b, ", \"choices\": [");
+	for (size_t i = 0; i < it->nchoices; i++) {
+		llm_buf_adds(b, i ? ", " : "");
+		put_str(b, it->choices[i]);
+	}
+	llm_buf_adds(b, "], \"loglikelihoods\": [");
+	for (size_t i = 0; i < it->nchoices; i++) {
+		llm_buf_adds(b, i ? ", " : "");
+		llm_json_put_f64(b, ll[i]);
+	}
+	llm_buf_adds(b, "], \"tokens\": [");
+	for (size_t i = 0; i < it->nchoices; i++)
+		llm_buf_addf(b, i ? ", %zu" : "%zu", ntok[i]);
+	llm_buf_adds(b, "], \"chars\": [");
+	for (size_t i = 0; i < it->nchoices; i++)
+		llm_buf_addf(b, i ? ", %zu" : "%zu", chars(it->choices[i]));
+	llm_buf_addf(b, "], \"pred\": %zu, \"pred_norm\": %zu, \"gold\": %zu, \"acc\": %d, "
+	             "\"acc_norm\": %d}", pred, pred_norm, it->gold, pred == it->gold,
+	             pred_norm == it->gold);
 }
 
 /* ---- sampling and generation ---- */

@@ -3,8 +3,8 @@
  * domain; multiple-choice scoring as lm-evaluation-harness defines acc and acc_norm; sampling
  * and generation with a key-value cache.
  *
- * Loss. Documents are added one at a time with their domain. Each domain's documents form one
- * stream, in the order given, preceded by the start id (the end-of-text id, which is what
+ * Loss, in one of two ways. Stream (llm_eval_doc): documents are added one at a time with
+ * their domain; each domain's documents form one stream, in the order given, preceded by the start id (the end-of-text id, which is what
  * precedes a document in training windows); the stream is cut into windows of T+1 tokens
  * overlapping by one, so every token of every document is predicted exactly once, with the
  * context of its window (as llm-train's windows, which also run across document boundaries).
@@ -12,6 +12,18 @@
  * forward B at a time; the per-token losses are the cross-entropy of ops.h in fp32, summed in
  * double. Windows can also be given directly (llm_eval_window), e.g. the trainer's own
  * validation batches, so that both tools compute the same number on the same batches.
+ *
+ * Rolling (llm_eval_doc_rolling): each document alone, as lm-evaluation-harness's
+ * loglikelihood_rolling scores it: its tokens (no end-of-text) in windows of T, the first
+ * token conditioned on the prefix token (start_id: lm-evaluation-harness's prefix_token_id,
+ * BOS else EOS), each later window predicting the next T tokens, or those left, from the T
+ * tokens before each. Its bytes are the UTF-8 bytes of the text and its words lm-evaluation-
+ * harness's count_words, len(re.split(r"\s+", text)); so
+ *   bits_per_byte   = -sum ln p / ln 2 / sum bytes  (lm-evaluation-harness's bits_per_byte)
+ *   byte_perplexity = exp(-sum ln p / sum bytes)    (weighted_perplexity over bytes)
+ *   word_perplexity = exp(-sum ln p / sum words)    (weighted_perplexity over words)
+ * Windows of both kinds, of any document, share batches; a batch is as long as its longest
+ * window, so short documents do not cost a full window each.
  *
  * Bits per byte (comparable across tokenizers): the negative log-likelihood in bits of the
  * tokens that spell text, divided by the UTF-8 bytes they spell. Special tokens (end-of-text)
@@ -36,6 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
 #include "core/hash.h"
 #include "model.h"
 #include "tok/bpe.h"
@@ -47,13 +60,19 @@ typedef struct {
 	double nats;        /* sum of -ln p over them */
 	uint64_t text_tokens; /* predicted tokens that spell bytes (known only with a tokenizer) */
 	double text_nats;   /* sum of -ln p over those */
-	uint64_t bytes;     /* the UTF-8 bytes they spell */
+	uint64_t bytes;     /* the UTF-8 bytes they spell (rolling: of the documents' text) */
+	uint64_t words;     /* rolling documents' words (llm_eval_count_words); 0 in a stream */
 } llm_eval_sums;
 
 void llm_eval_sums_add(llm_eval_sums *to, const llm_eval_sums *s);
 double llm_eval_loss(const llm_eval_sums *s);          /* nats / tokens; NaN when none */
 double llm_eval_ppl(const llm_eval_sums *s);           /* exp(loss) */
 double llm_eval_bits_per_byte(const llm_eval_sums *s); /* text_nats / ln 2 / bytes; NaN when 0 */
+double llm_eval_byte_ppl(const llm_eval_sums *s);      /* exp(text_nats / bytes); NaN when 0 */
+double llm_eval_word_ppl(const llm_eval_sums *s);      /* exp(text_nats / words); NaN when 0 */
+/* Words of text[n] as lm-evaluation-harness counts them: len(re.split(r"\s+", text)) with
+ * Python's Unicode white space (str.isspace), so one more than the runs of white space. */
+size_t llm_eval_count_words(const char *text, size_t n);
 
 typedef struct llm_evaluator llm_evaluator;
 
@@ -77,6 +96,11 @@ void llm_evaluator_set_scorer(llm_evaluator *ev, llm_token_loss_fn fn, void *ctx
 /* Add a document of domain (NULL or "" = "unknown"). Tokens must be below the model's vocabulary
  * (LLM_EINVAL naming the token otherwise, nothing added). May run forwards. */
 int llm_eval_doc(llm_evaluator *ev, const char *domain, const uint32_t *tokens, size_t n);
+/* Add a document of domain alone, in rolling windows: text[len] (its bytes and words are
+ * counted) and its tokens[n]. Needs start_id >= 0 (LLM_EINVAL otherwise, as for a token
+ * beyond the model; nothing added). May run forwards. */
+int llm_eval_doc_rolling(llm_evaluator *ev, const char *domain, const char *text, size_t len,
+                         const uint32_t *tokens, size_t n);
 /* Add one window: inputs[T] and targets[T] (< 0: ignored), T <= seq_len. */
 int llm_eval_window(llm_evaluator *ev, const char *domain, const int32_t *inputs,
                     const int32_t *targets, int T);
@@ -128,6 +152,25 @@ void llm_chooser_set_scorer(llm_chooser *c, llm_token_loss_fn fn, void *ctx);
  * LLM_EINVAL when a continuation encodes to no token or a token is beyond the model. */
 int llm_chooser_score(llm_chooser *c, const llm_choice_item *it, double *ll, size_t *pred,
                       size_t *pred_norm);
+
+/* Continuation tokens of each choice of the last item llm_chooser_score scored (valid until the
+ * next call): the count of log-probabilities in ll[i]. */
+const size_t *llm_chooser_ntokens(const llm_chooser *c);
+
+/* lm-evaluation-harness's mean_stderr (sample standard deviation / sqrt(n)) of n values of
+ * which hits are 1 and the others 0, as acc and acc_norm are: sqrt(p (1 - p) / (n - 1)) with
+ * p = hits / n. NaN when n < 2, where the sample deviation is undefined. */
+double llm_eval_acc_stderr(uint64_t hits, uint64_t n);
+
+/* Append to out one --log-samples record of a scored item, no newline:
+ *   {"doc_id": N, "id": ..., "domain": ..., "context": ..., "choices": [...],
+ *    "loglikelihoods": [...], "tokens": [...], "chars": [...], "pred": i, "pred_norm": i,
+ *    "gold": i, "acc": 0|1, "acc_norm": 0|1}
+ * doc_id: the item's place in the input; "id" only when the item has one; "tokens" the
+ * continuation tokens of each choice, "chars" the characters acc_norm divides by. */
+void llm_choice_sample_json(llm_buf *out, const llm_choice_item *it, uint64_t doc_id,
+                            const double *ll, const size_t *ntokens, size_t pred,
+                            size_t pred_norm);
 
 /*
  * Sampling, in the order of transformers' logits processors: temperature, then top-k, then

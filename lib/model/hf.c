@@ -96,6 +96,9 @@ static int load(llm_model **out, const llm_model_config *c, llm_safetensors **st
 		if (rc)
 			rc = llm_fail(rc, "%s: %s", name, llm_last_error());
 	}
+	/* as llm-train refuses it on resuming: a NaN would make every score NaN */
+	if (!rc)
+		rc = llm_model_check_finite(m, llm_model_params(m), name, "");
 	if (rc) {
 		llm_model_free(m);
 		return rc;

@@ -18,6 +18,9 @@
  * count of config.json may not exceed the bytes of the weights before the model is allocated,
  * so a small file never makes a large allocation.
  *
+ * A weight that is NaN or infinite is refused (LLM_EFORMAT naming the file and the tensor, as
+ * llm-train refuses such a checkpoint): every score of that model would be NaN.
+ *
  * Errors: LLM_ENOTFOUND (nothing loadable at path), LLM_EFORMAT / LLM_EUNSUPPORTED / LLM_EIO
  * with the file in the detail. Not thread safe (error detail).
  */

@@ -334,6 +334,19 @@ float *llm_model_params(llm_model *m) { return m->params; }
 float *llm_model_grads(llm_model *m) { return m->grads; }
 const float *llm_model_logits(const llm_model *m) { return m->logits; }
 
+int llm_model_check_finite(const llm_model *m, const float *p, const char *file,
+                           const char *what)
+{
+	for (size_t i = 0; i < m->ntensors; i++) {
+		const llm_tensor *t = &m->tensors[i];
+		for (size_t j = 0; j < t->numel; j++)
+			if (!isfinite(p[t->offset + j]))
+				return llm_fail(LLM_EFORMAT, "%s: %s'%s' holds a non-finite value at element %zu",
+				                file, what, t->name, j);
+	}
+	return LLM_OK;
+}
+
 const llm_tensor *llm_model_find(const llm_model *m, const char *name)
 {
 	for (size_t i = 0; i < m->ntensors; i++)

@@ -89,6 +89,13 @@ const llm_tensor *llm_model_find(const llm_model *m, const char *name);
 size_t llm_model_nparams(const llm_model *m);
 float *llm_model_params(llm_model *m);
 float *llm_model_grads(llm_model *m);
+/* Every value of p (an array in the model's parameter layout: the parameters, or an optimizer
+ * moment) finite: LLM_OK, else LLM_EFORMAT "FILE: WHAT'NAME' holds a non-finite value at
+ * element J" for the first one (what: "" or a prefix such as "exp_avg of "). A model holding
+ * a NaN or an infinity computes NaN losses everywhere: a checkpoint that has one is refused
+ * where it is loaded rather than evaluated or trained into nonsense. */
+int llm_model_check_finite(const llm_model *m, const float *p, const char *file,
+                           const char *what);
 
 /* transformers' init: every matrix ~ N(0, initializer_range), norm weights 1; deterministic
  * from seed. */

@@ -143,18 +143,14 @@ static int check_finite(const llm_trainer *t, const char *dir)
 {
 	const float *arrays[3] = { llm_model_params(t->m), t->am, t->av };
 	static const char *const file[3] = { "model", "optimizer", "optimizer" };
-	for (int k = 0; k < 3; k++)
-		for (size_t i = 0; i < llm_model_ntensors(t->m); i++) {
-			const llm_tensor *ten = llm_model_tensor(t->m, i);
-			const float *p = arrays[k] + ten->offset;
-			for (size_t j = 0; j < ten->numel; j++)
-				if (!isfinite(p[j]))
-					return llm_fail(LLM_EFORMAT, "%s/%s.safetensors: %s'%s' holds a non-finite "
-					                "value at element %zu", dir, file[k],
-					                k == 1 ? "exp_avg of " : k == 2 ? "exp_avg_sq of " : "",
-					                ten->name, j);
-		}
-	return LLM_OK;
+	static const char *const what[3] = { "", "exp_avg of ", "exp_avg_sq of " };
+	char path[4096];
+	int rc = LLM_OK;
+	for (int k = 0; k < 3 && !rc; k++) {
+		snprintf(path, sizeof path, "%s/%s.safetensors", dir, file[k]);
+		rc = llm_model_check_finite(t->m, arrays[k], path, what[k]);
+	}
+	return rc;
 }
 
 /* The options a checkpoint must be resumed with. */

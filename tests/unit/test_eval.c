@@ -14,6 +14,7 @@
 
 #include "core/err.h"
 #include "core/io.h"
+#include "core/json.h"
 #include "model/eval.h"
 #include "model/hf.h"
 #include "model/model.h"
@@ -105,6 +106,133 @@ static void test_loss_matches_training_forward(void)
 	llm_evaluator_free(ev2);
 	llm_evaluator_free(ev);
 	llm_model_free(m);
+}
+
+/* -ln softmax(logits)[t], all in double: an independent log-softmax, not eval.c's. */
+static double nll64(const float *row, int V, int t)
+{
+	double mx = row[0], z = 0;
+	for (int i = 1; i < V; i++)
+		mx = row[i] > mx ? row[i] : mx;
+	for (int i = 0; i < V; i++)
+		z += exp((double)row[i] - mx);
+	return mx + log(z) - (double)row[t];
+}
+
+/* One request of lm-evaluation-harness's _loglikelihood_tokens after make_disjoint_window:
+ * context = a[:len(a) - (len(b) - 1)], inputs = (context + b)[-(L + 1):][:-1], and the last
+ * len(b) logits score b. Its own forward, unpadded. */
+static double window_ll(llm_model *m, const int32_t *a, int alen, const int32_t *b, int blen,
+                        int L)
+{
+	int clen = alen - (blen - 1), wlen = clen + blen;
+	int32_t whole[128];
+	CHECK(wlen <= 128);
+	memcpy(whole, a, (size_t)clen * sizeof *a);
+	memcpy(whole + clen, b, (size_t)blen * sizeof *b);
+	int skip = wlen > L + 1 ? wlen - (L + 1) : 0, n = wlen - skip - 1;
+	CHECK_EQ_INT(llm_model_forward(m, whole + skip, NULL, 1, n, NULL, NULL), LLM_OK);
+	const float *lg = llm_model_logits(m);
+	int V = llm_model_get_config(m)->vocab_size;
+	double ll = 0;
+	for (int i = 0; i < blen; i++)
+		ll -= nll64(lg + (size_t)(n - blen + i) * V, V, b[i]);
+	return ll;
+}
+
+/* get_rolling_token_windows(tokens, prefix, max_seq_len=L, context_len=1), as written there. */
+static double rolling_ref(llm_model *m, const uint32_t *tokens, int n, int32_t prefix, int L)
+{
+	int32_t tok[64], a[65];
+	CHECK(n <= 64);
+	for (int i = 0; i < n; i++)
+		tok[i] = (int32_t)tokens[i];
+	if (!n)
+		return 0;
+	double ll = 0;
+	int pred_len = L - 1 + 1, predicted = 0, first = n < L ? n : L;
+	a[0] = prefix;
+	memcpy(a + 1, tok, (size_t)(first - 1) * sizeof *tok);
+	ll += window_ll(m, a, first, tok, first, L);
+	predicted += first;
+	while (predicted < n) {
+		int wpl = n - predicted < pred_len ? n - predicted : pred_len, end = predicted + wpl;
+		CHECK(end - L - 1 >= 0); /* a Python slice with a negative start would wrap */
+		ll += window_ll(m, tok + end - L - 1, L, tok + end - wpl, wpl, L);
+		predicted += wpl;
+	}
+	return ll;
+}
+
+static void test_rolling(void)
+{
+	const int V = 29, L = 8;
+	llm_model *m = tiny_model(V, 11);
+	uint32_t t[20];
+	for (int i = 0; i < 20; i++)
+		t[i] = (uint32_t)(i * 11 + 3) % (V - 1);
+	/* lengths: none, under one window, one exactly, one and one token, two and a half */
+	const int lens[] = { 0, 3, 8, 9, 20 };
+	const char *texts[] = { "", " a ", "one two  three", "a\u00a0b\u200bc", "x\u2028" };
+	double ref[5];
+	for (int k = 0; k < 5; k++)
+		ref[k] = rolling_ref(m, t, lens[k], V - 1, L);
+	for (int batch = 1; batch <= 3; batch += 2) {
+		llm_evaluator *ev = llm_evaluator_new(m, L, batch, NULL, V - 1);
+		double want = 0;
+		uint64_t ntok = 0, bytes = 0;
+		for (int k = 0; k < 5; k++) {
+			/* each document its own domain, and all of them together in "all" */
+			char dom[8];
+			snprintf(dom, sizeof dom, "d%d", k);
+			CHECK_EQ_INT(llm_eval_doc_rolling(ev, dom, texts[k], strlen(texts[k]), t,
+			                                  (size_t)lens[k]), LLM_OK);
+			CHECK_EQ_INT(llm_eval_doc_rolling(ev, "all", texts[k], strlen(texts[k]), t,
+			                                  (size_t)lens[k]), LLM_OK);
+			want -= ref[k];
+			ntok += (uint64_t)lens[k];
+			bytes += strlen(texts[k]);
+		}
+		CHECK_EQ_INT(llm_eval_flush(ev), LLM_OK);
+		for (int k = 0; k < 5; k++) {
+			const llm_eval_sums *s = llm_eval_domain_sums(ev, k ? (size_t)k + 1 : 0);
+			CHECK_EQ_U64(s->docs, 1);
+			CHECK_EQ_U64(s->tokens, (uint64_t)lens[k]);
+			CHECK_EQ_U64(s->text_tokens, (uint64_t)lens[k]);
+			CHECK_NEAR(s->nats, -ref[k], 1e-6 * fabs(ref[k]) + 1e-12);
+		}
+		const llm_eval_sums *s = llm_eval_domain_sums(ev, 1);
+		CHECK_STR(llm_eval_domain_name(ev, 1), "all");
+		CHECK_EQ_U64(s->docs, 5);
+		CHECK_EQ_U64(s->tokens, ntok);
+		CHECK_EQ_U64(s->bytes, bytes);
+		/* Python: [len(re.split(r"\s+", t)) for t in texts] */
+		CHECK_EQ_U64(s->words, 1 + 3 + 3 + 2 + 2);
+		CHECK_NEAR(s->nats, want, 1e-6 * want);
+		CHECK_NEAR(llm_eval_bits_per_byte(s), want / log(2) / (double)bytes, 1e-6 * want / bytes);
+		CHECK_NEAR(llm_eval_byte_ppl(s), exp(want / (double)bytes), 1e-5 * exp(want / bytes));
+		CHECK_NEAR(llm_eval_word_ppl(s), exp(want / 11), 1e-5 * exp(want / 11));
+		uint32_t bad = (uint32_t)V;
+		CHECK_EQ_INT(llm_eval_doc_rolling(ev, "all", "x", 1, &bad, 1), LLM_EINVAL);
+		CHECK_EQ_U64(llm_eval_domain_sums(ev, 1)->docs, 5);
+		llm_evaluator_free(ev);
+	}
+	llm_evaluator *none = llm_evaluator_new(m, L, 2, NULL, -1);
+	CHECK_EQ_INT(llm_eval_doc_rolling(none, "x", "a", 1, t, 1), LLM_EINVAL);
+	llm_evaluator_free(none);
+	llm_model_free(m);
+}
+
+static void test_count_words(void)
+{
+	/* Python 3: len(re.split(r"\s+", s)) */
+	static const struct { const char *s; size_t words; } cases[] = {
+		{ "", 1 }, { " a ", 3 }, { "a\u00a0b", 2 }, { "a\u200bb", 1 }, { "a\x1c" "b", 2 },
+		{ "a \t\n b", 2 }, { "one two  three", 3 }, { "\u3000x", 2 }, { "x\u2028", 2 },
+		{ "\xff", 1 }, { "\xc2", 1 }, { "a\xc2\x85" "b", 2 }, { "a\xe1\x9a\x80" "b", 2 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+		CHECK_EQ_U64(llm_eval_count_words(cases[i].s, strlen(cases[i].s)), cases[i].words);
 }
 
 static llm_bpe *gpt2(void)
@@ -223,6 +351,7 @@ static void test_choice(void)
 			t[j + 1] = (int32_t)whole.v[j];
 		double r = ref_loglik(m, t, (int)whole.n + 1, (int)ctx.n + 1);
 		CHECK_NEAR(ll[i], r, 1e-4 * fabs(r));
+		CHECK_EQ_U64(llm_chooser_ntokens(ch)[i], whole.n - ctx.n);
 		if (r > best) {
 			best = r;
 			want = (size_t)i;
@@ -234,6 +363,18 @@ static void test_choice(void)
 	}
 	CHECK_EQ_INT(pred, want);
 	CHECK_EQ_INT(pred_norm, want_norm);
+	llm_buf js = LLM_BUF_INIT;
+	llm_choice_sample_json(&js, &it, 4, ll, llm_chooser_ntokens(ch), pred, pred_norm);
+	llm_json_rec rec;
+	llm_json_rec_init(&rec);
+	CHECK_EQ_INT(llm_json_parse(&rec, js.p, js.len), LLM_OK);
+	int64_t v;
+	CHECK(llm_json_get_i64(&rec, "doc_id", &v) == LLM_OK && v == 4);
+	CHECK(llm_json_get_i64(&rec, "pred", &v) == LLM_OK && v == (int64_t)want);
+	CHECK(llm_json_get_i64(&rec, "acc", &v) == LLM_OK && v == (want == 0));
+	CHECK(strstr(js.p, "\"chars\": [5, 14, 4]"));
+	llm_json_rec_release(&rec);
+	llm_buf_release(&js);
 	llm_ids_release(&ctx);
 	llm_ids_release(&whole);
 	llm_bpe_enc_free(enc);
@@ -241,6 +382,36 @@ static void test_choice(void)
 	llm_choice_item_release(&it);
 	llm_model_free(m);
 	llm_bpe_free(bpe);
+}
+
+/* lm-evaluation-harness's mean_stderr, two passes in double: sample_stddev / sqrt(n). */
+static double mean_stderr_ref(const double *x, size_t n)
+{
+	double mu = 0, ss = 0;
+	for (size_t i = 0; i < n; i++)
+		mu += x[i];
+	mu /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (x[i] - mu) * (x[i] - mu);
+	return sqrt(ss / (double)(n - 1)) / sqrt((double)n);
+}
+
+static void test_acc_stderr(void)
+{
+	double x[1000];
+	llm_rng rng;
+	llm_rng_seed(&rng, 5);
+	for (size_t n = 2; n <= 1000; n = n * 3 + 1) {
+		uint64_t hits = 0;
+		for (size_t i = 0; i < n; i++)
+			hits += (x[i] = llm_rng_uniform(&rng) < 0.3) != 0;
+		double want = mean_stderr_ref(x, n);
+		CHECK_NEAR(llm_eval_acc_stderr(hits, n), want, 1e-12 * want + 1e-15);
+	}
+	CHECK_NEAR(llm_eval_acc_stderr(0, 10), 0, 0);
+	CHECK_NEAR(llm_eval_acc_stderr(1, 2), 0.5, 1e-15); /* values 0, 1: sd 0.7071 / sqrt 2 */
+	CHECK(isnan(llm_eval_acc_stderr(1, 1)));
+	CHECK(isnan(llm_eval_acc_stderr(0, 0)));
 }
 
 static void test_sampler(void)
@@ -466,7 +637,10 @@ int main(void)
 {
 	RUN(test_loss_matches_training_forward);
 	RUN(test_bits_per_byte);
+	RUN(test_rolling);
+	RUN(test_count_words);
 	RUN(test_choice);
+	RUN(test_acc_stderr);
 	RUN(test_sampler);
 	RUN(test_generate_cache_equals_full_forward);
 	RUN(test_hf);
