@@ -263,29 +263,36 @@ static int load_entries(llm_scoresketch *ss, const llm_json_val *top, const char
 	return LLM_OK;
 }
 
+int llm_scoresketch_load_mem(llm_scoresketch **out, const char *data, size_t len,
+                             const char *name)
+{
+	*out = NULL;
+	llm_json_val top;
+	size_t pos;
+	const char *msg;
+	if (llm_json_parse_value(data, len, &top, &pos, &msg) != LLM_OK)
+		return llm_fail(LLM_EFORMAT, "%s: invalid JSON at byte %zu: %s", name, pos + 1, msg);
+	if (top.type != LLM_JSON_OBJECT)
+		return llm_fail(LLM_EFORMAT, "%s: not a score sketch (not a JSON object)", name);
+	llm_scoresketch *ss = llm_scoresketch_new();
+	int rc = load_entries(ss, &top, name);
+	if (rc != LLM_OK) {
+		llm_scoresketch_free(ss);
+		return rc;
+	}
+	*out = ss;
+	return LLM_OK;
+}
+
 int llm_scoresketch_load(llm_scoresketch **out, const char *path)
 {
 	*out = NULL;
 	char *data;
 	size_t len;
 	int rc = llm_read_file(path, &data, &len);
-	if (rc != LLM_OK)
-		return rc;
-	llm_json_val top;
-	size_t pos;
-	const char *msg;
-	if (llm_json_parse_value(data, len, &top, &pos, &msg) != LLM_OK) {
-		rc = llm_fail(LLM_EFORMAT, "%s: invalid JSON at byte %zu: %s", path, pos + 1, msg);
-	} else if (top.type != LLM_JSON_OBJECT) {
-		rc = llm_fail(LLM_EFORMAT, "%s: not a score sketch (not a JSON object)", path);
-	} else {
-		llm_scoresketch *ss = llm_scoresketch_new();
-		rc = load_entries(ss, &top, path);
-		if (rc == LLM_OK)
-			*out = ss;
-		else
-			llm_scoresketch_free(ss);
+	if (rc == LLM_OK) {
+		rc = llm_scoresketch_load_mem(out, data, len, path);
+		free(data);
 	}
-	free(data);
 	return rc;
 }

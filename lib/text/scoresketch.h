@@ -64,5 +64,8 @@ void llm_scoresketch_to_json(const llm_scoresketch *ss, llm_buf *out);
 int llm_scoresketch_save(const llm_scoresketch *ss, const char *path);
 /* Read a file; LLM_EIO or LLM_EFORMAT with a detail naming it. *ss is NULL on failure. */
 int llm_scoresketch_load(llm_scoresketch **ss, const char *path);
+/* The same from memory; name is used in messages. */
+int llm_scoresketch_load_mem(llm_scoresketch **ss, const char *data, size_t len,
+                             const char *name);
 
 #endif
