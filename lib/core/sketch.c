@@ -168,6 +168,24 @@ double llm_sketch_quantile(const llm_sketch *s, double q)
 	return v;
 }
 
+void llm_sketch_rank(const llm_sketch *s, double x, uint64_t *below, uint64_t *same)
+{
+	*below = *same = 0;
+	if (x == 0) {
+		*same = s->zeros;
+		return;
+	}
+	if (!(x >= LLM_SKETCH_MIN && x <= LLM_SKETCH_MAX))
+		return;
+	long i = bucket_of(s, x);
+	uint64_t n = s->zeros;
+	for (size_t k = 0; k < s->nbins && s->offset + (long)k < i; k++)
+		n += s->bins[k];
+	*below = n;
+	if (s->nbins && i >= s->offset && i < s->offset + (long)s->nbins)
+		*same = s->bins[i - s->offset];
+}
+
 void llm_sketch_to_json(const llm_sketch *s, llm_buf *out)
 {
 	llm_buf_adds(out, "{\"type\": \"ddsketch\", \"alpha\": ");

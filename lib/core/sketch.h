@@ -59,6 +59,13 @@ double llm_sketch_max(const llm_sketch *s);
 /* The q-quantile (q in [0, 1]) within the guarantee above; NaN when empty or q is outside. */
 double llm_sketch_quantile(const llm_sketch *s, double q);
 
+/* The rank of x among the values added, at the sketch's resolution: *below counts the values
+ * in buckets below x's bucket (zero is a bucket of its own, the lowest), *same those in x's
+ * bucket; values closer than the accuracy cannot be told apart, so they rank alike. x is a
+ * value llm_sketch_add would take (else both are 0). O(buckets), read-only: threads may rank
+ * against one sketch at once. */
+void llm_sketch_rank(const llm_sketch *s, double x, uint64_t *below, uint64_t *same);
+
 /* Append the JSON form (no newline). */
 void llm_sketch_to_json(const llm_sketch *s, llm_buf *out);
 /* Parse the JSON form from text; LLM_EFORMAT with a detail on anything malformed or

@@ -776,7 +776,11 @@ static int load_matrix(cursor *c, ft_matrix *a, int quant)
 	int rc = load_pq(c, &a->pq);
 	if (rc)
 		return rc;
-	if (a->pq.dim != a->n || (int64_t)codesize != a->m * a->pq.nsubq)
+	/* m comes from the file unbounded (only m >= 0 is checked above), so m * nsubq may not
+	 * fit in 64 bits: a product that overflows cannot equal codesize either. */
+	int64_t ncodes;
+	if (a->pq.dim != a->n || __builtin_mul_overflow(a->m, (int64_t)a->pq.nsubq, &ncodes) ||
+	    ncodes != (int64_t)codesize)
 		return bad(c, "quantized matrix does not match its quantizer");
 	if (a->qnorm) {
 		if ((uint64_t)a->m > c->len - c->pos)

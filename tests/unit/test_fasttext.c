@@ -438,6 +438,12 @@ static void test_corrupt_files(void)
 	}
 	CHECK(fails > 0);
 	CHECK(strstr(llm_last_error(), "cut.ftz") != NULL);
+	/* A quantized matrix whose row count times its sub-quantizers overflows 64 bits: refused
+	 * as a mismatch, with no signed overflow on the way (UBSan in SAN=1). */
+	CHECK_EQ_INT(llm_fasttext_load(&m, unit_path("tests/fuzz/corpus/fuzz_fasttext/"
+	                                             "regress-quant-overflow.ftz")),
+	             LLM_EFORMAT);
+	CHECK(strstr(llm_last_error(), "does not match its quantizer") != NULL);
 	/* Not a model at all. */
 	CHECK_EQ_INT(llm_fasttext_load_mem(&m, "hello world, not a model", 24, "x"), LLM_EFORMAT);
 	CHECK_EQ_INT(llm_fasttext_load(&m, "/nonexistent/model.bin"), LLM_EIO);

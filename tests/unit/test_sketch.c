@@ -115,6 +115,44 @@ static void test_merge(void)
 	llm_sketch_free(m);
 }
 
+/* Ranks: exact where every value has its own bucket (small integers at the default accuracy),
+ * alike for values of one bucket, and everything below a value past the maximum. */
+static void test_rank(void)
+{
+	enum { N = 5000 };
+	static unsigned cnt[60];
+	llm_sketch *s = llm_sketch_new(0);
+	llm_rng rng;
+	llm_rng_seed(&rng, 3);
+	for (int i = 0; i < N; i++) {
+		unsigned x = (unsigned)llm_rng_below(&rng, 50);
+		cnt[x]++;
+		llm_sketch_add(s, x, 1);
+	}
+	uint64_t below, same, want = 0;
+	for (unsigned x = 0; x < 55; x++) {
+		llm_sketch_rank(s, x, &below, &same);
+		CHECK_EQ_U64(below, want);
+		CHECK_EQ_U64(same, cnt[x]);
+		want += cnt[x];
+	}
+	llm_sketch_rank(s, 1e6, &below, &same);
+	CHECK(below == N && same == 0);
+	llm_sketch_rank(s, -1, &below, &same);
+	CHECK(below == 0 && same == 0);
+	llm_sketch_free(s);
+	/* 0.5 and 0.501 share a bucket at alpha 0.005; 0.6 does not. */
+	s = llm_sketch_new(0);
+	llm_sketch_add(s, 0.5, 1);
+	llm_sketch_add(s, 0.501, 2);
+	llm_sketch_add(s, 0.6, 4);
+	llm_sketch_rank(s, 0.5005, &below, &same);
+	CHECK(below == 0 && same == 3);
+	llm_sketch_rank(s, 0.6, &below, &same);
+	CHECK(below == 3 && same == 4);
+	llm_sketch_free(s);
+}
+
 static void test_json(void)
 {
 	llm_sketch *s = llm_sketch_new(0.01), *t;
@@ -163,6 +201,7 @@ int main(void)
 	RUN(test_small_exact);
 	RUN(test_rejects);
 	RUN(test_merge);
+	RUN(test_rank);
 	RUN(test_json);
 	return unit_done();
 }
