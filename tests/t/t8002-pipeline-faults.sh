@@ -184,4 +184,33 @@ test_expect_success 'ARC files under warc/ go through the cat stage' '
 	zstd -dc arc/out/cat/warc-old-arc-gz.jsonl.zst | jq -e ".url == \"http://www.example.edu:80/index.html\""
 '
 
+# slurm-submit.sh with a fake sbatch, which records its arguments and each job's --wrap
+# line, and a fake make, which records its arguments (and lists one file for list-*).
+test_expect_success 'slurm-submit.sh passes VARIABLE=value and sbatch options intact' '
+	mkdir -p fake sub &&
+	cat >fake/sbatch <<-\EOF &&
+	#!/bin/sh
+	n=$(($(cat "$FAKE/n" 2>/dev/null || echo 0) + 1)) && echo $n >"$FAKE/n"
+	printf "%s\n" "$@" >"$FAKE/sbatch.$n"
+	while [ $# -gt 0 ]; do [ "$1" != --wrap ] || printf "%s\n" "$2" >"$FAKE/wrap.$n"; shift; done
+	echo $((1000 + n))
+	EOF
+	cat >fake/make <<-\EOF &&
+	#!/bin/sh
+	for a; do case $a in list-*) echo out/cat/x.stats.json; exit 0 ;; esac; done
+	{ printf "%s\n" "$@"; echo "--"; } >>"$FAKE/make.log"
+	EOF
+	chmod +x fake/sbatch fake/make &&
+	(cd sub && FAKE=$TRASH/fake PATH=$TRASH/fake:$PATH CONFIG=c.mk sh "$TOP/pipelines/slurm-submit.sh" \
+		"--comment=a b" "SEED=1;id>PWNED" "TRAIN_OPTS=--steps 7 --lr \"1e-3\" '\''x'\''" >../jobs) &&
+	test_line_count = 6 jobs && grep -x -- "--comment=a b" fake/sbatch.1 &&
+	for w in fake/wrap.*; do
+		(cd sub && FAKE=$TRASH/fake PATH=$TRASH/fake:$PATH CONFIG=c.mk SLURM_ARRAY_TASK_ID=0 \
+			sh -c "$(cat ../$w)") || exit 1
+	done &&
+	test -z "$(find . -name PWNED)" &&
+	test $(grep -c -x "SEED=1;id>PWNED" fake/make.log) = 6 &&
+	test $(grep -c -x "TRAIN_OPTS=--steps 7 --lr \"1e-3\" '\''x'\''" fake/make.log) = 6
+'
+
 test_done
