@@ -158,6 +158,10 @@ test_expect_success 'a run directory whose trainer holds train.lock is never rep
 	(cd new && test_must_fail --code=2 $P >../held.log 2>&1) &&
 	exec 9<&- &&
 	test_grep "train.sh: out/run: a trainer holds out/run/train.lock: not replaced" held.log &&
+	exec 9<new/out/run/train.lock && flock -n 9 &&
+	(cd new && test_must_fail --code=2 $P clean-stage STAGE=run 2>../held.log) &&
+	exec 9<&- &&
+	test_grep "a trainer holds out/run/train.lock: not removed" held.log &&
 	tree_sum new/out/run >after && test_cmp before after &&
 	tree_sum new/out/run.old >after.old && test_cmp before.old after.old
 '
