@@ -45,7 +45,8 @@ if [ -d "$run" ] && cmp -s "$id" "$run/pipeline.id"; then
 		exit
 	fi
 	if [ -e "$run/ckpt/latest" ]; then
-		echo "train.sh: $run: resuming the interrupted run from ckpt/$(readlink "$run/ckpt/latest")" >&2
+		latest=$(readlink "$run/ckpt/latest")
+		echo "train.sh: $run: resuming the interrupted run from ckpt/$latest" >&2
 		"$@" --run-dir "$run" --resume || exit
 	else
 		"$@" --run-dir "$run" --force || exit
