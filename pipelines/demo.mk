@@ -27,6 +27,7 @@ SHARD_OPTS     := --val-fraction 0.02 --shard-size 64M
 TRAIN_OPTS     := --model tiny --steps 600 --batch 8 --seq-len 128 --lr 1e-3 --warmup 50 \
                   --eval-every 100 --eval-batches 4 --ckpt-every 200 --keep 3
 EVAL_OPTS      :=
+# A multiple-choice task and prompts to generate from; either left empty skips its stage.
 EVAL_TASK      := samples/eval/next-sentence.jsonl
 EVAL_PROMPTS   := pipelines/demo-prompts.txt
 GENERATE_OPTS  := --max-tokens 48 --temperature 0.8 --top-k 40

@@ -15,7 +15,9 @@
 #   final      shards, training, evaluation, report (make)
 #
 # and prints one line per job, "STAGE JOBID". Options starting with '-' go to every sbatch
-# (--partition, --time, --cpus-per-task, ...); VARIABLE=value arguments (no spaces) go to every make.
+# (--partition, --time, --cpus-per-task, ...); VARIABLE=value arguments go to every make, each
+# as one word whatever it holds (TRAIN_OPTS="--steps 10 --lr 1e-3", a value with ; or quotes),
+# quoted into each job's command line.
 # The final job gets FINAL_SBATCH as well (say "-N 2 -n 2" with TRAIN_LAUNCH="srun --mpi=pmix"
 # in the configuration, for data-parallel training). Logs: $LOGS (default slurm-logs/),
 # STAGE-ARRAYJOB-TASK.out and STAGE-JOB.out. A failed task fails its array and cancels every
@@ -25,15 +27,23 @@ set -eu
 : "${CONFIG:?slurm-submit.sh: set CONFIG to the pipeline configuration}" "${LOGS:=slurm-logs}"
 : "${FINAL_SBATCH:=}"
 here=$(cd "$(dirname "$0")" && pwd)
+
+# q WORD: WORD quoted for sh, whatever it holds.
+q() {
+	printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+}
+
+# The sbatch options and the make variables, each kept one word: quoted into strings that
+# the local commands (eval) and each job's --wrap line (its shell) split back the same way.
 sbatch_opts= make_vars=
 for a; do
 	case $a in
-	-*) sbatch_opts="$sbatch_opts $a" ;;
-	*=*) make_vars="$make_vars $a" ;;
+	-*) sbatch_opts="$sbatch_opts $(q "$a")" ;;
+	*=*) make_vars="$make_vars $(q "$a")" ;;
 	*) echo "slurm-submit.sh: '$a' is neither an sbatch option nor VARIABLE=value" >&2; exit 2 ;;
 	esac
 done
-P="make -f $here/Makefile CONFIG=$CONFIG$make_vars"
+P="make -f $(q "$here/Makefile") $(q "CONFIG=$CONFIG")$make_vars"
 mkdir -p "$LOGS"
 exec 3>&1
 
@@ -41,8 +51,8 @@ exec 3>&1
 submit() {
 	name=$1 after=$2
 	shift 2
-	id=$(sbatch --parsable --kill-on-invalid-dep=yes --export=ALL,CONFIG="$CONFIG" -J "$name" \
-		${after:+--dependency=afterok:$after} $sbatch_opts "$@")
+	id=$(eval 'sbatch --parsable --kill-on-invalid-dep=yes --export=ALL,CONFIG="$CONFIG" -J "$name" \
+		${after:+--dependency=afterok:$after}' "$sbatch_opts" '"$@"')
 	id=${id%%;*}
 	echo "$name $id" >&3
 	echo "$id"
@@ -50,10 +60,10 @@ submit() {
 
 # array STAGE AFTER: one task per file of the stage (make list-STAGE).
 array() {
-	n=$($P -s "list-$1" | wc -l)
+	n=$(eval "$P -s list-$1" | wc -l)
 	[ "$n" -gt 0 ] || { echo "slurm-submit.sh: stage $1 has no files" >&2; exit 1; }
 	submit "$1" "$2" --array=0-$((n - 1)) -o "$LOGS/%x-%A-%a.out" \
-		--wrap "sh $here/slurm-array.sh $1$make_vars"
+		--wrap "sh $(q "$here/slurm-array.sh") $1$make_vars"
 }
 
 # global NAME AFTER TARGET [SBATCH-ARGS...]: one job that makes TARGET.

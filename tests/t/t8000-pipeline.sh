@@ -52,7 +52,7 @@ test_expect_success 'a touched raw file reruns its own chain and the global step
 	touch raw/news.jsonl &&
 	$P -n >plan 2>&1 &&
 	grep -q "out/cat/news.jsonl" plan &&
-	grep -q "dedup cluster" plan &&
+	grep -q "stage.sh. dedup .cluster." plan &&
 	test_must_fail grep -q "out/cat/books.jsonl" plan &&
 	test_must_fail grep -q "llm-clean.*books" plan
 '
@@ -66,8 +66,8 @@ test_expect_success 'changing one stage option reruns that stage for every file'
 test_expect_success 'the clean and tox stages take RECIPE, and another recipe reruns them' '
 	cp "$TOP/recipes/default" my-recipe &&
 	$P -n RECIPE=my-recipe >plan 2>&1 &&
-	grep -q "llm-clean -q --recipe my-recipe .*books" plan &&
-	grep -q "llm-tox -q --recipe my-recipe .*books" plan
+	grep -q "llm-clean. -q --recipe .my-recipe. .*books" plan &&
+	grep -q "llm-tox. -q --recipe .my-recipe. .*books" plan
 '
 
 test_expect_success 'a Slurm array task builds the file of its index' '
@@ -92,8 +92,8 @@ test_expect_success 'JSONL input is linked, not copied; what lies between stages
 
 test_expect_success 'Z= keeps the intermediate files plain' '
 	$P -n Z= tokens >plan 2>&1 &&
-	grep -q "llm-clean .*-o out/clean/books.jsonl$" plan &&
-	grep -q "llm-tokenize .*-o out/tokens/books.tok$" plan
+	grep -q "llm-clean. .*-o .out/clean/books.jsonl. " plan &&
+	grep -q "llm-tokenize. .*-o .out/tokens/books.tok. " plan
 '
 
 # pipelines/cat-jsonl.sh alone: a JSONL file that llm-cat changes is copied, compressed.
