@@ -30,9 +30,16 @@ cpu() {
 		seconds "$@"
 	fi
 }
-per() { echo "$text $docs $1" | awk '{printf "%.1f MB of text per CPU second (%.0f docs/s)", $1/1e6/$3, $2/$3}'; }
+# Loading the model is a fixed cost, small beside a shard of gigabytes but not beside the
+# samples: each rate is also given without it (the CPU time of a run on empty input).
+per() {
+	echo "$text $docs $1 $2" | awk '{printf "%.1f MB of text per CPU second (%.0f docs/s); " \
+		"%.1f MB/s without loading the model (%.2f s)", $1/1e6/$3, $2/$3, $1/1e6/($3-$4), $4}'
+}
+: >"$W/score-empty"
 t_llm=$(cpu llm-score -q -m quality="$model" "$corpus")
-echo "llm-score:             $(per "$t_llm")"
+l_llm=$(cpu llm-score -q -m quality="$model" "$W/score-empty")
+echo "llm-score:             $(per "$t_llm" "$l_llm")"
 
 command -v fasttext >/dev/null 2>&1 || { echo "fasttext: not installed, no comparison"; exit 0; }
 command -v jq >/dev/null 2>&1 || { echo "jq: not installed, no comparison"; exit 0; }
@@ -40,7 +47,8 @@ lines=$W/score-lines.txt
 # fastText reads one line per document: the newlines of a text are spaces.
 jq -r '.text | explode | map(if . == 10 then 32 else . end) | implode' "$corpus" >"$lines"
 t_ft=$(cpu fasttext predict-prob "$model" "$lines" -1)
-echo "fasttext predict-prob: $(per "$t_ft")"
+l_ft=$(cpu fasttext predict-prob "$model" "$W/score-empty" -1)
+echo "fasttext predict-prob: $(per "$t_ft" "$l_ft")"
 fasttext predict-prob "$model" "$lines" -1 |
 	awk '{ v = 0; for (i = 1; i < NF; i += 2) if ($i == "__label__hq") v = $(i + 1); print v }' >"$W/score-ft.txt"
 llm-score -q -m quality="$model" "$corpus" | jq -r .scores.quality >"$W/score-llm.txt"
