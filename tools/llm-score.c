@@ -919,6 +919,8 @@ static void check_options(const struct cfg *c)
 		usage_error("--buckets, --sketch and --keep are options of scoring (no subcommand)");
 	if (!score && c->co.rejects)
 		usage_error("--rejects: only scoring drops documents");
+	if (!score && c->co.stats)
+		usage_error("--stats: only scoring writes a run summary");
 	if (!score && !train && c->label && !c->nmodels)
 		usage_error("--label and --all-labels apply to -m");
 }

@@ -317,11 +317,42 @@ void llm_fasttext_scratch_free(llm_fasttext_scratch *s)
 	free(s);
 }
 
+/*
+ * x += the dense rows ids[0..n), in that order. Prediction is bound by fetching rows: a
+ * document's features are scattered over a matrix of tens or hundreds of megabytes, each row
+ * a few cache lines. So the rows a few features ahead are prefetched while this one is
+ * added, and the additions go eight lanes at a time, a form -O2 vectorizes. Neither changes
+ * what is added to each x[j] nor in which order: the sums stay fastText's to the bit.
+ */
+#define FT_PREFETCH_AHEAD 6
+
+static void dense_sum_rows(const ft_matrix *a, float *restrict x, const int32_t *ids, size_t n)
+{
+	const int64_t dim = a->n;
+	for (size_t i = 0; i < n; i++) {
+		if (i + FT_PREFETCH_AHEAD < n) {
+			const char *p = (const char *)(a->data + ids[i + FT_PREFETCH_AHEAD] * dim);
+			for (int64_t b = 0; b < dim * (int64_t)sizeof(float); b += 64)
+				__builtin_prefetch(p + b);
+		}
+		const float *restrict r = a->data + ids[i] * dim;
+		int64_t j = 0;
+		for (; j + 8 <= dim; j += 8)
+			for (int k = 0; k < 8; k++)
+				x[j + k] += r[j + k];
+		for (; j < dim; j++)
+			x[j] += r[j];
+	}
+}
+
 void llm_fasttext_compute_hidden(const llm_fasttext *m, llm_fasttext_scratch *s)
 {
 	memset(s->hidden, 0, (size_t)m->dim * sizeof(float));
-	for (size_t i = 0; i < s->nids; i++)
-		row_add(&m->in, s->hidden, s->ids[i], 1.0f, 0);
+	if (!m->in.quant)
+		dense_sum_rows(&m->in, s->hidden, s->ids, s->nids);
+	else
+		for (size_t i = 0; i < s->nids; i++)
+			row_add(&m->in, s->hidden, s->ids[i], 1.0f, 0);
 	float scale = (float)(1.0 / (double)s->nids);
 	for (int j = 0; j < m->dim; j++)
 		s->hidden[j] *= scale;

@@ -28,7 +28,8 @@ test_expect_success ZSTD 'setup: documents, tokens, a labelled set, and each cut
 '
 
 for t in "llm-cat" "llm-clean" "llm-dedup" "llm-tox" "llm-tokenize -t $TOK" \
-         "llm-tokenize -t $TOK -f jsonl" "llm-tokenize train --vocab-size 300"; do
+         "llm-tokenize -t $TOK -f jsonl" "llm-tokenize train --vocab-size 300" \
+         "llm-score -m q=$TD/ref_softmax.bin:toxic" "llm-score sketch -m q=$TD/ref_softmax.bin:toxic"; do
 	test_expect_success ZSTD "$t: a cut input exits 1 and leaves -o as it was" "
 		old F && test_must_fail $t -q cut-docs.zst -o F 2>err &&
 		test_grep 'cut-docs.zst: truncated zstd stream' err &&
@@ -48,6 +49,15 @@ test_expect_success ZSTD 'llm-tox train: a cut labelled set leaves the previous 
 	test_must_fail llm-tox train -q --dim 4 --bucket 1000 -o model.bin cut-lab.zst 2>err &&
 	kept model.bin && no_tmp &&
 	llm-tox train -q --dim 4 --bucket 1000 -o model.bin lab.zst && ! kept model.bin 2>/dev/null
+'
+
+test_expect_success ZSTD 'llm-score train: a cut labelled set leaves the previous model' '
+	old model.bin &&
+	test_must_fail llm-score train -q --dim 4 --bucket 1000 -o model.bin --label-field label \
+		cut-lab.zst 2>err &&
+	test_grep "cut-lab.zst: truncated zstd stream" err && kept model.bin && no_tmp &&
+	llm-score train -q --dim 4 --bucket 1000 -o model.bin --label-field label lab.zst &&
+	! kept model.bin 2>/dev/null
 '
 
 test_expect_success ZSTD 'llm-shard exports: a cut stream publishes no export file' '

@@ -88,7 +88,8 @@ test_expect_success 'a killed run'"'"'s named temporary is removed by the next r
 
 for sig in TERM INT HUP; do
 	test_expect_success "SIG$sig removes the temporaries of every tool and keeps its old -o" "
-		for t in 'llm-cat -q' 'llm-clean -q' 'llm-dedup -q' 'llm-tox -q' 'llm-tokenize -q -t $TOK'; do
+		for t in 'llm-cat -q' 'llm-clean -q' 'llm-dedup -q' 'llm-tox -q' 'llm-tokenize -q -t $TOK' \
+		         'llm-score -q -m q=$TESTDATA/tox/ref_softmax.bin:toxic'; do
 			echo previous >out && cp out before &&
 			LLMKIT_FAULT=no-o-tmpfile feed_and_kill $sig 300000 docs.jsonl \$t in.fifo -o out &&
 			cmp before out && no_tmp_left || { echo \"tool: \$t\" >&2; exit 1; }
@@ -148,7 +149,7 @@ json.dump(m, open(\"ds/evil.json\", \"w\"))" &&
 test_expect_success FULLDISK 'a full disk under every -o: exit 1, the previous file whole, no temporary' '
 	{ cat docs.jsonl docs.jsonl; } >big.jsonl &&
 	for t in "llm-cat -q" "llm-clean -q --filters none" "llm-dedup -q" "llm-tox -q" \
-	         "llm-tokenize -q -f jsonl -t $TOK"; do
+	         "llm-tokenize -q -f jsonl -t $TOK" "llm-score -q -m q=$TESTDATA/tox/ref_softmax.bin:toxic"; do
 		echo previous >full/out && cp full/out before &&
 		test_must_fail $t big.jsonl -o full/out 2>err &&
 		test_grep "No space left on device" err && cmp before full/out && no_tmp_left full ||

@@ -268,6 +268,7 @@ test_expect_success 'bad values and flags: exit 2' '
 	test_must_fail --code=2 llm-score train -o x.bin --label-field l --positive pos.jsonl --negative neg.jsonl &&
 	test_must_fail --code=2 llm-score train -o x.bin --label-field l --dim 0 &&
 	test_must_fail --code=2 llm-score -m q=a.bin --positive pos.jsonl </dev/null &&
+	test_must_fail --code=2 llm-score sketch -o x.sk --stats st.json </dev/null &&
 	test ! -e x.bin
 '
 
