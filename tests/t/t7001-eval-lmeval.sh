@@ -164,6 +164,41 @@ test_expect_success 'NaN or infinite weights: loss, choice and generate refuse t
 	llm-eval loss -q --ckpt inf -t tok.json docs.jsonl >/dev/null
 '
 
+test_expect_success JQ 'every checkpoint is a whole Hugging Face model directory' '
+	for d in run/ckpt/step-0000004 run; do
+		test_cmp tok.json $d/tokenizer.json &&
+		jq -e ".tokenizer_class == \"PreTrainedTokenizerFast\" and .bos_token == null and
+			.eos_token == \"<|endoftext|>\" and .pad_token == .eos_token and
+			.add_bos_token == false and .add_eos_token == false and
+			.model_max_length == 512" $d/tokenizer_config.json || exit 1
+	done &&
+	eos=$(jq -r .eos_token_id run/ckpt/latest/config.json) &&
+	jq -e ".eos_token_id == $eos and .pad_token_id == $eos and .bos_token_id == null" \
+		run/ckpt/latest/generation_config.json &&
+	llm-train -q --data shards --model tiny --batch 4 --seq-len 32 --steps 2 --warmup 1 \
+		--eval-every 0 --ckpt-every 100 --run-dir notok &&
+	test -f notok/ckpt/step-0000002/generation_config.json &&
+	! test -e notok/ckpt/step-0000002/tokenizer.json &&
+	! test -e notok/ckpt/step-0000002/tokenizer_config.json && ! test -e notok/tokenizer_config.json
+'
+
+test_expect_success TRANSFORMERS,JQ 'AutoTokenizer.from_pretrained(checkpoint) gives llm-tokenize'"'"'s ids' '
+	cat >hftok.py <<-\EOF &&
+	import json, sys
+	from transformers import AutoTokenizer
+	tok = AutoTokenizer.from_pretrained(sys.argv[1])
+	cfg = json.load(open(sys.argv[1] + "/config.json"))
+	assert tok.bos_token_id is None and tok.eos_token_id == cfg["eos_token_id"], (tok.bos_token_id, tok.eos_token_id)
+	assert tok.pad_token_id == tok.eos_token_id
+	for line in open(sys.argv[2], encoding="utf-8"):
+	    print(json.dumps(tok(json.loads(line)["text"])["input_ids"] + [tok.eos_token_id]))
+	EOF
+	python3 hftok.py run/ckpt/step-0000004 docs.jsonl >hf.ids 2>err &&
+	llm-tokenize -q -t tok.json --format jsonl docs.jsonl | jq -c .tokens >want.ids &&
+	jq -c . hf.ids >got.ids && test_cmp want.ids got.ids &&
+	test_line_count = 33 got.ids
+'
+
 test_expect_success 'rolling: usage errors' '
 	test_must_fail --code=2 llm-eval loss --ckpt run --mode rolling shards 2>err &&
 	test_grep "rolling scores JSONL documents: shards" err &&
