@@ -199,6 +199,68 @@ test_expect_success TRANSFORMERS,JQ 'AutoTokenizer.from_pretrained(checkpoint) g
 	test_line_count = 33 got.ids
 '
 
+test_expect_success JQ 'few-shot: examples from the task, never the item itself; a description' '
+	head -n 3 task.jsonl >t3.jsonl &&
+	llm-eval choice -q --ckpt run --num-fewshot 2 --log-samples f3.jsonl t3.jsonl >/dev/null &&
+	for i in 0 1 2; do
+		ctx=$(jq -r "select(.doc_id == $i) | .context" f3.jsonl) &&
+		for j in 0 1 2; do
+			ex=$(sed -n "$((j + 1))p" t3.jsonl | jq -r ".context + \" \" + .choices[.gold]") &&
+			n=$(printf "%s\n" "$ctx" | grep -cxF "$ex"; :) &&
+			if test $i = $j; then test $n = 0; else test $n = 1; fi || exit 1
+		done
+	done &&
+	llm-eval choice -q --ckpt run --num-fewshot 0 --log-samples z.jsonl t3.jsonl >/dev/null &&
+	test "$(jq -c .context z.jsonl)" = "$(jq -c .context t3.jsonl)" &&
+	llm-eval choice -q --ckpt run --description "Q: " --log-samples d.jsonl t3.jsonl >/dev/null &&
+	test "$(jq -r .context d.jsonl | head -n 1)" = "Q: $(jq -r .context t3.jsonl | head -n 1)" &&
+	llm-eval choice -q --ckpt run --num-fewshot 3 --fewshot-from t3.jsonl \
+		--log-samples o.jsonl t3.jsonl >/dev/null &&
+	test "$(jq -r .context o.jsonl | grep -c .)" = $((3 * 4)) &&
+	test_must_fail llm-eval choice --ckpt run --num-fewshot 3 t3.jsonl >/dev/null 2>err &&
+	test_grep "t3.jsonl:1: 3 few-shot examples (and the item itself) from a pool of 3" err &&
+	test_must_fail --code=2 llm-eval choice --ckpt run --num-fewshot 1 <t3.jsonl 2>err &&
+	test_grep "needs --fewshot-from" err &&
+	echo "{bad" >badpool.jsonl &&
+	test_must_fail llm-eval choice --ckpt run --num-fewshot 1 --fewshot-from badpool.jsonl \
+		t3.jsonl 2>err &&
+	test_grep "badpool.jsonl:1: " err
+'
+
+test_expect_success LM_EVAL,JQ 'few-shot prompts are byte for byte lm-evaluation-harness'"'"'s' '
+	cat >fewshot.py <<-\EOF &&
+	import json, sys
+	from lm_eval.api.samplers import ContextSampler
+	from lm_eval.api.utils import Message
+	docs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+	pool = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
+	n, seed, desc = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+	sampler = ContextSampler(pool, rnd=seed)
+	for doc in docs:
+	    # ConfigurableTask.fewshot_context without a chat template: the description as a
+	    # system message (no delimiter), build_qa_turn of each example (the question and the
+	    # target delimiter, the answer c[gold] and the few-shot delimiter), then the question
+	    msgs = [Message("system", desc)] if desc else []
+	    ex = sampler.sample(n=n, eval_doc=doc if sys.argv[1] == sys.argv[2] else None)
+	    for e in ex:
+	        msgs += [Message("user", e["context"], " "),
+	                 Message("assistant", e["choices"][e["gold"]], "\n\n")]
+	    msgs.append(Message("user", doc["context"], ""))
+	    print(json.dumps("".join(m.to_text() for m in msgs)))
+	EOF
+	llm-eval choice -q --ckpt run --num-fewshot 5 --description "Which follows?
+" \
+		--log-samples f5.jsonl task.jsonl >/dev/null &&
+	python3 fewshot.py task.jsonl task.jsonl 5 1234 "Which follows?
+" >want &&
+	jq -c .context f5.jsonl >got && jq -c . want >want.n && test_cmp want.n got &&
+	head -n 8 task.jsonl >pool.jsonl &&
+	llm-eval choice -q --ckpt run --num-fewshot 7 --seed 99 --fewshot-from pool.jsonl \
+		--log-samples f7.jsonl task.jsonl >/dev/null &&
+	python3 fewshot.py task.jsonl pool.jsonl 7 99 "" >want &&
+	jq -c .context f7.jsonl >got && jq -c . want >want.n && test_cmp want.n got
+'
+
 test_expect_success 'rolling: usage errors' '
 	test_must_fail --code=2 llm-eval loss --ckpt run --mode rolling shards 2>err &&
 	test_grep "rolling scores JSONL documents: shards" err &&
