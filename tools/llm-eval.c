@@ -489,14 +489,19 @@ static void print_row(const char *name, const llm_eval_sums *s, int rolling)
 	putchar('\n');
 }
 
+/* The window length of loss: --sampled draws the trainer's windows, of its length unless
+ * given (the trainer checked it against the model). */
+static int loss_seq_len(const opts *o, const model_t *mt)
+{
+	return o->sampled && !o->seq && mt->info.seq_len > 0 ? (int)mt->info.seq_len : seq_len(o, mt);
+}
+
 /* Evaluate the loss of mt over files (or --sampled batches of the manifest); the documents
  * are the records of run (NULL: not accounted). */
 static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, int nfiles,
                                const llm_bpe *bpe, llm_run *run, double *secs)
 {
-	/* --sampled draws the trainer's windows: its length unless given (the trainer checked it
-	 * against the model). */
-	int T = o->sampled && !o->seq && mt->info.seq_len > 0 ? (int)mt->info.seq_len : seq_len(o, mt);
+	int T = loss_seq_len(o, mt);
 	/* What precedes each domain's stream: the end-of-text id, from the tokenizer or else from
 	 * the model's configuration (llm-train records the shards' there). */
 	int64_t start = bpe ? llm_bpe_eos(bpe) : llm_model_get_config(mt->m)->eos_token_id;
@@ -606,7 +611,7 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 		llm_buf_addf(&b, ", \"step\": %lld, \"tokens_seen\": %lld, \"mode\": \"%s\"",
 		             (long long)mt.info.step, (long long)mt.info.tokens,
 		             o->sampled ? "sampled" : rolling ? "rolling" : "stream");
-		llm_buf_addf(&b, ", \"seq_len\": %d", seq_len(o, &mt));
+		llm_buf_addf(&b, ", \"seq_len\": %d", loss_seq_len(o, &mt));
 		device_json(&b, o);
 		llm_buf_adds(&b, ", \"all\": ");
 		sums_json(&b, &all);
