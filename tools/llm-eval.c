@@ -28,6 +28,7 @@
 #include "data/shard.h"
 #include "model/cudamodel.h"
 #include "model/eval.h"
+#include "model/fewshot.h"
 #include "model/gpu.h"
 #include "model/hf.h"
 #include "model/model.h"
@@ -53,7 +54,7 @@ enum {
 	OPT_CKPT = TOOL_OPT_FIRST_PRIVATE, OPT_TOKENIZER, OPT_JSON, OPT_SEQ, OPT_BATCH, OPT_SPLIT,
 	OPT_SAMPLED, OPT_SEED, OPT_DELIM, OPT_PROMPT, OPT_MAX_TOKENS, OPT_TEMP, OPT_TOP_K,
 	OPT_TOP_P, OPT_NO_CACHE, OPT_IDS, OPT_DATA, OPT_TASK, OPT_NO_PREFIX, OPT_DEVICE,
-	OPT_PRECISION, OPT_MODE, OPT_LOG_SAMPLES
+	OPT_PRECISION, OPT_MODE, OPT_LOG_SAMPLES, OPT_FEWSHOT, OPT_FEWSHOT_FROM, OPT_DESCRIPTION
 };
 
 static const struct tool_option cli_options[] = {
@@ -84,6 +85,14 @@ static const struct tool_option cli_options[] = {
 	TOOL_OPTION("seed", 0, "N", OPT_SEED, "seed of --sampled (default: the checkpoint's)"),
 	TOOL_TEXT("choice:"),
 	TOOL_OPTION("delimiter", 0, "STR", OPT_DELIM, "between context and choice (default \" \")"),
+	TOOL_OPTION("num-fewshot", 0, "N", OPT_FEWSHOT,
+	            "N examples before each item, drawn as lm-evaluation-harness\n"
+	            "draws them (default 0)"),
+	TOOL_OPTION("fewshot-from", 0, "FILE", OPT_FEWSHOT_FROM,
+	            "task items to draw them from (default: the task itself,\n"
+	            "never an item for itself)"),
+	TOOL_OPTION("description", 0, "TEXT", OPT_DESCRIPTION, "text before the examples"),
+	TOOL_OPTION("seed", 0, "N", OPT_SEED, "seed of the few-shot draws (default 1234)"),
 	TOOL_OPTION("log-samples", 0, "FILE", OPT_LOG_SAMPLES,
 	            "write each item as JSONL: choices, log-likelihoods, lengths,\n"
 	            "the pick and the gold"),
@@ -134,6 +143,8 @@ enum { MODE_STREAM, MODE_ROLLING };
 typedef struct {
 	struct tool_common co;
 	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim, *log_samples;
+	const char *fewshot_from, *description;
+	int num_fewshot;
 	int seq, batch, split, mode, sampled, max_tokens, top_k, no_cache, ids, no_prefix;
 	int device, precision; /* LLM_DEVICE_*, LLM_PREC_* (-1: not given) */
 	int64_t seed; /* -1: default */
@@ -478,14 +489,19 @@ static void print_row(const char *name, const llm_eval_sums *s, int rolling)
 	putchar('\n');
 }
 
+/* The window length of loss: --sampled draws the trainer's windows, of its length unless
+ * given (the trainer checked it against the model). */
+static int loss_seq_len(const opts *o, const model_t *mt)
+{
+	return o->sampled && !o->seq && mt->info.seq_len > 0 ? (int)mt->info.seq_len : seq_len(o, mt);
+}
+
 /* Evaluate the loss of mt over files (or --sampled batches of the manifest); the documents
  * are the records of run (NULL: not accounted). */
 static llm_evaluator *run_loss(const opts *o, const model_t *mt, char **files, int nfiles,
                                const llm_bpe *bpe, llm_run *run, double *secs)
 {
-	/* --sampled draws the trainer's windows: its length unless given (the trainer checked it
-	 * against the model). */
-	int T = o->sampled && !o->seq && mt->info.seq_len > 0 ? (int)mt->info.seq_len : seq_len(o, mt);
+	int T = loss_seq_len(o, mt);
 	/* What precedes each domain's stream: the end-of-text id, from the tokenizer or else from
 	 * the model's configuration (llm-train records the shards' there). */
 	int64_t start = bpe ? llm_bpe_eos(bpe) : llm_model_get_config(mt->m)->eos_token_id;
@@ -595,7 +611,7 @@ static int cmd_loss(const opts *o, char **files, int nfiles)
 		llm_buf_addf(&b, ", \"step\": %lld, \"tokens_seen\": %lld, \"mode\": \"%s\"",
 		             (long long)mt.info.step, (long long)mt.info.tokens,
 		             o->sampled ? "sampled" : rolling ? "rolling" : "stream");
-		llm_buf_addf(&b, ", \"seq_len\": %d", seq_len(o, &mt));
+		llm_buf_addf(&b, ", \"seq_len\": %d", loss_seq_len(o, &mt));
 		device_json(&b, o);
 		llm_buf_adds(&b, ", \"all\": ");
 		sums_json(&b, &all);
@@ -654,10 +670,49 @@ static void choice_total(const choice_res *res, choice_dom *all)
 	}
 }
 
-/* Score the task items of files; each line a record of run (NULL: not accounted), each item
- * scored a line of samples (NULL: none). */
+/* The few-shot pool: --fewshot-from's items (a malformed one is fatal), else the task's own
+ * (a malformed one is the scoring pass's to reject). NULL without --num-fewshot or
+ * --description. */
+static llm_fewshot *load_fewshot(const opts *o, char **files, int nfiles)
+{
+	if (!o->num_fewshot && !o->description)
+		return NULL;
+	char *from[] = { (char *)o->fewshot_from };
+	if (o->fewshot_from) {
+		files = from;
+		nfiles = 1;
+	}
+	for (int f = 0; f < nfiles; f++)
+		if (o->num_fewshot && strcmp(files[f], "-") == 0)
+			usage_error("--num-fewshot from standard input needs --fewshot-from FILE");
+	llm_fewshot *fs = llm_fewshot_new((size_t)o->num_fewshot, o->seed >= 0 ? (uint64_t)o->seed : 1234,
+	                                  !o->fewshot_from, o->description, o->delim ? o->delim : " ",
+	                                  "\n\n");
+	for (int f = 0; f < nfiles && o->num_fewshot; f++) {
+		tool_lines in;
+		if (tool_lines_open(&in, files[f], &o->co, NULL) != LLM_OK)
+			die_lib();
+		while (tool_lines_next(&in)) {
+			llm_choice_item it;
+			if (!in.too_long && llm_choice_parse(&it, in.line, in.len) == LLM_OK)
+				llm_fewshot_add(fs, &it);
+			else if (o->fewshot_from)
+				die("%s:%llu: %s", in.name, (unsigned long long)in.lineno,
+				    in.too_long ? "line over --max-line" : llm_last_error());
+			if (!in.too_long)
+				llm_choice_item_release(&it);
+		}
+		if (tool_lines_close(&in) != LLM_OK)
+			die_lib();
+	}
+	return fs;
+}
+
+/* Score the task items of files, after their few-shot examples (fs NULL: none); each line a
+ * record of run (NULL: not accounted), each item scored a line of samples (NULL: none). */
 static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, char **files,
-                       int nfiles, llm_run *run, choice_res *res, llm_writer *samples)
+                       int nfiles, llm_run *run, choice_res *res, llm_writer *samples,
+                       llm_fewshot *fs)
 {
 	uint64_t doc_id = 0;
 	llm_buf line = LLM_BUF_INIT;
@@ -689,6 +744,13 @@ static void run_choice(const opts *o, const model_t *mt, const llm_bpe *bpe, cha
 					ll = llm_realloc(ll, llcap * sizeof *ll);
 				}
 				size_t pred, pred_norm;
+				if (fs) {
+					if (llm_fewshot_context(fs, &it, &line) != LLM_OK)
+						die("%s:%llu: %s", in.name, (unsigned long long)in.lineno,
+						    llm_last_error());
+					free(it.context);
+					it.context = llm_strndup(line.p, line.len);
+				}
 				if (llm_chooser_score(ch, &it, ll, &pred, &pred_norm) == LLM_OK) {
 					choice_dom *d = choice_domain(res, it.domain);
 					d->items++;
@@ -776,7 +838,9 @@ static int cmd_choice(const opts *o, char **files, int nfiles)
 	llm_writer *samples = NULL;
 	if (o->log_samples && llm_writer_open(&samples, o->log_samples) != LLM_OK)
 		die_lib();
-	run_choice(o, &mt, bpe, files, nfiles, run, &res, samples);
+	llm_fewshot *fs = load_fewshot(o, files, nfiles);
+	run_choice(o, &mt, bpe, files, nfiles, run, &res, samples, fs);
+	llm_fewshot_free(fs);
 	if (samples && llm_writer_close(samples) != LLM_OK)
 		die_lib();
 	double secs = now() - t0;
@@ -949,7 +1013,7 @@ static int cmd_compare(const opts *o, char **files, int nfiles)
 		choice_res res = { 0 };
 		if (o->task) {
 			char *task = (char *)o->task;
-			run_choice(o, &mt, bpe, &task, 1, i ? NULL : run, &res, NULL);
+			run_choice(o, &mt, bpe, &task, 1, i ? NULL : run, &res, NULL, NULL);
 			choice_total(&res, &acc);
 			if (!i)
 				bad0 = res.bad;
@@ -1027,6 +1091,9 @@ int main(int argc, char **argv)
 		case OPT_SEED: o.seed = tool_int("--seed", optarg, 0, INT64_MAX); break;
 		case OPT_DELIM: o.delim = optarg; break;
 		case OPT_LOG_SAMPLES: o.log_samples = optarg; break;
+		case OPT_FEWSHOT: o.num_fewshot = (int)tool_int("--num-fewshot", optarg, 0, 1 << 16); break;
+		case OPT_FEWSHOT_FROM: o.fewshot_from = optarg; break;
+		case OPT_DESCRIPTION: o.description = optarg; break;
 		case OPT_PROMPT: o.prompt = optarg; break;
 		case OPT_MAX_TOKENS: o.max_tokens = (int)tool_int("--max-tokens", optarg, 0, 1 << 20); break;
 		case OPT_TEMP: o.temperature = tool_double("--temperature", optarg, 0, 1e6); break;

@@ -182,8 +182,19 @@ static int save_tensors(const char *path, llm_model *m, const float *base, const
 }
 
 int llm_ckpt_save(const char *root, int64_t step, llm_model *m, const float *adam_m,
-                  const float *adam_v, const char *state, size_t state_len, char **path)
+                  const float *adam_v, const char *state, size_t state_len,
+                  const llm_ckpt_file *extra, size_t nextra, char **path)
 {
+	static const char *const own[] = { "config.json", "model.safetensors",
+	                                   "optimizer.safetensors", "state.json" };
+	for (size_t i = 0; i < nextra; i++) {
+		int bad = !*extra[i].name || strchr(extra[i].name, '/') || extra[i].name[0] == '.';
+		for (size_t k = 0; k < sizeof own / sizeof *own; k++)
+			bad |= strcmp(extra[i].name, own[k]) == 0;
+		if (bad)
+			return llm_fail(LLM_EINVAL, "'%s' cannot be a further file of a checkpoint",
+			                extra[i].name);
+	}
 	int rc = mkdir_p(root);
 	if (rc)
 		return rc;
@@ -211,6 +222,12 @@ int llm_ckpt_save(const char *root, int64_t step, llm_model *m, const float *ada
 		llm_buf_reset(&f);
 		llm_buf_addf(&f, "%s/optimizer.safetensors", tmp.p);
 		if ((rc = save_tensors(f.p, m, adam_m, "exp_avg.", adam_v, "exp_avg_sq.")))
+			goto fail;
+	}
+	for (size_t i = 0; i < nextra; i++) {
+		llm_buf_reset(&f);
+		llm_buf_addf(&f, "%s/%s", tmp.p, extra[i].name);
+		if ((rc = write_file(f.p, extra[i].data, extra[i].len)))
 			goto fail;
 	}
 	llm_buf_reset(&f);

@@ -5,7 +5,8 @@
  *   step-0000100/   a full checkpoint: config.json (LlamaConfig), model.safetensors (fp32
  *                   weights under Hugging Face names, metadata format=pt), optimizer.safetensors
  *                   (AdamW moments "exp_avg.NAME", "exp_avg_sq.NAME"), state.json (the trainer's
- *                   state, opaque here); resumable
+ *                   state, opaque here), and the files the caller adds (the trainer: a
+ *                   Hugging Face model directory's tokenizer and generation files); resumable
  *   model-0000100/  a light checkpoint: the same without optimizer.safetensors; for evaluation
  *   latest          symlink to the newest full checkpoint
  *
@@ -29,13 +30,23 @@
 
 #include "model.h"
 
+/* A further file of a checkpoint: its name in the directory (no '/', none of the checkpoint's
+ * own) and its bytes. */
+typedef struct {
+	const char *name;
+	const void *data;
+	size_t len;
+} llm_ckpt_file;
+
 /*
  * Write checkpoint `step` under root (created if needed). adam_m/adam_v: the optimizer moments
  * in the model's parameter layout, or NULL for a light checkpoint. state: state.json content.
+ * extra[nextra] (may be NULL, 0): further files, written and renamed with the others.
  * On success *path (may be NULL) receives the final directory (free() it).
  */
 int llm_ckpt_save(const char *root, int64_t step, llm_model *m, const float *adam_m,
-                  const float *adam_v, const char *state, size_t state_len, char **path);
+                  const float *adam_v, const char *state, size_t state_len,
+                  const llm_ckpt_file *extra, size_t nextra, char **path);
 
 /* Keep the newest `keep` checkpoints of one kind (full: "step-", light: "model-") under root
  * and remove the others; never the one `latest` points to. keep <= 0 keeps all. */

@@ -202,6 +202,47 @@ static char *find_tokenizer(const char *dir)
 	return found;
 }
 
+/* "name": the text of token id, or null */
+static void put_token(llm_buf *b, const char *name, const llm_bpe *bpe, int64_t id)
+{
+	size_t len;
+	const char *p = id >= 0 ? llm_bpe_token(bpe, (uint32_t)id, &len) : NULL;
+	llm_buf_addf(b, "  \"%s\": ", name);
+	if (p)
+		llm_json_put_str(b, p, len);
+	else
+		llm_buf_adds(b, "null");
+	llm_buf_adds(b, ",\n");
+}
+
+void llm_hf_tokenizer_config(const llm_bpe *bpe, int model_max_length, llm_buf *out)
+{
+	llm_buf_adds(out, "{\n  \"tokenizer_class\": \"PreTrainedTokenizerFast\",\n");
+	put_token(out, "bos_token", bpe, llm_bpe_bos(bpe));
+	put_token(out, "eos_token", bpe, llm_bpe_eos(bpe));
+	put_token(out, "pad_token", bpe, llm_bpe_eos(bpe));
+	llm_buf_adds(out, "  \"unk_token\": null,\n  \"add_bos_token\": false,\n"
+	             "  \"add_eos_token\": false,\n  \"clean_up_tokenization_spaces\": false,\n");
+	llm_buf_addf(out, "  \"model_max_length\": %d\n}\n", model_max_length);
+}
+
+static void put_id(llm_buf *b, const char *name, int id, const char *sep)
+{
+	if (id >= 0)
+		llm_buf_addf(b, "  \"%s\": %d%s\n", name, id, sep);
+	else
+		llm_buf_addf(b, "  \"%s\": null%s\n", name, sep);
+}
+
+void llm_hf_generation_config(const llm_model_config *c, llm_buf *out)
+{
+	llm_buf_adds(out, "{\n");
+	put_id(out, "bos_token_id", c->bos_token_id, ",");
+	put_id(out, "eos_token_id", c->eos_token_id, ",");
+	put_id(out, "pad_token_id", c->eos_token_id, "");
+	llm_buf_adds(out, "}\n");
+}
+
 /* What state.json says of the run, when it says it: the model loads without it. */
 static void read_state(const char *dir, llm_hf_info *info)
 {

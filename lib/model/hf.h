@@ -30,7 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
 #include "model.h"
+#include "tok/bpe.h"
 
 typedef struct {
 	char *dir;            /* the directory the model came from (malloc'd) */
@@ -47,6 +49,23 @@ typedef struct {
  * it with llm_hf_info_release). *m is NULL on failure. */
 int llm_hf_open(const char *path, llm_model **m, llm_hf_info *info);
 void llm_hf_info_release(llm_hf_info *info);
+
+/*
+ * What makes an llmkit checkpoint a complete Hugging Face model directory beside config.json,
+ * model.safetensors and tokenizer.json (the tokenizer's own bytes), so that transformers'
+ * AutoTokenizer.from_pretrained(dir) gives llm-tokenize's ids:
+ *   tokenizer_config.json: PreTrainedTokenizerFast over tokenizer.json, its bos/eos tokens as
+ *     llmkit uses them (llm_bpe_bos/llm_bpe_eos; null when the tokenizer has none), pad the
+ *     end-of-text token (padding is masked, never scored), nothing added to an encoding
+ *     (add_bos_token, add_eos_token false: llmkit adds its start and end tokens itself), no
+ *     clean-up of spaces on decoding, model_max_length the model's positions. Without it
+ *     transformers takes config.json's model_type and builds a Llama tokenizer whose <s>
+ *     and </s> lie outside the vocabulary.
+ *   generation_config.json: bos/eos/pad ids of config c (null where c has none).
+ * Appended to out.
+ */
+void llm_hf_tokenizer_config(const llm_bpe *bpe, int model_max_length, llm_buf *out);
+void llm_hf_generation_config(const llm_model_config *c, llm_buf *out);
 
 /* The same over memory: config.json text and one safetensors file image (the fuzz target's
  * entry point). name is used in messages. */

@@ -29,6 +29,7 @@
 #include "data/loader.h"
 #include "data/shard.h"
 #include "gpu.h"
+#include "hf.h"
 #include "mpirt.h"
 #include "tok/bpe.h"
 #include "trainlog.h"
@@ -48,6 +49,8 @@ struct llm_trainer {
 	char *ckpt_root, *manifest_path;
 	char *tokenizer;         /* o.tokenizer's bytes, for run_dir/tokenizer.json */
 	size_t tokenizer_len;
+	llm_bpe *bpe;            /* o.tokenizer, until its tokenizer_config.json is made */
+	llm_buf tok_config;      /* checkpoints' tokenizer_config.json; empty: none */
 	double flops_tok;
 	llm_trainstate st;       /* what a checkpoint saves */
 	int fault_done;
@@ -241,8 +244,15 @@ int llm_trainer_save(llm_trainer *t, int full, char **path)
 		llm_buf b = LLM_BUF_INIT;
 		llm_trainstate_format(st, &b);
 		char *dir = NULL;
+		/* Beside the weights, what makes it a whole Hugging Face model directory (hf.h). */
+		llm_buf gen = LLM_BUF_INIT;
+		llm_hf_generation_config(&t->cfg, &gen);
+		llm_ckpt_file extra[3] = { { "generation_config.json", gen.p, gen.len },
+			                   { "tokenizer.json", t->tokenizer, t->tokenizer_len },
+			                   { "tokenizer_config.json", t->tok_config.p, t->tok_config.len } };
 		rc = llm_ckpt_save(t->ckpt_root, st->step, t->m, full ? t->am : NULL, full ? t->av : NULL,
-		                   b.p, b.len, &dir);
+		                   b.p, b.len, extra, t->tok_config.len ? 3 : 1, &dir);
+		llm_buf_release(&gen);
 		llm_buf_release(&b);
 		if (!rc)
 			rc = llm_ckpt_prune(t->ckpt_root, full, t->o.keep);
@@ -692,6 +702,10 @@ static int write_run_files(llm_trainer *t)
 		llm_buf p = LLM_BUF_INIT;
 		llm_buf_addf(&p, "%s/tokenizer.json", t->o.run_dir);
 		rc = llm_write_file(p.p, t->tokenizer, t->tokenizer_len);
+		llm_buf_reset(&p);
+		llm_buf_addf(&p, "%s/tokenizer_config.json", t->o.run_dir);
+		if (!rc && t->tok_config.len)
+			rc = llm_write_file(p.p, t->tok_config.p, t->tok_config.len);
 		llm_buf_release(&p);
 	}
 	if (!rc)
@@ -703,8 +717,8 @@ static int write_run_files(llm_trainer *t)
 
 /* The files of a run that llm-train writes at the top of its run directory. */
 static const char *const run_files[] = { "config.json", "train.json", "data-manifest.json",
-	                                 "val_batches.jsonl", "tokenizer.json", "metrics.jsonl",
-	                                 "metrics.prom" };
+	                                 "val_batches.jsonl", "tokenizer.json",
+	                                 "tokenizer_config.json", "metrics.jsonl", "metrics.prom" };
 
 static int is_run_file(const char *name)
 {
@@ -801,11 +815,27 @@ static int check_tokenizer(llm_trainer *t)
 	if (rc)
 		return rc;
 	uint64_t id = llm_bpe_file_id(bpe), want = t->st.tokenizer_id;
-	llm_bpe_free(bpe);
-	if (want && id != want)
+	if (want && id != want) {
+		llm_bpe_free(bpe);
 		return llm_fail(LLM_EINVAL, "--tokenizer %s: tokenizer id %016llx, but the shards were "
 		                "made with %016llx", path, (unsigned long long)id, (unsigned long long)want);
+	}
+	t->bpe = bpe;
 	return llm_read_file(path, &t->tokenizer, &t->tokenizer_len);
+}
+
+/* A Hugging Face tokenizer.json (a JSON object; tiktoken and GPT-2 files are not) goes into
+ * every checkpoint with its tokenizer_config.json, so that a checkpoint is a model directory
+ * transformers loads whole; called once the model's length is known. */
+static void make_tok_config(llm_trainer *t)
+{
+	size_t i = 0;
+	while (i < t->tokenizer_len && strchr(" \t\r\n", t->tokenizer[i]))
+		i++;
+	if (t->bpe && i < t->tokenizer_len && t->tokenizer[i] == '{')
+		llm_hf_tokenizer_config(t->bpe, t->cfg.max_position_embeddings, &t->tok_config);
+	llm_bpe_free(t->bpe);
+	t->bpe = NULL;
 }
 
 static int open_data(llm_trainer *t)
@@ -965,6 +995,8 @@ int llm_trainer_open(llm_trainer **out, const llm_train_options *o)
 	}
 	free(resume_dir);
 	if (!rc)
+		make_tok_config(t);
+	if (!rc)
 		rc = open_val(t);
 	if (!rc && rank0(t))
 		rc = write_run_files(t);
@@ -994,6 +1026,8 @@ int llm_trainer_close(llm_trainer *t)
 	free(t->ckpt_root);
 	free(t->manifest_path);
 	free(t->tokenizer);
+	llm_bpe_free(t->bpe);
+	llm_buf_release(&t->tok_config);
 	llm_trainstate_release(&t->st);
 	if (t->lock_fd >= 0)
 		close(t->lock_fd);

@@ -9,7 +9,10 @@
  * scaler and the counters. It writes the run directory: config.json, train.json (the resolved
  * options), data-manifest.json, val_batches.jsonl, tokenizer.json (with o.tokenizer, which
  * must be the shards' own: LLM_EINVAL otherwise), the logs of trainlog.h and the checkpoints
- * of ckpt.h. Resuming from a checkpoint continues the run bit for bit.
+ * of ckpt.h. Every checkpoint is a whole Hugging Face model directory (hf.h): beside the
+ * weights, generation_config.json, and with a Hugging Face o.tokenizer its tokenizer.json and
+ * tokenizer_config.json (which the run directory gets too). Resuming from a checkpoint
+ * continues the run bit for bit.
  *
  *   llm_train_options o;
  *   llm_train_options_init(&o);

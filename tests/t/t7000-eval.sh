@@ -208,7 +208,7 @@ test_expect_success JQ 'compare: one row per checkpoint, as text and JSON' '
 test_expect_success 'the EXAMPLES of the man page run' '
 	ln -s "$SAMPLES" samples &&
 	sed -n "/^\.Sh EXAMPLES/,/^\.Sh SEE/p" "$TOP/man/man1/llm-eval.1" | grep "^llm-eval " >examples &&
-	test_line_count = 7 examples &&
+	test_line_count = 8 examples &&
 	while read -r cmd; do
 		eval "$cmd -q" >/dev/null || { echo "failed: $cmd"; exit 1; }
 	done <examples

@@ -164,6 +164,103 @@ test_expect_success 'NaN or infinite weights: loss, choice and generate refuse t
 	llm-eval loss -q --ckpt inf -t tok.json docs.jsonl >/dev/null
 '
 
+test_expect_success JQ 'every checkpoint is a whole Hugging Face model directory' '
+	for d in run/ckpt/step-0000004 run; do
+		test_cmp tok.json $d/tokenizer.json &&
+		jq -e ".tokenizer_class == \"PreTrainedTokenizerFast\" and .bos_token == null and
+			.eos_token == \"<|endoftext|>\" and .pad_token == .eos_token and
+			.add_bos_token == false and .add_eos_token == false and
+			.model_max_length == 512" $d/tokenizer_config.json || exit 1
+	done &&
+	eos=$(jq -r .eos_token_id run/ckpt/latest/config.json) &&
+	jq -e ".eos_token_id == $eos and .pad_token_id == $eos and .bos_token_id == null" \
+		run/ckpt/latest/generation_config.json &&
+	llm-train -q --data shards --model tiny --batch 4 --seq-len 32 --steps 2 --warmup 1 \
+		--eval-every 0 --ckpt-every 100 --run-dir notok &&
+	test -f notok/ckpt/step-0000002/generation_config.json &&
+	! test -e notok/ckpt/step-0000002/tokenizer.json &&
+	! test -e notok/ckpt/step-0000002/tokenizer_config.json && ! test -e notok/tokenizer_config.json
+'
+
+test_expect_success TRANSFORMERS,JQ 'AutoTokenizer.from_pretrained(checkpoint) gives llm-tokenize'"'"'s ids' '
+	cat >hftok.py <<-\EOF &&
+	import json, sys
+	from transformers import AutoTokenizer
+	tok = AutoTokenizer.from_pretrained(sys.argv[1])
+	cfg = json.load(open(sys.argv[1] + "/config.json"))
+	assert tok.bos_token_id is None and tok.eos_token_id == cfg["eos_token_id"], (tok.bos_token_id, tok.eos_token_id)
+	assert tok.pad_token_id == tok.eos_token_id
+	for line in open(sys.argv[2], encoding="utf-8"):
+	    print(json.dumps(tok(json.loads(line)["text"])["input_ids"] + [tok.eos_token_id]))
+	EOF
+	python3 hftok.py run/ckpt/step-0000004 docs.jsonl >hf.ids 2>err &&
+	llm-tokenize -q -t tok.json --format jsonl docs.jsonl | jq -c .tokens >want.ids &&
+	jq -c . hf.ids >got.ids && test_cmp want.ids got.ids &&
+	test_line_count = 33 got.ids
+'
+
+test_expect_success JQ 'few-shot: examples from the task, never the item itself; a description' '
+	head -n 3 task.jsonl >t3.jsonl &&
+	llm-eval choice -q --ckpt run --num-fewshot 2 --log-samples f3.jsonl t3.jsonl >/dev/null &&
+	for i in 0 1 2; do
+		ctx=$(jq -r "select(.doc_id == $i) | .context" f3.jsonl) &&
+		for j in 0 1 2; do
+			ex=$(sed -n "$((j + 1))p" t3.jsonl | jq -r ".context + \" \" + .choices[.gold]") &&
+			n=$(printf "%s\n" "$ctx" | grep -cxF "$ex"; :) &&
+			if test $i = $j; then test $n = 0; else test $n = 1; fi || exit 1
+		done
+	done &&
+	llm-eval choice -q --ckpt run --num-fewshot 0 --log-samples z.jsonl t3.jsonl >/dev/null &&
+	test "$(jq -c .context z.jsonl)" = "$(jq -c .context t3.jsonl)" &&
+	llm-eval choice -q --ckpt run --description "Q: " --log-samples d.jsonl t3.jsonl >/dev/null &&
+	test "$(jq -r .context d.jsonl | head -n 1)" = "Q: $(jq -r .context t3.jsonl | head -n 1)" &&
+	llm-eval choice -q --ckpt run --num-fewshot 3 --fewshot-from t3.jsonl \
+		--log-samples o.jsonl t3.jsonl >/dev/null &&
+	test "$(jq -r .context o.jsonl | grep -c .)" = $((3 * 4)) &&
+	test_must_fail llm-eval choice --ckpt run --num-fewshot 3 t3.jsonl >/dev/null 2>err &&
+	test_grep "t3.jsonl:1: 3 few-shot examples (and the item itself) from a pool of 3" err &&
+	test_must_fail --code=2 llm-eval choice --ckpt run --num-fewshot 1 <t3.jsonl 2>err &&
+	test_grep "needs --fewshot-from" err &&
+	echo "{bad" >badpool.jsonl &&
+	test_must_fail llm-eval choice --ckpt run --num-fewshot 1 --fewshot-from badpool.jsonl \
+		t3.jsonl 2>err &&
+	test_grep "badpool.jsonl:1: " err
+'
+
+test_expect_success LM_EVAL,JQ 'few-shot prompts are byte for byte lm-evaluation-harness'"'"'s' '
+	cat >fewshot.py <<-\EOF &&
+	import json, sys
+	from lm_eval.api.samplers import ContextSampler
+	from lm_eval.api.utils import Message
+	docs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+	pool = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8")]
+	n, seed, desc = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+	sampler = ContextSampler(pool, rnd=seed)
+	for doc in docs:
+	    # ConfigurableTask.fewshot_context without a chat template: the description as a
+	    # system message (no delimiter), build_qa_turn of each example (the question and the
+	    # target delimiter, the answer c[gold] and the few-shot delimiter), then the question
+	    msgs = [Message("system", desc)] if desc else []
+	    ex = sampler.sample(n=n, eval_doc=doc if sys.argv[1] == sys.argv[2] else None)
+	    for e in ex:
+	        msgs += [Message("user", e["context"], " "),
+	                 Message("assistant", e["choices"][e["gold"]], "\n\n")]
+	    msgs.append(Message("user", doc["context"], ""))
+	    print(json.dumps("".join(m.to_text() for m in msgs)))
+	EOF
+	llm-eval choice -q --ckpt run --num-fewshot 5 --description "Which follows?
+" \
+		--log-samples f5.jsonl task.jsonl >/dev/null &&
+	python3 fewshot.py task.jsonl task.jsonl 5 1234 "Which follows?
+" >want &&
+	jq -c .context f5.jsonl >got && jq -c . want >want.n && test_cmp want.n got &&
+	head -n 8 task.jsonl >pool.jsonl &&
+	llm-eval choice -q --ckpt run --num-fewshot 7 --seed 99 --fewshot-from pool.jsonl \
+		--log-samples f7.jsonl task.jsonl >/dev/null &&
+	python3 fewshot.py task.jsonl pool.jsonl 7 99 "" >want &&
+	jq -c .context f7.jsonl >got && jq -c . want >want.n && test_cmp want.n got
+'
+
 test_expect_success 'rolling: usage errors' '
 	test_must_fail --code=2 llm-eval loss --ckpt run --mode rolling shards 2>err &&
 	test_grep "rolling scores JSONL documents: shards" err &&

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/err.h"
+#include "core/io.h"
 #include "model/ckpt.h"
 #include "unit.h"
 
@@ -61,17 +62,32 @@ static void test_round_trip(void)
 		char state[64];
 		int k = snprintf(state, sizeof state, "{\"step\": %d}", step);
 		char *path = NULL;
-		CHECK_EQ_INT(llm_ckpt_save(root, step, m, am, av, state, (size_t)k, &path), LLM_OK);
+		CHECK_EQ_INT(llm_ckpt_save(root, step, m, am, av, state, (size_t)k, NULL, 0, &path), LLM_OK);
 		CHECK(path && strstr(path, "step-000000"));
 		free(path);
 		CHECK_EQ_INT(llm_ckpt_prune(root, 1, 2), LLM_OK);
 	}
 	CHECK(!exists(root, "step-0000001") && exists(root, "step-0000002") &&
 	      exists(root, "step-0000003"));
-	/* a light checkpoint does not move latest and has no optimizer file */
-	CHECK_EQ_INT(llm_ckpt_save(root, 4, m, NULL, NULL, "{}", 2, NULL), LLM_OK);
+	/* a light checkpoint does not move latest and has no optimizer file; further files go
+	 * in with the others, under names that cannot replace them */
+	llm_ckpt_file extra[2] = { { "tokenizer.json", "{\"x\": 1}", 8 }, { "empty.json", "", 0 } };
+	CHECK_EQ_INT(llm_ckpt_save(root, 4, m, NULL, NULL, "{}", 2, extra, 2, NULL), LLM_OK);
 	CHECK(exists(root, "model-0000004/model.safetensors") &&
 	      !exists(root, "model-0000004/optimizer.safetensors"));
+	char ep[600], *data = NULL;
+	size_t elen = 0;
+	snprintf(ep, sizeof ep, "%s/model-0000004/tokenizer.json", root);
+	CHECK_EQ_INT(llm_read_file(ep, &data, &elen), LLM_OK);
+	CHECK_MEM(data, elen, "{\"x\": 1}", 8);
+	free(data);
+	CHECK(exists(root, "model-0000004/empty.json"));
+	static const char *const badnames[] = { "state.json", "config.json", "a/b", "", ".hidden" };
+	for (size_t i = 0; i < sizeof badnames / sizeof *badnames; i++) {
+		llm_ckpt_file bad = { badnames[i], "x", 1 };
+		CHECK_EQ_INT(llm_ckpt_save(root, 5, m, NULL, NULL, "{}", 2, &bad, 1, NULL), LLM_EINVAL);
+	}
+	CHECK(!exists(root, "model-0000005"));
 	char *d;
 	char run[300];
 	snprintf(run, sizeof run, "%s/rt", dir);
@@ -121,7 +137,7 @@ static void test_killed_writer(void)
 	llm_model *m = llm_model_new(&c);
 	size_t n = llm_model_nparams(m);
 	float *am = calloc(n, sizeof *am);
-	CHECK_EQ_INT(llm_ckpt_save(root, 0, m, am, am, "{\"step\": 0}", 11, NULL), LLM_OK);
+	CHECK_EQ_INT(llm_ckpt_save(root, 0, m, am, am, "{\"step\": 0}", 11, NULL, 0, NULL), LLM_OK);
 	srand(7);
 	for (int round = 0; round < 12; round++) {
 		pid_t pid = fork();
@@ -129,7 +145,7 @@ static void test_killed_writer(void)
 			for (int64_t s = 1;; s++) {
 				char st[32];
 				int k = snprintf(st, sizeof st, "{\"step\": %lld}", (long long)s);
-				if (llm_ckpt_save(root, s + round * 100000, m, am, am, st, (size_t)k, NULL) ||
+				if (llm_ckpt_save(root, s + round * 100000, m, am, am, st, (size_t)k, NULL, 0, NULL) ||
 				    llm_ckpt_prune(root, 1, 2))
 					_exit(3);
 			}
@@ -175,15 +191,15 @@ static void test_removal_never_follows_links(void)
 	llm_model *m = llm_model_new(&c);
 	size_t n = llm_model_nparams(m);
 	float *am = calloc(n, sizeof *am);
-	CHECK_EQ_INT(llm_ckpt_save(root, 1, m, am, am, "{}", 2, NULL), LLM_OK);
+	CHECK_EQ_INT(llm_ckpt_save(root, 1, m, am, am, "{}", 2, NULL, 0, NULL), LLM_OK);
 	static const char *const links[] = { ".step-0000007.tmp.12345", "step-0000000",
 		                             "model-0000000", ".latest.tmp.999" };
 	for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
 		snprintf(p, sizeof p, "%s/%s", root, links[i]);
 		CHECK(symlink(victim, p) == 0);
 	}
-	CHECK_EQ_INT(llm_ckpt_save(root, 2, m, am, am, "{}", 2, NULL), LLM_OK); /* stale ones go */
-	CHECK_EQ_INT(llm_ckpt_save(root, 3, m, NULL, NULL, "{}", 2, NULL), LLM_OK);
+	CHECK_EQ_INT(llm_ckpt_save(root, 2, m, am, am, "{}", 2, NULL, 0, NULL), LLM_OK); /* stale ones go */
+	CHECK_EQ_INT(llm_ckpt_save(root, 3, m, NULL, NULL, "{}", 2, NULL, 0, NULL), LLM_OK);
 	CHECK_EQ_INT(llm_ckpt_prune(root, 1, 1), LLM_OK);                      /* step-0000000 */
 	CHECK_EQ_INT(llm_ckpt_prune(root, 0, 1), LLM_OK);                      /* model-0000000 */
 	for (size_t i = 0; i < sizeof links / sizeof *links; i++) {

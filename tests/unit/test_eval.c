@@ -16,6 +16,7 @@
 #include "core/io.h"
 #include "core/json.h"
 #include "model/eval.h"
+#include "model/fewshot.h"
 #include "model/hf.h"
 #include "model/model.h"
 #include "model/safetensors.h"
@@ -414,6 +415,60 @@ static void test_acc_stderr(void)
 	CHECK(isnan(llm_eval_acc_stderr(0, 0)));
 }
 
+static void fs_item(llm_choice_item *it, const char *ctx, int gold)
+{
+	char line[128];
+	snprintf(line, sizeof line, "{\"context\": \"%s\", \"choices\": [\"x\", \"y\"], \"gold\": %d}",
+	         ctx, gold);
+	CHECK_EQ_INT(llm_choice_parse(it, line, strlen(line)), LLM_OK);
+}
+
+static void test_fewshot(void)
+{
+	/* lm-evaluation-harness 0.4.13, A = {"context": "a", "choices": ["x", "y"], "gold": 0}
+	 * and so on: s = ContextSampler([A, A, B, C, D], rnd=1234);
+	 * [[d["context"] for d in s.sample(n=2, eval_doc=A)] for _ in range(6)]; two copies of
+	 * A, so some draws hold both and are drawn again without them */
+	static const char *const want[6] = { "cd", "db", "bd", "dc", "dc", "bd" };
+	static const char *const ctx[5] = { "a", "a", "b", "c", "d" };
+	static const int gold[5] = { 0, 0, 1, 0, 1 };
+	llm_fewshot *fs = llm_fewshot_new(2, 1234, 1, "Task.\n", " ", "\n\n");
+	llm_choice_item it;
+	for (int i = 0; i < 5; i++) {
+		fs_item(&it, ctx[i], gold[i]);
+		llm_fewshot_add(fs, &it);
+		CHECK(!it.context);
+	}
+	CHECK_EQ_U64(llm_fewshot_pool_size(fs), 5);
+	fs_item(&it, "a", 0);
+	llm_buf out = LLM_BUF_INIT;
+	for (int k = 0; k < 6; k++) {
+		CHECK_EQ_INT(llm_fewshot_context(fs, &it, &out), LLM_OK);
+		char expect[64];
+		int e0 = want[k][0] - 'a', e1 = want[k][1] - 'a';
+		snprintf(expect, sizeof expect, "Task.\n%c %s\n\n%c %s\n\na", want[k][0],
+		         gold[e0 + 1] ? "y" : "x", want[k][1], gold[e1 + 1] ? "y" : "x");
+		CHECK_MEM(out.p, out.len, expect, strlen(expect));
+	}
+	llm_fewshot_free(fs);
+	/* 5 examples and the item itself from 5: sample(pool, 6) refuses, and so does this */
+	fs = llm_fewshot_new(5, 1, 1, NULL, " ", "\n\n");
+	for (int i = 0; i < 5; i++) {
+		llm_choice_item p;
+		fs_item(&p, ctx[i], gold[i]);
+		llm_fewshot_add(fs, &p);
+	}
+	CHECK_EQ_INT(llm_fewshot_context(fs, &it, &out), LLM_EINVAL);
+	llm_fewshot_free(fs);
+	/* none: the context alone */
+	fs = llm_fewshot_new(0, 1, 1, NULL, " ", "\n\n");
+	CHECK_EQ_INT(llm_fewshot_context(fs, &it, &out), LLM_OK);
+	CHECK_MEM(out.p, out.len, "a", 1);
+	llm_fewshot_free(fs);
+	llm_buf_release(&out);
+	llm_choice_item_release(&it);
+}
+
 static void test_sampler(void)
 {
 	float lg[4] = { logf(0.5f), logf(0.3f), logf(0.2f), logf(0.5f) };
@@ -641,6 +696,7 @@ int main(void)
 	RUN(test_count_words);
 	RUN(test_choice);
 	RUN(test_acc_stderr);
+	RUN(test_fewshot);
 	RUN(test_sampler);
 	RUN(test_generate_cache_equals_full_forward);
 	RUN(test_hf);
