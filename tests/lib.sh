@@ -14,6 +14,9 @@
 LC_ALL=C
 TZ=UTC
 export LC_ALL TZ
+# A test runs make as a user does: not as a child of the suite's make, whose jobserver it
+# cannot reach (make would warn on stderr that it is unavailable, and -j would leak in).
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEFILES MAKEOVERRIDES
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 SAMPLES=$TOP/samples
 TESTDATA=$TOP/tests/data
