@@ -28,6 +28,7 @@
 #include "text/fasttext.h"
 #include "text/fasttext_train.h"
 #include "text/recipe.h"
+#include "ftopt.h"
 #include "tool.h"
 #include "tox/tox.h"
 #include "tox/toxeval.h"
@@ -45,8 +46,7 @@ static const char usage[] =
 
 enum {
 	OPT_WORDS = TOOL_OPT_FIRST_PRIVATE, OPT_NO_WORDS, OPT_PER_1K, OPT_MODEL, OPT_NO_MODEL,
-	OPT_LABEL, OPT_THRESHOLD, OPT_LABEL_FIELD, OPT_JSON, OPT_THRESHOLDS, OPT_DIM, OPT_EPOCH,
-	OPT_LR, OPT_WORD_NGRAMS, OPT_MINN, OPT_MAXN, OPT_BUCKET, OPT_MIN_COUNT, OPT_LOSS, OPT_SEED,
+	OPT_LABEL, OPT_THRESHOLD, OPT_LABEL_FIELD, OPT_JSON, OPT_THRESHOLDS,
 	OPT_CJK_MIN, OPT_MAX_FPR, OPT_MIN_RECALL, OPT_ZH_SUBSTRINGS, OPT_ZH_WORDS, OPT_ADD_WORDS,
 	OPT_RECIPE
 };
@@ -102,16 +102,7 @@ static const struct tool_option cli_options[] = {
 	          "dim 16, epoch 5, lr 0.5, word-ngrams 2, minn 0, maxn 0,\n"
 	          "                        "
 	          "bucket 200000, min-count 1, loss softmax, seed 0)"),
-	TOOL_OPTION_F("dim", 0, "N", OPT_DIM, TOOL_OPTF_NOHELP, NULL),
-	TOOL_OPTION_F("epoch", 0, "N", OPT_EPOCH, TOOL_OPTF_NOHELP, NULL),
-	TOOL_OPTION_F("lr", 0, "X", OPT_LR, TOOL_OPTF_NOHELP, NULL),
-	TOOL_OPTION_F("word-ngrams", 0, "N", OPT_WORD_NGRAMS, TOOL_OPTF_NOHELP, NULL),
-	TOOL_OPTION_F("minn", 0, "N", OPT_MINN, TOOL_OPTF_NOHELP, NULL),
-	TOOL_OPTION_F("maxn", 0, "N", OPT_MAXN, TOOL_OPTF_NOHELP, NULL),
-	TOOL_OPTION_F("bucket", 0, "N", OPT_BUCKET, TOOL_OPTF_NOHELP, NULL),
-	TOOL_OPTION_F("min-count", 0, "N", OPT_MIN_COUNT, TOOL_OPTF_NOHELP, NULL),
-	{ "loss", 0, "L", OPT_LOSS, NULL, TOOL_OPTF_NOHELP, "softmax\0ova\0hs\0" },
-	TOOL_OPTION_F("seed", 0, "N", OPT_SEED, TOOL_OPTF_NOHELP, NULL),
+	TOOL_FTOPT_ROWS,
 	TOOL_COMMON('o', "output (train: the model) instead of standard output"),
 	TOOL_COMMON(TOOL_OPT_REJECTS, "write every dropped document there, with \"reject_reason\""),
 	TOOL_COMMON(TOOL_OPT_STATS, NULL),
@@ -891,28 +882,9 @@ static int subcommand(int argc, char **argv, int *argi)
 	return CMD_FILTER;
 }
 
-/* train's fastText options; returns 0 if ch is not one. */
-static int train_option(llm_fasttext_train_args *ft, int ch, const char *arg)
-{
-	static const int loss[] = { LLM_FASTTEXT_SOFTMAX, LLM_FASTTEXT_OVA, LLM_FASTTEXT_HS };
-	switch (ch) {
-	case OPT_DIM: ft->dim = (int)tool_int("--dim", arg, 1, 1000); return 1;
-	case OPT_EPOCH: ft->epoch = (int)tool_int("--epoch", arg, 1, 10000); return 1;
-	case OPT_LR: ft->lr = tool_double("--lr", arg, 1e-6, 10); return 1;
-	case OPT_WORD_NGRAMS: ft->word_ngrams = (int)tool_int("--word-ngrams", arg, 1, 10); return 1;
-	case OPT_MINN: ft->minn = (int)tool_int("--minn", arg, 0, 20); return 1;
-	case OPT_MAXN: ft->maxn = (int)tool_int("--maxn", arg, 0, 20); return 1;
-	case OPT_BUCKET: ft->bucket = (int)tool_int("--bucket", arg, 0, 100000000); return 1;
-	case OPT_MIN_COUNT: ft->min_count = (int)tool_int("--min-count", arg, 1, 1000000); return 1;
-	case OPT_LOSS: ft->loss = loss[tool_choice("--loss", arg, "softmax\0ova\0hs\0")]; return 1;
-	case OPT_SEED: ft->seed = (uint64_t)tool_int("--seed", arg, 0, INT64_MAX); return 1;
-	}
-	return 0;
-}
-
 static void parse_option(struct cfg *c, int ch, const char *arg)
 {
-	if (train_option(&c->ft, ch, arg))
+	if (tool_ftopt_parse(&c->ft, ch, arg))
 		return;
 	switch (ch) {
 	case 'm': c->annotate = tool_choice("--mode", arg, "filter\0annotate\0"); break;
