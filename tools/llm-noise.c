@@ -3,7 +3,9 @@
  *
  * Input: token streams (llm-tokenize). Output: the same records with a noised input sequence
  * beside the labels (header flag bit 0): masks, adjacent swaps and confusions, decided by
- * --seed and each document's id (lib/data/noise.h). Memory: one record plus the confusion table.
+ * --seed and each document's id (lib/data/noise.h). A record whose metadata is not a JSON
+ * object is rejected (--rejects, with its tokens), or stops the run with --strict.
+ * Memory: one record plus the confusion table.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "core/json.h"
 #include "data/noise.h"
+#include "data/tokjson.h"
 #include "tok/bpe.h"
 #include "tok/tokstream.h"
 #include "tool.h"
@@ -42,7 +45,9 @@ static const struct tool_option cli_options[] = {
 	            "tokenizer that encodes the confusion strings"),
 	TOOL_OPTION("seed", 0, "N", OPT_SEED, "random seed (default 0)"),
 	TOOL_COMMON('o', "write to FILE (.zst, .gz, .xz, .bz2 compress)"),
+	TOOL_COMMON(TOOL_OPT_REJECTS, NULL),
 	TOOL_COMMON(TOOL_OPT_STATS, NULL),
+	TOOL_COMMON(TOOL_OPT_STRICT, "stop at the first bad record (exit 1)"),
 	TOOL_COMMON_END,
 };
 
@@ -58,9 +63,9 @@ struct state {
 	llm_noise_counts k;
 	uint32_t *labels, *inputs; /* a noised document's tokens as uint32_t */
 	size_t cap;
-	uint64_t bad_meta;
+	int strict;
 	llm_json_rec rec;
-	llm_buf id, dom;
+	llm_buf id, dom, extra;
 };
 
 /* The first input fixes the output header; later inputs must match it. */
@@ -101,6 +106,27 @@ static int check_header(struct state *s, const llm_tokreader *r)
 	return 0;
 }
 
+/* A record whose metadata is not a JSON object: with --strict it stops the run (reported,
+ * not counted in, so that in = out + rejected holds); else it is warned about and rejected,
+ * its tokens kept in the rejects file. Returns 1 to stop. */
+static int reject_bad_meta(struct state *s, const char *name, const llm_tok_rec *t, int width,
+                           size_t bytes)
+{
+	const char *why = "metadata is not a JSON object";
+	if (s->strict) {
+		llm_error_at(name, t->index + 1, "%s", why);
+		return 1;
+	}
+	llm_warn_at(name, t->index + 1, "%s", why);
+	int dom = llm_run_in(s->run, bytes, NULL, 0);
+	llm_buf_reset(&s->extra);
+	llm_tokjson_members(&s->extra, t, (uint32_t)width);
+	if (llm_run_reject(s->run, dom, "bad_meta", t->meta, t->meta_len, NULL, s->extra.p, name,
+	                   t->index + 1) != LLM_OK)
+		die_lib();
+	return 0;
+}
+
 static int noise_one(struct state *s, const char *path)
 {
 	llm_tokreader *r;
@@ -115,8 +141,8 @@ static int noise_one(struct state *s, const char *path)
 	llm_tokreader_set_widen(r, 0); /* see below */
 	llm_run_begin_input(s->run, llm_tokreader_name(r), llm_tokreader_size(r));
 	llm_tok_rec t;
-	int st, width = (int)llm_tokreader_header(r)->width;
-	while ((st = llm_tokreader_next(r, &t)) == LLM_OK) {
+	int st, width = (int)llm_tokreader_header(r)->width, stop = 0;
+	while (!stop && (st = llm_tokreader_next(r, &t)) == LLM_OK) {
 		size_t bytes = 8 + t.meta_len + t.n * (size_t)width * (t.raw_inputs ? 2 : 1);
 		const char *id = NULL, *domain = NULL;
 		size_t id_len = 0, dom_len = 0;
@@ -131,7 +157,8 @@ static int noise_one(struct state *s, const char *path)
 			if (llm_json_get_str(&s->rec, "domain", &s->dom) == LLM_OK)
 				domain = s->dom.p, dom_len = s->dom.len;
 		} else if (t.meta_len) {
-			s->bad_meta++;
+			stop = reject_bad_meta(s, llm_tokreader_name(r), &t, width, bytes);
+			continue;
 		}
 		int dom = llm_run_in(s->run, bytes, domain, dom_len);
 		if (s->cap < t.n || !s->labels) {
@@ -170,10 +197,10 @@ static int noise_one(struct state *s, const char *path)
 		llm_run_out(s->run, dom, bytes);
 		llm_run_progress(s->run, llm_tokreader_raw_bytes(r));
 	}
-	if (st != LLM_EOF)
+	if (!stop && st != LLM_EOF)
 		llm_error("%s", llm_last_error());
 	llm_tokreader_free(r);
-	return st != LLM_EOF;
+	return stop || st != LLM_EOF;
 }
 
 int main(int argc, char **argv)
@@ -231,12 +258,13 @@ int main(int argc, char **argv)
 		s.o.confusions = conf;
 	}
 	s.output = co.output;
+	s.strict = co.strict;
 	s.run = tool_run_new(&co);
 	llm_json_rec_init(&s.rec);
 	int failed = 0;
 	if (optind == argc)
 		failed |= noise_one(&s, "-");
-	for (int i = optind; i < argc; i++)
+	for (int i = optind; i < argc && !(failed && s.strict); i++)
 		failed |= noise_one(&s, argv[i]);
 	if (!s.out && !failed)
 		die("no input");
@@ -251,11 +279,10 @@ int main(int argc, char **argv)
 	llm_run_count(s.run, "tokens_changed", s.k.changed);
 	llm_run_count(s.run, "tokens", s.k.tokens);
 	llm_run_count(s.run, "tokens_in_noised_docs", s.k.tokens_noised);
-	if (s.bad_meta)
-		llm_run_count(s.run, "unparsable_metadata", s.bad_meta);
 	llm_json_rec_release(&s.rec);
 	llm_buf_release(&s.id);
 	llm_buf_release(&s.dom);
+	llm_buf_release(&s.extra);
 	free(s.labels);
 	free(s.inputs);
 	llm_confusions_free(conf);

@@ -55,7 +55,9 @@ static const struct tool_option cli_options[] = {
 	TOOL_OPTION("info", 0, NULL, OPT_INFO, "summarise shards and manifests"),
 	TOOL_OPTION("verify", 0, NULL, OPT_VERIFY, "check every checksum (exit 1 on any mismatch)"),
 	TOOL_OPTION("dump", 0, NULL, OPT_DUMP, "write shards back as a token stream or JSONL"),
+	TOOL_COMMON(TOOL_OPT_REJECTS, NULL),
 	TOOL_COMMON(TOOL_OPT_STATS, NULL),
+	TOOL_COMMON(TOOL_OPT_STRICT, "stop at the first bad record (exit 1)"),
 	TOOL_COMMON_END,
 };
 
@@ -105,6 +107,9 @@ static void parse_args(struct args *a, struct shard_run *r, int argc, char **arg
 	int c;
 	while ((c = tool_getopt(&a->co, argc, argv)) != -1)
 		parse_option(a, r, c, optarg);
+	r->strict = a->co.strict;
+	if (a->mode != SHARD_MODE_WRITE && (a->co.rejects || a->co.strict))
+		usage_error("--rejects and --strict are for writing shards or exports");
 }
 
 /* Check the writing options and make the output directory. */

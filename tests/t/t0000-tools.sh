@@ -68,7 +68,7 @@ test_expect_success 'completion offers subcommands first, values of an option, f
 '
 
 test_expect_success 'a tool refuses a common option it has no use for' '
-	test_must_fail --code=2 llm-shard --rejects x -o out </dev/null 2>err &&
+	test_must_fail --code=2 llm-report --rejects x -o out run </dev/null 2>err &&
 	test_grep "unrecognized option" err && test ! -e x &&
 	test_must_fail --code=2 llm-train --stats x 2>err
 '
@@ -79,7 +79,8 @@ test_expect_success '--help comes from the table: every option once, common ones
 		test $(grep -c -- "$o\b" help) -ge 1 || { echo "$o not in --help"; exit 1; }
 	done &&
 	test_grep "^  -o, --output FILE" help && test_grep "^      --stats FILE" help &&
-	! grep -- --rejects help
+	test_grep "^      --rejects FILE" help && test_grep "^      --strict" help &&
+	llm-report --help >help && ! grep -- --rejects help
 '
 
 test_expect_success 'llm-eval: --stats writes the results, --json is the same' '

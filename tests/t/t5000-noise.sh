@@ -153,6 +153,35 @@ test_expect_success PYTHON 'ids outside the vocabulary and bad confusion files (
 	grep "bad2.txt:1: not token ids" err
 '
 
+test_expect_success PYTHON 'a record whose metadata is not JSON is rejected with its tokens' '
+	$TS head corpus.tok 30 >few.tok &&
+	$TS setmeta few.tok 5 "{broken" >badm.tok &&
+	llm-noise --docs 1 --rejects rej.jsonl --stats st.json -o out.tok badm.tok 2>err &&
+	test_grep "^llm-noise: badm.tok:6: metadata is not a JSON object$" err &&
+	$TS json badm.tok >badm.json &&
+	$TS json out.tok >out.json &&
+	test_line_count = 29 out.json &&
+	python3 - <<-\EOF
+	import json
+	s = json.load(open("st.json"))
+	assert (s["records_in"], s["records_out"], s["records_rejected"]) == (30, 29, 1), s
+	assert s["rejected"] == {"bad_meta": 1}, s["rejected"]
+	(r,) = [json.loads(l) for l in open("rej.jsonl")]
+	src = [json.loads(l) for l in open("badm.json")]
+	assert r["reject_reason"] == "bad_meta" and r["raw"] == "{broken"
+	assert (r["source"], r["line"]) == ("badm.tok", 6) and r["tokens"] == src[5]["tokens"]
+	out = [json.loads(l)["meta"] for l in open("out.json")]
+	assert out == [x["meta"] for i, x in enumerate(src) if i != 5]
+	EOF
+'
+
+test_expect_success PYTHON '--strict stops at the first bad record (exit 1), nothing written' '
+	test_must_fail llm-noise --strict -o strict.tok few.tok badm.tok few.tok 2>err &&
+	test_grep "^llm-noise: badm.tok:6: metadata is not a JSON object$" err &&
+	test_must_fail test -e strict.tok &&
+	llm-noise --strict -o strict.tok few.tok
+'
+
 test_expect_success NOT_ROOT,PYTHON 'an unreadable file (exit 1)' '
 	cp corpus.tok locked.tok && chmod 000 locked.tok &&
 	test_must_fail llm-noise locked.tok >/dev/null 2>err &&

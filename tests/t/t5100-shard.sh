@@ -311,6 +311,46 @@ test_expect_success PYTHON 'bytes in --stats are the records as stored, noised i
 	EOF
 '
 
+test_expect_success PYTHON 'a bad record is rejected with its reason and tokens: in = out + rejected' '
+	$TS gen --docs 40 --eos 50256 --seed 5 --noised >good.tok &&
+	$TS setmeta good.tok 3 "not json" >bad1.tok &&
+	$TS setmeta bad1.tok 7 "{\"id\": \"x7\", \"domain\": \"web\", \"weight\": \"heavy\"}" >bad.tok &&
+	llm-shard -o rj --eos 50256 --rejects rej.jsonl --stats rj.json bad.tok 2>err &&
+	test_grep "^llm-shard: bad.tok:4: metadata is not a JSON object$" err &&
+	test_grep "^llm-shard: bad.tok:8: \"weight\" is not a finite number$" err &&
+	$TS json bad.tok >bad.json &&
+	python3 - <<-\EOF
+	import json
+	s = json.load(open("rj.json"))
+	assert (s["records_in"], s["records_out"], s["records_rejected"]) == (40, 38, 2), s
+	assert s["rejected"] == {"bad_meta": 1, "bad_weight": 1}, s["rejected"]
+	recs = [json.loads(l) for l in open("bad.json")]
+	rej = [json.loads(l) for l in open("rej.jsonl")]
+	assert len(rej) == 2
+	a, b = rej
+	assert a["reject_reason"] == "bad_meta" and a["raw"] == "not json"
+	assert (a["source"], a["line"]) == ("bad.tok", 4)
+	assert a["tokens"] == recs[3]["tokens"] and a["inputs"] == recs[3]["inputs"]
+	assert b["reject_reason"] == "bad_weight" and b["id"] == "x7" and b["weight"] == "heavy"
+	assert b["tokens"] == recs[7]["tokens"] and b["inputs"] == recs[7]["inputs"]
+	m = json.load(open("rj/manifest.json"))
+	assert sum(v["documents"] for v in m["splits"].values()) == 38
+	EOF
+'
+
+test_expect_success PYTHON '--strict stops at the first bad record (exit 1), the old dataset stays' '
+	llm-shard -q -o st --eos 50256 good.tok &&
+	llm-shard --dump st/manifest.json >before.tok &&
+	test_must_fail llm-shard -q -o st --eos 50256 --strict good.tok bad.tok good.tok 2>err &&
+	test_grep "^llm-shard: bad.tok:4: metadata is not a JSON object$" err &&
+	test_must_fail grep -q "bad.tok:8" err &&
+	llm-shard --dump st/manifest.json | cmp - before.tok &&
+	test_must_fail llm-shard -q -o sx --format raw --eos 50256 --strict bad.tok 2>err &&
+	test_grep "bad.tok:4: metadata is not a JSON object" err &&
+	test_must_fail test -e sx/train.bin &&
+	llm-shard -q -o ok --eos 50256 --strict good.tok
+'
+
 test_expect_success 'usage errors (exit 2)' '
 	test_must_fail --code=2 llm-shard </dev/null 2>err && grep "\-o DIR is required" err &&
 	test_must_fail --code=2 llm-shard -o x --format parquet </dev/null &&
@@ -318,7 +358,9 @@ test_expect_success 'usage errors (exit 2)' '
 	test_must_fail --code=2 llm-shard --verify --format jsonl x </dev/null &&
 	test_must_fail --code=2 llm-shard -o x --sketches s.json </dev/null &&
 	test_must_fail --code=2 llm-shard -o x --val-fraction 1.5 </dev/null &&
-	test_must_fail --code=2 llm-shard -o x --shard-size 1K </dev/null
+	test_must_fail --code=2 llm-shard -o x --shard-size 1K </dev/null &&
+	test_must_fail --code=2 llm-shard --verify --strict x 2>err && test_grep "are for writing" err &&
+	test_must_fail --code=2 llm-shard --info --rejects r.jsonl x
 '
 
 test_expect_success 'runtime errors (exit 1): missing, unreadable, not a shard, full disk' '

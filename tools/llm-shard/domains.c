@@ -31,10 +31,20 @@ void shard_parse_meta(struct shard_run *r, const llm_tok_rec *t, shard_meta *f)
 	f->id_len = 0;
 	f->domain = "unknown";
 	f->weight = 1;
+	f->parsed = 0;
+	f->bad = f->why = NULL;
 	llm_buf_reset(&r->id);
 	llm_buf_reset(&r->dom);
-	if (llm_json_parse(&r->rec, t->meta, t->meta_len) != LLM_OK)
+	if (llm_json_parse(&r->rec, t->meta, t->meta_len) != LLM_OK) {
+		/* No metadata is a document without fields; metadata that is not an object is a
+		 * record llm-tokenize or llm-noise would never have written. */
+		if (t->meta_len) {
+			f->bad = "bad_meta";
+			f->why = "metadata is not a JSON object";
+		}
 		return;
+	}
+	f->parsed = 1;
 	const llm_json_val *v = llm_json_get(&r->rec, "id");
 	if (v && v->type == LLM_JSON_STRING && llm_json_str(v, &r->id) == LLM_OK) {
 		f->id = r->id.p ? r->id.p : "";
@@ -45,9 +55,18 @@ void shard_parse_meta(struct shard_run *r, const llm_tok_rec *t, shard_meta *f)
 	}
 	if (llm_json_get_str(&r->rec, "domain", &r->dom) == LLM_OK && r->dom.len)
 		f->domain = r->dom.p;
+	/* A weight that is not a number would have been sampled as 1: the document would
+	 * count for what its author did not mean. */
 	double w;
-	if (llm_json_get_num(&r->rec, "weight", &w) == LLM_OK && isfinite(w))
-		f->weight = (float)w;
+	const llm_json_val *wv = llm_json_get(&r->rec, "weight");
+	if (!wv || wv->type == LLM_JSON_NULL)
+		return;
+	if (llm_json_get_num(&r->rec, "weight", &w) != LLM_OK || !isfinite((float)w)) {
+		f->bad = "bad_weight";
+		f->why = "\"weight\" is not a finite number";
+		return;
+	}
+	f->weight = (float)w;
 }
 
 /* The first pass of --truncate-quantile without --sketches: a sketch of lengths per domain. */
@@ -64,6 +83,8 @@ static int sketch_pass(struct shard_run *r, const char *path)
 	int st;
 	while ((st = llm_tokreader_next(tr, &t)) == LLM_OK) {
 		shard_parse_meta(r, &t, &f);
+		if (f.bad)
+			continue; /* rejected by the second pass, never written */
 		shard_domain *d = shard_find_domain(r, f.domain);
 		if (!d->sketch)
 			d->sketch = llm_sketch_new(LLM_SKETCH_ALPHA);

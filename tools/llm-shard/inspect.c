@@ -9,6 +9,7 @@
 
 #include "llm-shard.h"
 #include "core/io.h"
+#include "data/tokjson.h"
 
 static int is_shard_file(const char *path)
 {
@@ -33,14 +34,6 @@ struct dumper {
 	llm_json_rec rec;
 	llm_json_edit ed;
 };
-
-static void put_ids(llm_buf *b, const uint32_t *t, size_t n)
-{
-	llm_buf_addc(b, '[');
-	for (size_t i = 0; i < n; i++)
-		llm_buf_addf(b, i ? ", %u" : "%u", t[i]);
-	llm_buf_addc(b, ']');
-}
 
 static int dump_shard(struct dumper *dp, const llm_shard *s)
 {
@@ -80,11 +73,11 @@ static int dump_shard(struct dumper *dp, const llm_shard *s)
 			llm_buf_reset(&dp->line);
 			llm_json_edit_reset(&dp->ed);
 			llm_buf ids = LLM_BUF_INIT;
-			put_ids(&ids, dp->tok, n);
+			llm_tokjson_ids(&ids, dp->tok, n);
 			llm_json_edit_raw(&dp->ed, "tokens", ids.p, ids.len);
 			if (noised) {
 				llm_buf_reset(&ids);
-				put_ids(&ids, dp->inp, n);
+				llm_tokjson_ids(&ids, dp->inp, n);
 				llm_json_edit_raw(&dp->ed, "inputs", ids.p, ids.len);
 			}
 			llm_buf_release(&ids);

@@ -56,7 +56,9 @@ struct shard_run {
 	llm_run *run;
 	llm_json_rec rec;
 	llm_buf id, dom;
+	llm_buf extra;           /* a rejected record's tokens, as JSON members */
 	int warned_inputs;
+	int strict;              /* --strict: a bad record stops the run */
 };
 
 /* The input files ("-" when none), standard input spooled to a file when it is read twice. */
@@ -73,9 +75,13 @@ typedef struct {
 	const char *id, *domain;
 	size_t id_len;
 	float weight;
+	int parsed;             /* the metadata is a JSON object (r->rec holds it) */
+	const char *bad, *why;  /* NULL, or the reject reason of a bad record and its message */
 } shard_meta;
 
-/* The id, domain ("unknown" when none) and weight of t; they live until the next call. */
+/* The id, domain ("unknown" when none) and weight of t; they live until the next call.
+ * Metadata that is not a JSON object ("bad_meta") or a "weight" that is not a finite number
+ * ("bad_weight") make the record bad: f->bad and f->why say why. */
 void shard_parse_meta(struct shard_run *r, const llm_tok_rec *t, shard_meta *f);
 /* The domain of that name, created with no sketch and no cut when new. */
 shard_domain *shard_find_domain(struct shard_run *r, const char *name);

@@ -10,6 +10,7 @@
 #include "core/fault.h"
 #include "core/hash.h"
 #include "core/tmpfile.h"
+#include "data/tokjson.h"
 
 /* The first input fixes the header; later ones must agree with it. */
 static int check_header(struct shard_run *r, const llm_tokreader *tr)
@@ -153,6 +154,26 @@ static int add_doc(struct shard_run *r, const llm_tok_rec *t, const shard_meta *
 	return 0;
 }
 
+/* A record that cannot be written as it is: with --strict it stops the run (reported, and
+ * not counted in, so that in = out + rejected still holds); else it is warned about and
+ * rejected, its tokens kept in the rejects file. Returns 1 to stop. */
+static int reject_doc(struct shard_run *r, const char *name, const llm_tok_rec *t,
+                      const shard_meta *f, size_t bytes)
+{
+	if (r->strict) {
+		llm_error_at(name, t->index + 1, "%s", f->why);
+		return 1;
+	}
+	llm_warn_at(name, t->index + 1, "%s", f->why);
+	int dom = llm_run_in(r->run, bytes, f->domain, strlen(f->domain));
+	llm_buf_reset(&r->extra);
+	llm_tokjson_members(&r->extra, t, r->h.width);
+	if (llm_run_reject(r->run, dom, f->bad, t->meta, t->meta_len, f->parsed ? &r->rec : NULL,
+	                   r->extra.p, name, t->index + 1) != LLM_OK)
+		die_lib();
+	return 0;
+}
+
 static int shard_one(struct shard_run *r, const char *path, const char *name)
 {
 	llm_tokreader *tr;
@@ -172,6 +193,10 @@ static int shard_one(struct shard_run *r, const char *path, const char *name)
 	while (!failed && (st = llm_tokreader_next(tr, &t)) == LLM_OK) {
 		size_t bytes = 8 + t.meta_len + t.n * r->h.width * (t.raw_inputs ? 2 : 1);
 		shard_parse_meta(r, &t, &f);
+		if (f.bad) {
+			failed = reject_doc(r, name, &t, &f, bytes);
+			continue;
+		}
 		int dom = llm_run_in(r->run, bytes, f.domain, strlen(f.domain));
 		uint64_t key = f.id ? llm_hash64(f.id, f.id_len, r->seed)
 		                    : llm_hash64(t.raw_tokens, t.n * r->h.width, r->seed ^ 0x5eed);
@@ -214,7 +239,7 @@ int shard_write_inputs(struct shard_run *r, const shard_inputs *in)
 	llm_manifest_init(&r->m);
 	for (int sp = 0; sp < LLM_NSPLITS; sp++)
 		r->sinks[sp].split = sp;
-	for (int i = 0; i < in->n; i++)
+	for (int i = 0; i < in->n && !(failed && r->strict); i++)
 		failed |= shard_one(r, in->path[i], in->path[i] == in->spooled ? "<stdin>" : in->path[i]);
 	for (int sp = 0; sp < LLM_NSPLITS; sp++)
 		failed |= sink_close(r, &r->sinks[sp]);
@@ -267,6 +292,7 @@ void shard_run_release(struct shard_run *r)
 	llm_json_rec_release(&r->rec);
 	llm_buf_release(&r->id);
 	llm_buf_release(&r->dom);
+	llm_buf_release(&r->extra);
 }
 
 /* Finish the run and, when it succeeded, switch the dataset to the new generation; returns

@@ -8,6 +8,7 @@
   tokstream.py reverse IN                  the records of IN in reverse order, on stdout
   tokstream.py head IN K                   the header and the first K records, on stdout
   tokstream.py repeat IN K                 the header and K copies of all records, on stdout
+  tokstream.py setmeta IN K META           IN with record K's (0-based) metadata replaced by META
   tokstream.py json IN                     one JSON line per record: meta, tokens, inputs
   tokstream.py sketch IN ALPHA             DDSketch per domain as llm-tokenize --stats saves it
   tokstream.py megatron PREFIX             documents of PREFIX.bin/.idx (Megatron layout) as JSON lines
@@ -151,6 +152,11 @@ def main():
     elif cmd == 'head':
         hdr, recs = read(args[0])
         write(hdr, recs[:int(args[1])])
+    elif cmd == 'setmeta':
+        hdr, recs = read(args[0])
+        k = int(args[1])
+        recs[k] = (args[2].encode(), recs[k][1], recs[k][2])
+        write(hdr, recs)
     elif cmd == 'json':
         for meta, toks, inputs in read(args[0])[1]:
             print(json.dumps({'meta': meta.decode(), 'tokens': toks, 'inputs': inputs}))
