@@ -343,6 +343,70 @@ static void emit_doc(llm_docsrc *s, llm_doc *d, const char *text, size_t n, cons
 	d->lang_len = s->o.lang ? strlen(s->o.lang) : 0;
 }
 
+/*
+ * The fields other pipelines keep where llmkit does not look: datatrove writes
+ * {"text", "id", "metadata": {...}} with the reader's and filters' fields ("url", "date",
+ * "language", ...) inside "metadata"; Dolma writes {"id", "text", "source", "added",
+ * "created", "metadata"} with "url" and "language" inside "metadata" and the crawl time as
+ * "created". Left there, they were ignored and every document judged as domain "unknown".
+ * Rows are tried in order for a field the record lacks at its top level (a top-level field
+ * always wins); the first string found is copied to the top, so that every later tool sees
+ * it as its own. llmkit-formats(5) PEER LAYOUTS documents the table.
+ */
+static const struct {
+	const char *field;  /* llmkit's field */
+	const char *outer;  /* the record's member */
+	const char *inner;  /* inside it, or NULL for outer itself */
+} peer_fields[] = {
+	{ "domain", "metadata", "domain" },
+	{ "lang", "metadata", "language" },
+	{ "url", "metadata", "url" },
+	{ "date", "metadata", "date" },
+	{ "date", "created", NULL },
+};
+
+/* The string value of row i of peer_fields in rec, or a value of type INVALID. */
+static llm_json_val peer_value(const llm_json_rec *rec, size_t i)
+{
+	llm_json_val none = { 0 };
+	const llm_json_val *v = llm_json_get(rec, peer_fields[i].outer);
+	if (!v)
+		return none;
+	llm_json_val x = *v;
+	if (peer_fields[i].inner) {
+		if (v->type != LLM_JSON_OBJECT)
+			return none;
+		x = llm_json_member(v, peer_fields[i].inner);
+	}
+	return x.type == LLM_JSON_STRING && x.len > 2 ? x : none;
+}
+
+/* Copy the peers' fields a record lacks to its top level (edits of s->ed); returns the
+ * domain and language copied (NULL-typed when none) for the accounting. */
+static void peer_fields_add(llm_docsrc *s, llm_json_val *dom, llm_json_val *lang)
+{
+	const size_t n = sizeof peer_fields / sizeof *peer_fields;
+	unsigned char done[sizeof peer_fields / sizeof *peer_fields] = { 0 };
+	dom->type = lang->type = LLM_JSON_INVALID;
+	for (size_t i = 0; i < n; i++) {
+		const char *f = peer_fields[i].field;
+		int taken = llm_json_get(&s->rec, f) != NULL;
+		for (size_t j = 0; j < i && !taken; j++)
+			taken = done[j] && strcmp(peer_fields[j].field, f) == 0;
+		if (taken)
+			continue;
+		llm_json_val v = peer_value(&s->rec, i);
+		if (v.type != LLM_JSON_STRING)
+			continue;
+		llm_json_edit_raw(&s->ed, f, v.p, v.len);
+		done[i] = 1;
+		if (strcmp(f, "domain") == 0)
+			*dom = v;
+		else if (strcmp(f, "lang") == 0)
+			*lang = v;
+	}
+}
+
 static int next_jsonl(llm_docsrc *s, llm_doc *d)
 {
 	char *line;
@@ -388,7 +452,17 @@ static int next_jsonl(llm_docsrc *s, llm_doc *d)
 		return reject(d, "no_text", "missing field '%s'", s->o.field);
 	if (text->type != LLM_JSON_STRING)
 		return reject(d, "no_text", "field '%s' is not a string", s->o.field);
+	llm_json_edit_reset(&s->ed);
+	if (!llm_json_get(&s->rec, "id")) {
+		char id[17];
+		make_id(s->source, llm_reader_offset(s->r), id);
+		llm_json_edit_str(&s->ed, "id", id, 16);
+	}
+	llm_json_val peer_dom, peer_lang;
+	peer_fields_add(s, &peer_dom, &peer_lang);
 	const llm_json_val *dom = llm_json_get(&s->rec, "domain");
+	if (!dom && peer_dom.type == LLM_JSON_STRING)
+		dom = &peer_dom;
 	if (dom && dom->type == LLM_JSON_STRING && !memchr(dom->p, '\\', dom->len)) {
 		d->domain = dom->p + 1;
 		d->domain_len = dom->len - 2;
@@ -397,19 +471,15 @@ static int next_jsonl(llm_docsrc *s, llm_doc *d)
 		d->domain_len = s->o.domain ? strlen(s->o.domain) : 0;
 	}
 	const llm_json_val *lang = llm_json_get(&s->rec, "lang");
+	if (!lang && peer_lang.type == LLM_JSON_STRING)
+		lang = &peer_lang;
 	if (lang && lang->type == LLM_JSON_STRING && !memchr(lang->p, '\\', lang->len)) {
 		d->lang = lang->p + 1;
 		d->lang_len = lang->len - 2;
 	}
-	llm_json_edit_reset(&s->ed);
-	if (!llm_json_get(&s->rec, "id")) {
-		char id[17];
-		make_id(s->source, llm_reader_offset(s->r), id);
-		llm_json_edit_str(&s->ed, "id", id, 16);
-	}
 	if (s->o.domain && !dom)
 		llm_json_edit_str(&s->ed, "domain", s->o.domain, strlen(s->o.domain));
-	if (s->o.lang && !llm_json_get(&s->rec, "lang"))
+	if (s->o.lang && !lang)
 		llm_json_edit_str(&s->ed, "lang", s->o.lang, strlen(s->o.lang));
 	if (s->o.source && !llm_json_get(&s->rec, "source"))
 		llm_json_edit_str(&s->ed, "source", s->o.source, strlen(s->o.source));

@@ -3,7 +3,10 @@
  *
  * A source reads one file (or stdin) and yields documents as JSONL lines of the document
  * stream (DESIGN §3). Formats, detected from content after decompression unless forced:
- *   jsonl    one record per line, passed through byte for byte unless a field is added
+ *   jsonl    one record per line, passed through byte for byte unless a field is added;
+ *            datatrove's and Dolma's nested fields (metadata.domain, .language, .url,
+ *            .date; Dolma's created) become the top-level domain, lang, url and date of a
+ *            record that lacks them (llmkit-formats(5) "Peer layouts")
  *   text     one document per file, per line (LLM_DOCSRC_LINES) or per blank-line paragraph
  *   html     one document per file, text left as HTML, "format": "html"
  *   warc     WARC/WARC.gz: response records with HTML (and text) payloads, resource records,
