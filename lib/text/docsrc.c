@@ -30,7 +30,8 @@ const char llm_docsrc_format_names[] = "auto\0jsonl\0text\0html\0warc\0archive\0
 struct llm_docsrc {
 	llm_docsrc_opts o;
 	char *path;   /* for messages */
-	char *source; /* stamped "source" and id seed */
+	char *source; /* stamped "source" */
+	char *seed;   /* hashed with each record's offset into its id */
 	int format;
 	llm_reader *r;
 	llm_json_rec rec;
@@ -187,7 +188,14 @@ static int docsrc_start(llm_docsrc *s)
 	return LLM_OK;
 }
 
-static llm_docsrc *docsrc_new(const char *path, const char *source, const llm_docsrc_opts *o)
+/*
+ * The id seed names the input among all those llm-cat reads: its path as given, or for
+ * standard input "stdin". --source names what standard input is; for a file it is only a
+ * stamp, since one --source for several files would give the records at equal offsets of
+ * each the same id: the seed is then "SOURCE!PATH", unique per file and per source.
+ */
+static llm_docsrc *docsrc_new(const char *path, const char *source, int is_stdin,
+                              const llm_docsrc_opts *o)
 {
 	llm_docsrc *s = llm_calloc(1, sizeof *s);
 	s->o = *o;
@@ -197,6 +205,13 @@ static llm_docsrc *docsrc_new(const char *path, const char *source, const llm_do
 		s->o.max_line = (size_t)64 << 20;
 	s->path = llm_strdup(path);
 	s->source = llm_strdup(o->source ? o->source : source);
+	if (o->source && !is_stdin) {
+		llm_buf b = LLM_BUF_INIT;
+		llm_buf_addf(&b, "%s!%s", o->source, source);
+		s->seed = llm_buf_detach(&b, NULL);
+	} else {
+		s->seed = llm_strdup(s->source);
+	}
 	llm_json_rec_init(&s->rec);
 	llm_json_edit_init(&s->ed);
 	llm_warc_record_init(&s->warc);
@@ -208,7 +223,7 @@ static llm_docsrc *docsrc_new(const char *path, const char *source, const llm_do
 int llm_docsrc_open(llm_docsrc **sp, const char *path, const llm_docsrc_opts *o)
 {
 	int stdin_ = !path || strcmp(path, "-") == 0;
-	llm_docsrc *s = docsrc_new(stdin_ ? "<stdin>" : path, stdin_ ? "stdin" : path, o);
+	llm_docsrc *s = docsrc_new(stdin_ ? "<stdin>" : path, stdin_ ? "stdin" : path, stdin_, o);
 	int rc = llm_reader_open(&s->r, path);
 	if (rc == LLM_OK)
 		rc = docsrc_start(s);
@@ -223,7 +238,7 @@ int llm_docsrc_open(llm_docsrc **sp, const char *path, const llm_docsrc_opts *o)
 int llm_docsrc_open_mem(llm_docsrc **sp, const void *data, size_t n, const char *name,
                         const llm_docsrc_opts *o)
 {
-	llm_docsrc *s = docsrc_new(name, name, o);
+	llm_docsrc *s = docsrc_new(name, name, 0, o);
 	int rc = llm_reader_open_mem(&s->r, data, n, name);
 	if (rc == LLM_OK)
 		rc = docsrc_start(s);
@@ -253,6 +268,7 @@ void llm_docsrc_free(llm_docsrc *s)
 	llm_charset_free(s->cs);
 	free(s->path);
 	free(s->source);
+	free(s->seed);
 	free(s);
 }
 
@@ -455,7 +471,7 @@ static int next_jsonl(llm_docsrc *s, llm_doc *d)
 	llm_json_edit_reset(&s->ed);
 	if (!llm_json_get(&s->rec, "id")) {
 		char id[17];
-		make_id(s->source, llm_reader_offset(s->r), id);
+		make_id(s->seed, llm_reader_offset(s->r), id);
 		llm_json_edit_str(&s->ed, "id", id, 16);
 	}
 	llm_json_val peer_dom, peer_lang;
@@ -521,7 +537,7 @@ static int next_whole(llm_docsrc *s, llm_doc *d, const char *format)
 		return (int)k;
 	if (is_binary(s, s->payload.p ? s->payload.p : "", s->payload.len))
 		return reject(d, "binary", "binary data (NUL bytes), not text");
-	doc_meta m = { .format = format, .source = s->source, .id_seed = s->source };
+	doc_meta m = { .format = format, .source = s->source, .id_seed = s->seed };
 	emit_doc(s, d, s->payload.p ? s->payload.p : "", s->payload.len, &m);
 	return LLM_OK;
 }
@@ -543,7 +559,7 @@ static int next_text_split(llm_docsrc *s, llm_doc *d)
 				return rc;
 		} while (len == 0);
 		d->line = llm_reader_lineno(s->r);
-		doc_meta m = { .format = "text", .source = s->source, .id_seed = s->source,
+		doc_meta m = { .format = "text", .source = s->source, .id_seed = s->seed,
 		               .offset = llm_reader_offset(s->r) };
 		emit_doc(s, d, line, len, &m);
 		return LLM_OK;
@@ -584,7 +600,7 @@ static int next_text_split(llm_docsrc *s, llm_doc *d)
 	if (!s->payload.len)
 		return LLM_EOF;
 	d->line = first;
-	doc_meta m = { .format = "text", .source = s->source, .id_seed = s->source, .offset = start };
+	doc_meta m = { .format = "text", .source = s->source, .id_seed = s->seed, .offset = start };
 	emit_doc(s, d, s->payload.p, s->payload.len, &m);
 	return LLM_OK;
 }
@@ -668,7 +684,7 @@ static int next_web(llm_docsrc *s, llm_doc *d)
 		}
 		if (is_binary(s, body, blen))
 			return reject(d, "binary", "binary payload for '%s'", url);
-		doc_meta m = { .format = format, .source = s->source, .id_seed = s->source,
+		doc_meta m = { .format = format, .source = s->source, .id_seed = s->seed,
 		               .offset = w->offset, .url = url, .date = date,
 		               .charset = s->charset.p, .charset_len = s->charset.len };
 		emit_doc(s, d, body, blen, &m);
@@ -720,7 +736,7 @@ static int next_archive(llm_docsrc *s, llm_doc *d)
 		           looks_html(p, s->payload.len);
 		/* Ids hash the archive and member names, so equal member paths in two archives differ. */
 		llm_buf_reset(&s->ctype);
-		llm_buf_addf(&s->ctype, "%s!%s", s->source, s->member.p);
+		llm_buf_addf(&s->ctype, "%s!%s", s->seed, s->member.p);
 		doc_meta m = { .format = html ? "html" : "text", .source = s->member.p,
 		               .id_seed = s->ctype.p, .offset = (uint64_t)pos };
 		emit_doc(s, d, p, s->payload.len, &m);

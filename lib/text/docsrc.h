@@ -15,8 +15,12 @@
  *            broken one is rejected as "bad_http", an unknown coding as "content_encoding".
  *   arc      ARC/ARC.gz (the format before WARC): the same for its http records
  *   archive  tar (any compression) or zip: each member file a document, "source" = member path
- * Every document gets an "id" when it has none: 16 hex digits of XXH3-64 over the source name
- * and the byte offset of the record, so ids are stable across runs. Stamps (domain, lang,
+ *            (its id hashes the archive's name and the member's)
+ * Every document gets an "id" when it has none: 16 hex digits of XXH3-64 over the input's name
+ * and the byte offset of the record, so ids are stable across runs and unique among inputs of
+ * different names: the path as given, or "stdin" (o->source when set) for standard input; a
+ * file read with o->source is named "SOURCE!PATH", so that one source over several files
+ * still gives each its own ids. Stamps (domain, lang,
  * source) are added to documents that lack the field; existing values are kept.
  * Documents that are not JSONL are decoded to UTF-8 from their encoding, decided as charset.h
  * says (forced, BOM, HTTP charset, <meta>, detection) and recorded as "encoding"; text split

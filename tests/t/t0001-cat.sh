@@ -44,6 +44,36 @@ test_expect_success 'missing id is added, stable across runs' '
 	jq -e -s ".[1].id == \"w1\"" out1
 '
 
+# The ids of llmkit-formats(5): XXH3-64 of "NAME:OFFSET", NAME the input's path as given, or
+# "stdin" (or --source) for standard input. The values are pinned: ids are stable across
+# versions, and every later stage (the split, the noise, dedup's clusters) keys on them.
+test_expect_success 'ids: one per input name and offset, pinned' '
+	mkdir da db && printf "{\"text\": \"same\"}\n" >da/x.jsonl && printf "{\"text\": \"other\"}\n" >db/x.jsonl &&
+	llm-cat -q da/x.jsonl db/x.jsonl | jq -r .id >ids &&
+	printf "63ea17c3f1ce1837\ne27d86b8b18443d1\n" >expect && test_cmp expect ids &&
+	llm-cat -q <da/x.jsonl | jq -r .id >ids &&
+	echo 77559ab17b6f610f >expect && test_cmp expect ids &&
+	llm-cat -q --source crawl <da/x.jsonl | jq -r .id >ids &&
+	echo da7a8b2d2791a016 >expect && test_cmp expect ids
+'
+
+test_expect_success 'ids: one --source over several files still gives each file its own' '
+	llm-cat -q --source crawl da/x.jsonl db/x.jsonl >out &&
+	jq -r .id out | sort -u >ids && test_line_count = 2 ids &&
+	jq -e -s "map(.source) == [\"crawl\", \"crawl\"]" out &&
+	mkdir -p t1 t2 && printf "p\n" >t1/t.txt && printf "p\n" >t2/t.txt &&
+	(cd t1 && tar cf ../t1.tar t.txt) && (cd t2 && tar cf ../t2.tar t.txt) &&
+	llm-cat -q --source crawl t1/t.txt t2/t.txt t1.tar t2.tar | jq -r .id | sort -u >ids &&
+	test_line_count = 4 ids
+'
+
+test_expect_success 'ids: runs on standard input are told apart by --source' '
+	llm-cat -q --source run-1 <da/x.jsonl >r1 && llm-cat -q --source run-2 <db/x.jsonl >r2 &&
+	test "$(jq -r .id r1)" != "$(jq -r .id r2)" &&
+	llm-cat -q <da/x.jsonl >s1 && llm-cat -q <db/x.jsonl >s2 &&
+	test "$(jq -r .id s1)" = "$(jq -r .id s2)"
+'
+
 test_expect_success 'stamps are added only where the field is missing' '
 	printf "{\"text\": \"a\", \"domain\": \"web\"}\n{\"text\": \"b\"}\n" >in &&
 	llm-cat -q --domain news --lang en in >out &&
