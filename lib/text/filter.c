@@ -25,7 +25,8 @@ static const char *const rep_reasons[] = {
 static const char *const gopher_reasons[] = {
 	"gopher_short_doc", "gopher_long_doc", "gopher_short_words", "gopher_long_words",
 	"gopher_too_many_hashes", "gopher_too_many_ellipsis", "gopher_too_many_bullets",
-	"gopher_too_many_end_ellipsis", "gopher_few_alpha_words", "gopher_few_stop_words", NULL
+	"gopher_too_many_end_ellipsis", "gopher_few_alpha_words", "gopher_few_stop_words",
+	"lang_not_configured", NULL
 };
 static const char *const c4_reasons[] = { "c4_lorem_ipsum", "c4_curly_bracket",
 	                                  "c4_too_few_sentences", NULL };
@@ -72,15 +73,18 @@ const char *const llm_filter_counters[LLM_FILTER_NCOUNTERS] = {
 #define AMOUNT(n, s, f, u, d) { n, LLM_FILTER_##s, LLM_PARAM_DOUBLE, QP(f), 0, INFINITY, u, d }
 #define COUNT(n, s, f, u, d) { n, LLM_FILTER_##s, LLM_PARAM_INT, QP(f), 0, INT_MAX, u, d }
 #define FLAG(n, s, f, d) { n, LLM_FILTER_##s, LLM_PARAM_BOOL, QP(f), 0, 1, "true or false", d }
-/* The built-in defaults, per language: English (and every language not named), Mandarin
- * (FineWeb-2 configs/cmn_Hani.yml), Japanese (configs/jpn_Jpan.yml). FineWeb-2's pipeline
- * turns off for every language the duplicate-paragraph rules, the duplicate-line character
- * rule and the short-line rule, and sets the duplicate-line character ratio to 0.1; 0 is
- * "off". Gopher: Rae et al. 2021 Table A1; C4: datatrove C4QualityFilter; FineWeb:
- * datatrove FineWebQualityFilter; ChineseWebText preprocess.py (min_line_len=10,
+/* The built-in defaults, per language: English (FineWeb's English pipeline: Gopher, Rae et
+ * al. 2021 Table A1; C4, datatrove C4QualityFilter; FineWeb, datatrove FineWebQualityFilter),
+ * which is also the column of every language without settings, then FineWeb-2's languages
+ * (lib/text/fineweb2/LANG.yml through fineweb2.h). FW2(key) is a config's value per
+ * language; FineWeb-2's pipeline turns off for every language the duplicate-paragraph rules,
+ * the duplicate-line character rule and the short-line rule, and sets the duplicate-line
+ * character ratio to 0.1 (FW2_ALL); 0 is "off". ChineseWebText: preprocess.py (min_line_len=10,
  * min_zh_percent=0.3, max_repeat=0.5); StarCoder2 §2.1 basic filters. */
-#define ALL(x) { x, x, x }
-#define LANG(en, zh, ja) { en, zh, ja }
+#define ALL(x) { x, LLM_FW2_ALL(x) }
+#define EN_FW2(en, ...) { en, __VA_ARGS__ }
+#define FW2(key) LLM_FW2_##key
+#define FW2_ALL(x) LLM_FW2_ALL(x)
 
 const llm_filter_param llm_filter_params[] = {
 	COUNT("min_chars", LENGTH, min_chars, "characters", ALL(50)),
@@ -88,27 +92,31 @@ const llm_filter_param llm_filter_params[] = {
 	COUNT("min_words", LENGTH, min_words, "words", ALL(0)),
 	FRAC("max_replacement_ratio", ENCODING, max_replacement_ratio, ALL(0.01)),
 	FRAC("max_mojibake_ratio", ENCODING, max_mojibake_ratio, ALL(0.01)),
-	FRAC("dup_para_frac", GOPHER_REP, dup_para_frac, LANG(0.3, 0, 0)),
-	FRAC("dup_para_char_frac", GOPHER_REP, dup_para_char_frac, LANG(0.2, 0, 0)),
-	FRAC("dup_line_frac", GOPHER_REP, dup_line_frac, LANG(0.3, 0.287, 0.328)),
-	FRAC("dup_line_char_frac", GOPHER_REP, dup_line_char_frac, LANG(0.2, 0, 0)),
-	FRAC("top_2_gram", GOPHER_REP, top_ngram_frac[0], LANG(0.2, 0.256, 0.239)),
-	FRAC("top_3_gram", GOPHER_REP, top_ngram_frac[1], LANG(0.18, 0.201, 0.196)),
-	FRAC("top_4_gram", GOPHER_REP, top_ngram_frac[2], LANG(0.16, 0.171, 0.172)),
-	FRAC("dup_5_gram", GOPHER_REP, dup_ngram_frac[0], LANG(0.15, 0.198, 0.243)),
-	FRAC("dup_6_gram", GOPHER_REP, dup_ngram_frac[1], LANG(0.14, 0.182, 0.225)),
-	FRAC("dup_7_gram", GOPHER_REP, dup_ngram_frac[2], LANG(0.13, 0.167, 0.207)),
-	FRAC("dup_8_gram", GOPHER_REP, dup_ngram_frac[3], LANG(0.12, 0.154, 0.19)),
-	FRAC("dup_9_gram", GOPHER_REP, dup_ngram_frac[4], LANG(0.11, 0.14, 0.175)),
-	FRAC("dup_10_gram", GOPHER_REP, dup_ngram_frac[5], LANG(0.1, 0.127, 0.159)),
+	FRAC("dup_para_frac", GOPHER_REP, dup_para_frac, EN_FW2(0.3, FW2_ALL(0))),
+	FRAC("dup_para_char_frac", GOPHER_REP, dup_para_char_frac, EN_FW2(0.2, FW2_ALL(0))),
+	FRAC("dup_line_frac", GOPHER_REP, dup_line_frac, EN_FW2(0.3, FW2(dup_line_frac))),
+	FRAC("dup_line_char_frac", GOPHER_REP, dup_line_char_frac, EN_FW2(0.2, FW2_ALL(0))),
+	FRAC("top_2_gram", GOPHER_REP, top_ngram_frac[0], EN_FW2(0.2, FW2(top_n_grams_2))),
+	FRAC("top_3_gram", GOPHER_REP, top_ngram_frac[1], EN_FW2(0.18, FW2(top_n_grams_3))),
+	FRAC("top_4_gram", GOPHER_REP, top_ngram_frac[2], EN_FW2(0.16, FW2(top_n_grams_4))),
+	FRAC("dup_5_gram", GOPHER_REP, dup_ngram_frac[0], EN_FW2(0.15, FW2(dup_n_grams_5))),
+	FRAC("dup_6_gram", GOPHER_REP, dup_ngram_frac[1], EN_FW2(0.14, FW2(dup_n_grams_6))),
+	FRAC("dup_7_gram", GOPHER_REP, dup_ngram_frac[2], EN_FW2(0.13, FW2(dup_n_grams_7))),
+	FRAC("dup_8_gram", GOPHER_REP, dup_ngram_frac[3], EN_FW2(0.12, FW2(dup_n_grams_8))),
+	FRAC("dup_9_gram", GOPHER_REP, dup_ngram_frac[4], EN_FW2(0.11, FW2(dup_n_grams_9))),
+	FRAC("dup_10_gram", GOPHER_REP, dup_ngram_frac[5], EN_FW2(0.1, FW2(dup_n_grams_10))),
 	AMOUNT("min_doc_words", GOPHER_QUALITY, min_doc_words, "words", ALL(50)),
 	AMOUNT("max_doc_words", GOPHER_QUALITY, max_doc_words, "words", ALL(100000)),
-	AMOUNT("min_avg_word_length", GOPHER_QUALITY, min_avg_word_len, "characters", LANG(3, 1, 1)),
-	AMOUNT("max_avg_word_length", GOPHER_QUALITY, max_avg_word_len, "characters", LANG(10, 5, 6)),
+	AMOUNT("min_avg_word_length", GOPHER_QUALITY, min_avg_word_len, "characters",
+	       EN_FW2(3, FW2(min_avg_word_length))),
+	AMOUNT("max_avg_word_length", GOPHER_QUALITY, max_avg_word_len, "characters",
+	       EN_FW2(10, FW2(max_avg_word_length))),
 	AMOUNT("max_symbol_word_ratio", GOPHER_QUALITY, max_symbol_word_ratio, "per word", ALL(0.1)),
 	FRAC("max_bullet_lines_ratio", GOPHER_QUALITY, max_bullet_lines_ratio, ALL(0.9)),
 	FRAC("max_ellipsis_lines_ratio", GOPHER_QUALITY, max_ellipsis_lines_ratio, ALL(0.3)),
-	FRAC("min_alpha_words_ratio", GOPHER_QUALITY, min_alpha_words_ratio, LANG(0.8, 0.735, 0.759)),
+	FRAC("min_alpha_words_ratio", GOPHER_QUALITY, min_alpha_words_ratio,
+	     EN_FW2(0.8, FW2(max_non_alpha_words_ratio))),
+	FLAG("reject_unconfigured_lang", GOPHER_QUALITY, reject_unconfigured_lang, ALL(true)),
 	COUNT("min_stop_words", GOPHER_QUALITY, min_stop_words, "words", ALL(2)),
 	FLAG("c4_remove_citations", C4, c4_remove_citations, ALL(true)),
 	FLAG("c4_terminal_punct", C4, c4_terminal_punct, ALL(true)),
@@ -119,11 +127,12 @@ const llm_filter_param llm_filter_params[] = {
 	FLAG("c4_javascript", C4, c4_javascript, ALL(true)),
 	FLAG("c4_curly_bracket", C4, c4_curly_bracket, ALL(true)),
 	FLAG("c4_policy", C4, c4_policy, ALL(true)),
-	FRAC("fineweb_line_punct_ratio", FINEWEB, fw_line_punct_thr, LANG(0.12, 0.106, 0.096)),
-	FRAC("fineweb_short_line_ratio", FINEWEB, fw_short_line_thr, LANG(0.67, 0, 0)),
+	FRAC("fineweb_line_punct_ratio", FINEWEB, fw_line_punct_thr, EN_FW2(0.12, FW2(line_punct_thr))),
+	FRAC("fineweb_short_line_ratio", FINEWEB, fw_short_line_thr, EN_FW2(0.67, FW2_ALL(0))),
 	COUNT("fineweb_short_line_length", FINEWEB, fw_short_line_len, "characters", ALL(30)),
-	FRAC("fineweb_char_dup_ratio", FINEWEB, fw_char_dup_ratio, LANG(0.01, 0.1, 0.1)),
-	AMOUNT("fineweb_new_line_ratio", FINEWEB, fw_new_line_ratio, "per word", LANG(0.3, 0.178, 0.13)),
+	FRAC("fineweb_char_dup_ratio", FINEWEB, fw_char_dup_ratio, EN_FW2(0.01, FW2_ALL(0.1))),
+	AMOUNT("fineweb_new_line_ratio", FINEWEB, fw_new_line_ratio, "per word",
+	       EN_FW2(0.3, FW2(new_line_ratio))),
 	AMOUNT("cwt_min_avg_line_length", CWT, cwt_min_avg_line_len, "characters", ALL(10)),
 	FRAC("cwt_min_han_ratio", CWT, cwt_min_han_ratio, ALL(0.3)),
 	FRAC("cwt_max_rep_ngram_frac", CWT, cwt_max_rep_ngram_frac, ALL(0.5)),
@@ -327,12 +336,45 @@ void llm_filter_param_get(const llm_quality_params *p, const llm_filter_param *p
 		llm_json_put_f64(out, *(const double *)(const void *)base);
 }
 
+/* " (zh 0.287, de 0.263, ...)": the FineWeb-2 languages whose default differs from
+ * English's, or " (FineWeb-2 languages: x)" when they all share one. */
+static void list_languages(const llm_filter_param *p, const llm_buf *en, llm_buf *out)
+{
+	static const char *const iso1[] = {
+#define ISO1(name, code, alias) code,
+		LLM_FW2_LANGS(ISO1)
+#undef ISO1
+	};
+	llm_buf v[LLM_FW2_NLANGS];
+	bool same = true, differ = false;
+	for (int i = 0; i < LLM_FW2_NLANGS; i++) {
+		llm_quality_params q;
+		llm_quality_defaults(&q, iso1[i]);
+		v[i] = (llm_buf)LLM_BUF_INIT;
+		llm_filter_param_get(&q, p, &v[i]);
+		same = same && strcmp(v[i].p, v[0].p) == 0;
+		differ = differ || strcmp(v[i].p, en->p) != 0;
+	}
+	if (same && differ)
+		llm_buf_addf(out, " (FineWeb-2 languages: %s)", v[0].p);
+	else if (differ) {
+		const char *sep = " (";
+		for (int i = 0; i < LLM_FW2_NLANGS; i++)
+			if (strcmp(v[i].p, en->p) != 0) {
+				llm_buf_addf(out, "%s%s %s", sep, iso1[i], v[i].p);
+				sep = ", ";
+			}
+		llm_buf_addc(out, ')');
+	}
+	for (int i = 0; i < LLM_FW2_NLANGS; i++)
+		llm_buf_release(&v[i]);
+}
+
 void llm_filter_list(llm_buf *out)
 {
-	llm_quality_params en, zh;
+	llm_quality_params en;
 	llm_quality_defaults(&en, "en");
-	llm_quality_defaults(&zh, "zh");
-	llm_buf ven = LLM_BUF_INIT, vzh = LLM_BUF_INIT;
+	llm_buf ven = LLM_BUF_INIT;
 	for (int i = 0; i < LLM_FILTER_NSTEPS; i++) {
 		const llm_filter_step *st = &llm_filter_steps[i];
 		llm_buf_addf(out, "%s%s  %s%s\n  reasons:", i ? "\n" : "", st->name, st->title,
@@ -347,17 +389,13 @@ void llm_filter_list(llm_buf *out)
 			if (p->step != i)
 				continue;
 			llm_buf_reset(&ven);
-			llm_buf_reset(&vzh);
 			llm_filter_param_get(&en, p, &ven);
-			llm_filter_param_get(&zh, p, &vzh);
 			llm_buf_addf(out, "  %s = %s", p->name, ven.p);
-			if (strcmp(ven.p, vzh.p) != 0)
-				llm_buf_addf(out, " (zh %s)", vzh.p);
+			list_languages(p, &ven, out);
 			llm_buf_addc(out, '\n');
 		}
 	}
 	llm_buf_release(&ven);
-	llm_buf_release(&vzh);
 }
 
 bool llm_filter_run(unsigned bits, llm_quality *q, const llm_quality_params *p,
@@ -366,8 +404,11 @@ bool llm_filter_run(unsigned bits, llm_quality *q, const llm_quality_params *p,
 {
 	if (!bits)
 		return true;
+	if ((bits & 1u << LLM_FILTER_GOPHER_QUALITY) && !llm_quality_lang(p, v))
+		return false;
 	if (!text->p)
 		llm_buf_grow(text, 0);
+	llm_quality_set_word_rules(q, p->word_rules);
 	llm_quality_set_text(q, text->p, text->len, seg);
 	for (int i = 0; i < LLM_FILTER_NSTEPS; i++) {
 		const llm_filter_step *st = &llm_filter_steps[i];

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "fineweb2.h"
 #include "quality.h"
 
 /* Step indices: bit (1u << LLM_FILTER_X) of a filter set. */
@@ -65,8 +66,10 @@ extern const char *const llm_filter_counters[LLM_FILTER_NCOUNTERS];
 
 enum { LLM_PARAM_DOUBLE, LLM_PARAM_INT, LLM_PARAM_BOOL };
 
-/* The languages with defaults of their own: llm_quality_defaults picks the column. */
-enum { LLM_FILTER_EN, LLM_FILTER_ZH, LLM_FILTER_JA, LLM_FILTER_NLANGS };
+/* The language columns of the defaults: English (and the languages without settings), then
+ * FineWeb-2's languages in the order of LLM_FW2_LANGS (fineweb2.h); llm_quality_defaults
+ * picks the column. */
+enum { LLM_FILTER_EN, LLM_FILTER_NLANGS = 1 + LLM_FW2_NLANGS };
 
 typedef struct {
 	const char *name;   /* "min_doc_words" */
@@ -103,7 +106,8 @@ void llm_filter_param_defaults(llm_quality_params *p, int lang);
 void llm_filter_param_get(const llm_quality_params *p, const llm_filter_param *par, llm_buf *out);
 
 /* --list-filters: every step with its title, reasons, counters and parameters with their
- * English and (where different) Chinese defaults, appended to out as text. */
+ * English defaults and, where they differ, those of FineWeb-2's languages, appended to out
+ * as text. */
 void llm_filter_list(llm_buf *out);
 
 /* The closest of names[0..n) to word (edit distance), or NULL when none is close. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "charclass.h"
 #include "filter.h"
@@ -246,6 +247,11 @@ void llm_quality_free(llm_quality *q)
 	free(q);
 }
 
+void llm_quality_set_word_rules(llm_quality *q, unsigned rules)
+{
+	q->words.rules = q->scratch.rules = q->edited.rules = rules;
+}
+
 void llm_quality_set_text(llm_quality *q, const char *s, size_t n, const llm_segmenter *seg)
 {
 	q->s = s;
@@ -300,15 +306,16 @@ const char *llm_quality_word(llm_quality *q, size_t i, size_t *len)
 
 static const char *const gopher_stop[] = { "the", "be", "to", "of", "and", "that", "have", "with",
 	                                   NULL };
-/* FineWeb-2 configs/cmn_Hani.yml and jpn_Jpan.yml "stopwords" */
-static const char *const zh_stop[] = {
-	"\u7684", "\u5E74", "\u5728", "\u6708", "\u662F", "\u548C", "\u65E5", "\u4E86",
-	"\u65BC", "\u00B7", "\u70BA", "\u6709", "\u88AB", "\u4EBA", "\u4E2D", "\u4E3A",
-	"\u4ED6", "\u8207", "\u5F8C", "\u4E5F", "\u800C", "\u7531", NULL
-};
-static const char *const ja_stop[] = {
-	"\u306E", "\u306B", "\u3092", "\u306F", "\u305F", "\u3066", "\u304C", "\u3068",
-	"\u3067", "\u5E74", "\u3057", "\u30FB", "\u6708", "\u308C", "\u3055", NULL
+/* The stop words of each FineWeb-2 language (its config's "stopwords"), in column order */
+#define STOP_LIST(name, iso1, alias) static const char *const stop_##name[] = { LLM_FW2_STOP_##name, NULL };
+LLM_FW2_LANGS(STOP_LIST)
+#undef STOP_LIST
+static const struct fw2_lang {
+	const char *name, *iso1, *alias, *const *stop;  /* "deu_Latn", "de", another tag */
+} fw2_langs[LLM_FW2_NLANGS] = {
+#define LANG_ROW(name, iso1, alias) { #name, iso1, alias, stop_##name },
+	LLM_FW2_LANGS(LANG_ROW)
+#undef LANG_ROW
 };
 
 bool llm_quality_is_zh(const char *lang)
@@ -324,15 +331,62 @@ bool llm_quality_is_zh(const char *lang)
 	return false;
 }
 
+/* How spaCy's tokenizer for the language differs from the English one beyond the special
+ * cases (spacy/lang/LANG/punctuation.py: German, Spanish, Dutch and Portuguese infixes have
+ * no hyphen between letters; French and Italian split after an elided article). */
+static unsigned word_rules(const char *iso1)
+{
+	static const char *const no_hyphen[] = { "de", "es", "nl", "pt", NULL };
+	static const char *const elision[] = { "fr", "it", NULL };
+	unsigned r = 0;
+	for (int i = 0; no_hyphen[i]; i++)
+		if (strcmp(iso1, no_hyphen[i]) == 0)
+			r |= LLM_WORDS_NO_HYPHEN;
+	for (int i = 0; elision[i]; i++)
+		if (strcmp(iso1, elision[i]) == 0)
+			r |= LLM_WORDS_ELISION;
+	return r;
+}
+
+/* Does the primary subtag of tag (up to '-', '_' or the end) equal code? */
+static bool subtag_is(const char *tag, size_t n, const char *code)
+{
+	return *code && strlen(code) == n && strncasecmp(tag, code, n) == 0;
+}
+
+int llm_quality_lang_column(const char *lang, bool *configured)
+{
+	*configured = true;
+	if (!lang || !*lang)
+		return LLM_FILTER_EN;
+	size_t n = strcspn(lang, "-_");
+	if (subtag_is(lang, n, "en") || subtag_is(lang, n, "eng") || subtag_is(lang, n, "und"))
+		return LLM_FILTER_EN;
+	for (int i = 0; i < LLM_FW2_NLANGS; i++) {
+		const struct fw2_lang *l = &fw2_langs[i];
+		bool zh = strcmp(l->iso1, "zh") == 0;
+		bool code3 = n == 3 && strncasecmp(lang, l->name, 3) == 0;  /* "deu" of deu_Latn */
+		if (code3 || subtag_is(lang, n, l->iso1) || subtag_is(lang, n, l->alias) ||
+		    (zh && llm_quality_is_zh(lang)))
+			return LLM_FILTER_EN + 1 + i;
+	}
+	*configured = false;
+	return LLM_FILTER_EN;
+}
+
 void llm_quality_defaults(llm_quality_params *p, const char *lang)
 {
 	/* The thresholds are the rows of the parameter table (filter.c), one column per
 	 * language; what is not a parameter (the stop words, CJK handling) is set here. */
-	bool zh = lang && llm_quality_is_zh(lang), ja = lang && strncmp(lang, "ja", 2) == 0;
+	bool configured;
+	int col = llm_quality_lang_column(lang, &configured);
 	memset(p, 0, sizeof *p);
-	llm_filter_param_defaults(p, zh ? LLM_FILTER_ZH : ja ? LLM_FILTER_JA : LLM_FILTER_EN);
-	p->cjk = zh || ja;
-	p->builtin_stop = zh ? zh_stop : ja ? ja_stop : gopher_stop;
+	llm_filter_param_defaults(p, col);
+	const char *iso1 = col == LLM_FILTER_EN ? "en" : fw2_langs[col - 1].iso1;
+	p->cjk = strcmp(iso1, "zh") == 0 || strcmp(iso1, "ja") == 0;
+	p->builtin_stop = col == LLM_FILTER_EN ? gopher_stop : fw2_langs[col - 1].stop;
+	p->lang_configured = configured;
+	p->word_rules = col == LLM_FILTER_EN ? 0 : LLM_WORDS_NO_ENGLISH | word_rules(iso1);
 }
 
 static inline bool on(double x)
@@ -346,6 +400,15 @@ static bool fail(llm_verdict *v, const char *reason, double value, double thresh
 	v->value = value;
 	v->threshold = threshold;
 	return false;
+}
+
+bool llm_quality_lang(const llm_quality_params *p, llm_verdict *v)
+{
+	/* Gopher's stop words and word lengths are per language: judging, say, Swedish by
+	 * English stop words rejects nearly every page for a reason that does not say why. */
+	if (!p->lang_configured && p->reject_unconfigured_lang)
+		return fail(v, "lang_not_configured", 0, 0);
+	return true;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -575,9 +638,9 @@ bool llm_quality_gopher(llm_quality *q, const llm_quality_params *p, llm_verdict
 			int k = -1;
 			if (p->stop_words) {
 				k = llm_wordset_find(p->stop_words, t, w[i].len);
-			} else if (w[i].len <= 4) {
+			} else {
 				for (size_t j = 0; j < nstop; j++)
-					if (strlen(builtin[j]) == w[i].len &&
+					if (builtin[j][0] == t[0] && strlen(builtin[j]) == w[i].len &&
 					    memcmp(builtin[j], t, w[i].len) == 0)
 						k = (int)j;
 			}

@@ -10,8 +10,9 @@
  *           GopherQualityFilter / GopherRepetitionFilter compute them.
  *   C4      Raffel et al. 2020 (JMLR 21:140) §2.2; datatrove's C4QualityFilter defaults.
  *   FineWeb Penedo et al. 2024 (arXiv:2406.17557) §3.5; datatrove's FineWebQualityFilter.
- *   CJK     FineWeb-2 (huggingface/fineweb-2: fineweb-2-pipeline.py and configs/cmn_Hani.yml,
- *           jpn_Jpan.yml): the values of llm_quality_defaults(p, "zh"/"ja").
+ *   FW2     FineWeb-2 (huggingface/fineweb-2: fineweb-2-pipeline.py and configs/LANG.yml, in
+ *           lib/text/fineweb2/): the values and stop words of llm_quality_defaults(p, lang)
+ *           for its languages (ar zh de fr id it ja ko nl pl pt ru es tr vi).
  *   ChineseWebText  Chen et al. 2023 (arXiv:2311.01149) §3.1, CASIA-LM/ChineseWebText
  *           preprocess.py: mean line length, share of Han characters, repeated 13-grams.
  *   Code    StarCoder2 / The Stack v2 (Lozhkov et al. 2024, arXiv:2402.19173) §2.1, "Basic
@@ -66,7 +67,13 @@ typedef struct {
 	const llm_wordset *stop_words;           /* a list, or NULL for builtin_stop */
 	const char *const *builtin_stop;         /* NULL-terminated; set by llm_quality_defaults:
 	                                            en: Gopher's the be to of and that have with;
-	                                            zh, ja: FineWeb-2's cmn_Hani, jpn_Jpan lists */
+	                                            others: their FineWeb-2 config's list */
+	bool reject_unconfigured_lang;           /* true: a language without settings is
+	                                            rejected as lang_not_configured */
+	bool lang_configured;                    /* the language has settings: built in, or a
+	                                            recipe section names it (not a parameter) */
+	unsigned word_rules;                     /* LLM_WORDS_* of the language (0: English, and
+	                                            languages judged as English) */
 	/* Gopher repetition */
 	double dup_para_frac, dup_para_char_frac;  /* 0.3, 0.2 */
 	double dup_line_frac, dup_line_char_frac;  /* 0.3, 0.2 */
@@ -105,19 +112,34 @@ typedef struct {
 	bool cjk;
 } llm_quality_params;
 
-/* Published defaults for a language: "en" (and anything not listed) gets the Gopher, C4 and
- * FineWeb values above; Chinese (zh, zh-*, cmn, lzh, yue, wuu, hak) and Japanese (ja) get the
- * FineWeb-2 cmn_Hani / jpn_Jpan values where FineWeb-2 has them (including the rules its
- * pipeline disables: duplicate paragraphs, duplicate line characters, short lines) and
- * cjk = true. stop_words is NULL (the built-in list is used). The values are the columns of
- * the parameter table (filter.h, llm_filter_params), the one place they are written. */
+/* Published defaults for a language tag (its primary subtag, two or three letters: "de",
+ * "de-AT", "deu", "deu_Latn"): English and no language (NULL, "", "und") get the Gopher, C4 and
+ * FineWeb values above; each FineWeb-2 language gets its config's values where FineWeb-2 has
+ * them (including the rules its pipeline disables: duplicate paragraphs, duplicate line
+ * characters, short lines) and its stop words; every Chinese tag (llm_quality_is_zh) is
+ * cmn_Hani. zh and ja get cjk = true. Any other language gets the English column with
+ * lang_configured = false. stop_words is NULL (the built-in list is used). The values are the
+ * columns of the parameter table (filter.h, llm_filter_params), the one place they are
+ * written. */
 void llm_quality_defaults(llm_quality_params *p, const char *lang);
+
+/* The column of the parameter table for a language tag (LLM_FILTER_EN for English, no
+ * language and languages without settings), and whether it has settings. */
+int llm_quality_lang_column(const char *lang, bool *configured);
+
+/* false with "lang_not_configured" when the document's language has no settings and
+ * reject_unconfigured_lang is on: run before the steps whose stop words and word lengths are
+ * per language (gopher-quality). */
+bool llm_quality_lang(const llm_quality_params *p, llm_verdict *v);
 
 /* True for the language tags llm_quality_defaults treats as Chinese. */
 bool llm_quality_is_zh(const char *lang);
 
 typedef struct llm_quality llm_quality;
 llm_quality *llm_quality_new(void);
+/* Words of the next texts split with the LLM_WORDS_* rules of a language (0, the default:
+ * English): llm_filter_run sets them from llm_quality_params.word_rules. */
+void llm_quality_set_word_rules(llm_quality *q, unsigned rules);
 void llm_quality_free(llm_quality *q);
 
 /* Set the document the next calls inspect and split it into words (seg: NULL, or the

@@ -415,8 +415,11 @@ static void resolve(const llm_recipe *r, const char *domain, const char *lang, l
 		idx[j] = i;
 		rank[j] = k;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		/* a section that names the language gives it settings of the recipe's own */
+		out->qp.lang_configured |= r->s[idx[i]].nlangs > 0;
 		apply(&r->s[idx[i]], out, origin);
+	}
 	apply(&r->over, out, origin);
 }
 

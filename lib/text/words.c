@@ -282,7 +282,7 @@ static inline bool alpha_mark_special(const char *k, size_t len)
 static int exception(const llm_words *wd, const char *chunk, size_t a, size_t b)
 {
 	size_t len = wd->cofs[b] - wd->cofs[a];
-	if (len > 24)
+	if (len > 24 || (wd->rules & LLM_WORDS_NO_ENGLISH))
 		return -1;
 	bool letters = true;
 	for (size_t i = a; i < b && letters; i++)
@@ -508,7 +508,8 @@ static inline bool is_alpha_sp(unsigned cls)
 	return (cls & (LLM_CC_LETTER | LLM_CC_CJK)) == LLM_CC_LETTER;
 }
 
-/* Split [a, b) at spaCy's English infixes and emit the pieces. */
+/* Split [a, b) at spaCy's English infixes (and a language's, wd->rules) and emit the
+ * pieces. */
 static void emit_infixes(splitter *sp, size_t a, size_t b)
 {
 	const llm_words *wd = sp->wd;
@@ -534,7 +535,14 @@ static void emit_infixes(splitter *sp, size_t a, size_t b)
 			len = 1;
 		} else if (c == ',' && is_alpha_sp(pk) && is_alpha_sp(nk)) {
 			len = 1;
-		} else if (is_hyphen(c) && (is_alpha_sp(pk) || (pk & LLM_CC_DIGIT))) {
+		} else if ((c == '\'' || c == 0x2019) && (wd->rules & LLM_WORDS_ELISION) &&
+		           is_alpha_sp(pk) && is_alpha_sp(nk)) {
+			/* elision: the apostrophe stays with the article ("l'" "homme") */
+			emit(sp, start, i + 1);
+			start = i + 1;
+			continue;
+		} else if (is_hyphen(c) && !(wd->rules & LLM_WORDS_NO_HYPHEN && is_alpha_sp(pk)) &&
+		           (is_alpha_sp(pk) || (pk & LLM_CC_DIGIT))) {
 			size_t k = i;
 			while (k < b && is_hyphen(wd->cps[k]) && k - i < 3)
 				k++;
@@ -564,7 +572,7 @@ static void merge_specials(splitter *sp, size_t first)
 	for (size_t i = first; i + 1 < ws->n; i++) {
 		for (size_t k = ws->n - i < 4 ? ws->n - i : 4; k >= 2; k--) {
 			size_t off = ws->w[i].off, len = ws->w[i + k - 1].off + ws->w[i + k - 1].len - off;
-			if (len > 24)
+			if (len > 24 || (ws->rules & LLM_WORDS_NO_ENGLISH))
 				continue;
 			int x = exception_bytes(sp->s + off, len);
 			if (x < 0)

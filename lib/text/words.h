@@ -64,7 +64,16 @@ typedef struct {
 	uint32_t *cps, *cofs, *lens;
 	uint16_t *cls;
 	size_t ccap, lcap;
+	unsigned rules;  /* LLM_WORDS_*: 0 for English */
 } llm_words;
+
+/* Where spaCy's tokenizer for a language splits differently from its English one (the
+ * rules field, 0 by default). */
+enum {
+	LLM_WORDS_NO_ENGLISH = 1,  /* no English special cases ("don't", "im" -> "i" "m") */
+	LLM_WORDS_NO_HYPHEN = 2,   /* letters-hyphen-letters stays one word (de es nl pt) */
+	LLM_WORDS_ELISION = 4      /* "l'homme" -> "l'" "homme" (fr it) */
+};
 
 void llm_words_init(llm_words *ws);
 void llm_words_release(llm_words *ws);

@@ -239,9 +239,43 @@ test_expect_success 'every reason a rule in quality.c gives is listed by --list-
 
 # A threshold a section sets to the built-in value of its language is a second copy that
 # nothing keeps equal: the shipped [lang zh] says only what differs from the Mandarin column.
+python3 -c "import yaml" 2>/dev/null && test_set_prereq PYYAML
+test_expect_success PYYAML 'lib/text/fineweb2.h is what scripts/fineweb2-langs.py writes from the shipped configs' '
+	python3 "$TOP/scripts/fineweb2-langs.py" >fw2.h &&
+	test_cmp "$TOP/lib/text/fineweb2.h" fw2.h &&
+	ls "$TOP"/lib/text/fineweb2/*.yml | wc -l >n && test $(cat n) -ge 15
+'
+
+test_expect_success 'each language gets its FineWeb-2 settings; others are lang_not_configured unless a recipe names them' '
+	t="Im Jahr 1900 wurde die Stadt von den Bauern mit einer Mauer umgeben und der Markt war voll." &&
+	for i in 1 2 3 4 5 6; do printf "%s " "$t"; done >de.txt &&
+	for l in de deu_Latn en sv; do
+		printf "{\"id\":\"%s\",\"lang\":\"%s\",\"text\":\"%s\"}\n" "$l" "$l" "$(cat de.txt)"
+	done >langs.jsonl &&
+	llm-clean -q --filters gopher-quality --rejects rej.jsonl langs.jsonl >out.jsonl &&
+	jq -r .id out.jsonl >kept && printf "de\ndeu_Latn\n" >expect && test_cmp expect kept &&
+	jq -r "[.id, .reject_reason] | @tsv" rej.jsonl >reasons &&
+	printf "en\tgopher_few_stop_words\nsv\tlang_not_configured\n" >expect && test_cmp expect reasons &&
+	llm-clean -q --filters gopher-quality --set reject_unconfigured_lang=no --rejects rej2.jsonl \
+		langs.jsonl >/dev/null &&
+	jq -r "[.id, .reject_reason] | @tsv" rej2.jsonl >reasons &&
+	printf "en\tgopher_few_stop_words\nsv\tgopher_few_stop_words\n" >expect && test_cmp expect reasons &&
+	printf "[default]\nfilters = gopher-quality\n[lang sv]\nmin_stop_words = 0\n" >sv.recipe &&
+	llm-clean -q --recipe sv.recipe langs.jsonl | jq -r .id >kept &&
+	printf "de\ndeu_Latn\nsv\n" >expect && test_cmp expect kept &&
+	llm-clean --recipe sv.recipe --explain --lang sv 2>&1 | grep -q "lang sv"
+'
+
 test_expect_success 'the shipped [lang zh] restates no built-in Mandarin default' '
 	llm-clean --list-filters >list &&
-	sed -n "s/^  \([a-z_0-9]*\) = \([^ ]*\) (zh \(.*\))\$/\1 \3/p; s/^  \([a-z_0-9]*\) = \([^ ]*\)\$/\1 \2/p" list >zh &&
+	# "name = en (ar 0.304, zh 0.287, ...)" or "name = en (FineWeb-2 languages: v)"
+	awk "/^  [a-z_0-9]+ = / {
+		v = \$3
+		if (match(\$0, /FineWeb-2 languages: [^)]*/)) v = substr(\$0, RSTART + 21, RLENGTH - 21)
+		else if (match(\$0, /[(,] zh [^,)]*/)) v = substr(\$0, RSTART + 5, RLENGTH - 5)
+		print \$1, v
+	}" list >zh &&
+	grep -q "^dup_line_frac 0.287\$" zh && grep -q "^dup_para_frac 0\$" zh &&
 	test $(wc -l <zh) -gt 40 &&
 	sed -n "/^\[lang zh\]/,/^\[/p" "$R" | sed -n "s/^\([a-z_0-9]*\) *= *\([^ #]*\).*/\1 \2/p" >set &&
 	test -s set &&

@@ -60,6 +60,12 @@ static void test_words(void)
 	          "\xED\x95\x9C\xEA\xB5\xAD\xEC\x96\xB4|\xEB\xAC\xB8\xEC\x9E\xA5");
 	CHECK_STR(words(""), "");
 	CHECK_STR(words(" \n\t "), "");
+	/* other languages, as spaCy 3.8's blank tokenizer for each splits them */
+	llm_quality_set_word_rules(q, LLM_WORDS_NO_ENGLISH | LLM_WORDS_NO_HYPHEN);  /* de */
+	CHECK_STR(words("im Tar-Datei, 3-4 don't"), "im|Tar-Datei|,|3|-|4|don't");
+	llm_quality_set_word_rules(q, LLM_WORDS_NO_ENGLISH | LLM_WORDS_ELISION);  /* fr */
+	CHECK_STR(words("l'homme d\xE2\x80\x99un abc-def"), "l'|homme|d\xE2\x80\x99|un|abc|-|def");
+	llm_quality_set_word_rules(q, 0);
 }
 
 /* A word's hash and power of the base, against Horner's rule one byte at a time, for every
@@ -89,6 +95,7 @@ static const char *run(const char *text, const char *lang, int which)
 	static llm_buf out;
 	llm_quality_params p;
 	llm_quality_defaults(&p, lang);
+	llm_quality_set_word_rules(q, p.word_rules);
 	llm_quality_set_text(q, text, strlen(text), NULL);
 	llm_verdict v;
 	bool keep;
@@ -172,6 +179,67 @@ static void test_english(void)
 	CHECK_EQ_INT(st[4], 1); /* policy */
 	llm_buf_release(&out);
 	free(good);
+}
+
+/* Language tags to FineWeb-2's settings: the primary subtag, two or three letters; every
+ * other language has none, and gopher-quality's run says so before judging it. */
+static void test_languages(void)
+{
+	bool ok;
+	CHECK_EQ_INT(llm_quality_lang_column(NULL, &ok), LLM_FILTER_EN);
+	CHECK(ok);
+	CHECK_EQ_INT(llm_quality_lang_column("und", &ok), LLM_FILTER_EN);
+	CHECK(ok);
+	CHECK_EQ_INT(llm_quality_lang_column("en-GB", &ok), LLM_FILTER_EN);
+	CHECK(ok);
+	int de = llm_quality_lang_column("de", &ok);
+	CHECK(ok && de != LLM_FILTER_EN);
+	CHECK_EQ_INT(llm_quality_lang_column("deu_Latn", &ok), de);
+	CHECK_EQ_INT(llm_quality_lang_column("DE-at", &ok), de);
+	CHECK_EQ_INT(llm_quality_lang_column("deu", &ok), de);
+	int zh = llm_quality_lang_column("zh", &ok);
+	CHECK_EQ_INT(llm_quality_lang_column("zh-Hant", &ok), zh);
+	CHECK_EQ_INT(llm_quality_lang_column("yue", &ok), zh);
+	CHECK_EQ_INT(llm_quality_lang_column("cmn_Hani", &ok), zh);
+	CHECK(llm_quality_lang_column("ara", &ok) == llm_quality_lang_column("ar", &ok) && ok);
+	CHECK_EQ_INT(llm_quality_lang_column("sv", &ok), LLM_FILTER_EN);
+	CHECK(!ok);
+	CHECK_EQ_INT(llm_quality_lang_column("d", &ok), LLM_FILTER_EN);
+	CHECK(!ok);
+
+	/* deu_Latn.yml's values and stop words ("wurde" is longer than any English one) */
+	llm_quality_params p;
+	llm_quality_defaults(&p, "de");
+	CHECK(p.dup_line_frac == 0.263 && p.max_avg_word_len == 15 && p.min_avg_word_len == 0);
+	CHECK(p.dup_para_frac == 0 && p.fw_char_dup_ratio == 0.1 && p.lang_configured && !p.cjk);
+	char *de_text = repeat("Im Jahr %d wurde die Stadt von den Bauern mit einer Mauer umgeben.", 8, " ");
+	CHECK_STR(run(de_text, "de", 0), "keep");
+	CHECK_STR(run(de_text, "en", 0), "gopher_few_stop_words");
+	/* the two stop words here are "im" and "wurde" */
+	char *wurde = repeat("Sie wurde im Haus %d Mal gefragt wer schlief", 10, " ");
+	CHECK_STR(run(wurde, "de", 0), "keep");
+	free(wurde);
+
+	/* sv: no settings; rejected before any step unless the parameter is off */
+	llm_quality_defaults(&p, "sv");
+	CHECK(!p.lang_configured && p.reject_unconfigured_lang);
+	llm_verdict v;
+	CHECK(!llm_quality_lang(&p, &v));
+	CHECK_STR(v.reason, "lang_not_configured");
+	llm_buf t = LLM_BUF_INIT, scratch = LLM_BUF_INIT;
+	llm_buf_adds(&t, de_text);
+	uint64_t counts[LLM_FILTER_NCOUNTERS] = { 0 };
+	CHECK(!llm_filter_run(1u << LLM_FILTER_GOPHER_QUALITY, q, &p, NULL, &t, &scratch, counts, &v));
+	CHECK_STR(v.reason, "lang_not_configured");
+	v.reason = "";
+	CHECK(llm_filter_run(1u << LLM_FILTER_GOPHER_REP, q, &p, NULL, &t, &scratch, counts, &v) ||
+	      strcmp(v.reason, "lang_not_configured") != 0);
+	p.reject_unconfigured_lang = false;
+	CHECK(!llm_filter_run(1u << LLM_FILTER_GOPHER_QUALITY, q, &p, NULL, &t, &scratch, counts, &v));
+	CHECK_STR(v.reason, "gopher_few_stop_words");
+	llm_buf_release(&t);
+	llm_buf_release(&scratch);
+	free(de_text);
 }
 
 /* C4's line rules find their phrases and marks once per document, not once per line: a phrase
@@ -492,6 +560,7 @@ static size_t agreement(const char *reference, const char *lang1, const char *la
 	static const char *const files[] = { "books", "code", "legal", "news", "qa", "web", "wiki" };
 	llm_quality_params p;
 	llm_quality_defaults(&p, lang1);
+	llm_quality_set_word_rules(q, p.word_rules);
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
 	llm_buf text = LLM_BUF_INIT, id = LLM_BUF_INIT;
@@ -586,6 +655,7 @@ int main(void)
 	RUN(test_words);
 	RUN(test_word_hash);
 	RUN(test_english);
+	RUN(test_languages);
 	RUN(test_c4_lines);
 	RUN(test_chinese);
 	RUN(test_length);
