@@ -64,6 +64,23 @@ test_expect_success 'healthy runs: --diagnose finds nothing, exit 0' '
 	llm-report -q --diagnose smoke >out && test ! -s out
 '
 
+# falling N: metrics.jsonl of N steps of a steadily falling loss logged with 6 digits, as a
+# long run's log is.
+falling() {
+	awk -v n="$1" 'BEGIN { for (s = 1; s <= n; s++)
+		printf "{\"step\": %d, \"loss\": %.6f}\n", s, 3 + 5 * exp(-s / (n / 10)) }'
+}
+
+# A million such steps: the page and the diagnosis cost about 2 s of CPU; the limit of 40 s is
+# met only by work linear (or n log n) in the steps (the stair search and the rolling medians
+# were about n^2.8 on such a curve: hours). The rounding of the log is no stair.
+test_expect_success 'a million falling steps: the page and the diagnosis in bounded CPU' '
+	mkdir long && falling 1000000 >long/metrics.jsonl &&
+	test_line_count = 1000000 long/metrics.jsonl &&
+	( ulimit -t 40 && llm-report -q --diagnose -o long.html long >out ) &&
+	test ! -s out && test "$(points loss long.html)" -le 8000
+'
+
 test_expect_success 'a non-finite step: divergence, with its batch, exit 1' '
 	train --steps 30 --run-dir bad --inject-fault nan@20 2>train.err &&
 	test_must_fail --code=1 llm-report -q --diagnose bad >out &&
