@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/err.h"
+#include "core/fmt.h"
 #include "core/io.h"
 #include "core/json.h"
 
@@ -102,12 +103,33 @@ static void duration(llm_buf *b, double s)
 		llm_buf_addf(b, "%.0f h %02.0f min", floor(s / 3600), fmod(s / 60, 60));
 }
 
-/* A JSON value as text: a string unescaped, anything else as written (cut at 300 bytes). */
+/* A double in full: the shortest text that reads back (fmt.h), as everywhere in llmkit. */
+static void full(llm_buf *b, double v)
+{
+	char s[LLM_FMT_DOUBLE_MAX];
+	llm_buf_add(b, s, llm_fmt_double(s, sizeof s, v));
+}
+
+/* Whether a JSON number is written with a fraction or an exponent (an integer is shown as
+ * written: a seed or a count of 20 digits is not a double). */
+static int fractional(const llm_json_val *v)
+{
+	return memchr(v->p, '.', v->len) || memchr(v->p, 'e', v->len) || memchr(v->p, 'E', v->len);
+}
+
+/* A JSON value as text: a string unescaped, a fractional number in its shortest form
+ * (llm-train writes %.17g: 0.00029999999999999997 is shown 0.0003), anything else as written
+ * (cut at 300 bytes). */
 static void json_text(page *p, const llm_json_val *v)
 {
 	llm_buf_reset(&p->tmp);
 	if (v->type == LLM_JSON_STRING && llm_json_str(v, &p->tmp) == LLM_OK) {
 		escs(p->b, p->tmp.p ? p->tmp.p : "");
+		return;
+	}
+	double d;
+	if (v->type == LLM_JSON_NUMBER && fractional(v) && llm_json_num(v, &d) == LLM_OK) {
+		full(p->b, d);
 		return;
 	}
 	esc(p->b, v->p, v->len > 300 ? 300 : v->len);

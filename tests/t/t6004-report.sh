@@ -59,6 +59,16 @@ test_expect_success 'the page is the same bytes for the same run, on stdout or i
 	llm-report -q r1 >again.html && cmp r1.html again.html
 '
 
+test_expect_success 'numbers in their shortest form that reads back, integers as written' '
+	mkdir num && cp r1/metrics.jsonl num/ &&
+	printf "{\"lr\": 0.00029999999999999997, \"beta1\": 0.90000000000000002, \"eps\": 1e-08, \"seed\": 12345678901234567891}\n" >num/train.json &&
+	llm-report -q -o num.html num &&
+	grep "<th>lr</th><td>0.0003</td>" num.html && grep "<th>beta1</th><td>0.9</td>" num.html &&
+	grep "<th>eps</th><td>1e-08</td>" num.html &&
+	grep "<th>seed</th><td>12345678901234567891</td>" num.html &&
+	! grep -e 00029999 -e 90000000000000002 num.html
+'
+
 test_expect_success 'healthy runs: --diagnose finds nothing, exit 0' '
 	llm-report -q --diagnose r1 >out && test ! -s out &&
 	llm-report -q --diagnose smoke >out && test ! -s out
