@@ -69,6 +69,36 @@ test_expect_success 'numbers in their shortest form that reads back, integers as
 	! grep -e 00029999 -e 90000000000000002 num.html
 '
 
+test_expect_success 'the title says what the run trained; --title replaces it' '
+	grep "<h1>r1: a model of [0-9]* parameters, 30 steps of 2 x 32 tokens</h1>" r1.html &&
+	llm-report -q --title "T <1>" r1 >t.html && grep "<h1>T &lt;1&gt;</h1>" t.html
+'
+
+test_expect_success 'multiple choice: the chance level beside the accuracy, from the items scored' '
+	mkdir ev &&
+	printf "{\"step\": 30, \"all\": {\"items\": 3, \"acc\": 0.5, \"acc_norm\": 0.5}, \"domains\": {\"books\": {\"items\": 2, \"acc\": 0.5, \"acc_norm\": 0.5}, \"qa\": {\"items\": 1, \"acc\": 1, \"acc_norm\": 1}}}\n" >ev/choice.json &&
+	{
+		echo "{\"domain\": \"books\", \"choices\": [\"a\", \"b\"]}" &&
+		echo "{\"domain\": \"books\", \"choices\": [\"a\", \"b\", \"c\", \"d\"]}" &&
+		echo "{\"domain\": \"qa\", \"choices\": [\"a\", \"b\", \"c\", \"d\", \"e\"]}"
+	} >ev/choice.samples.jsonl &&
+	llm-report -q --eval ev/choice.json -o ch.html r1 &&
+	grep "<th>chance</th>" ch.html &&
+	grep "<tr><td>books</td><td>2</td><td>0.5</td><td>0.5</td><td>0.375</td></tr>" ch.html &&
+	grep "<tr><td>qa</td><td>1</td><td>1</td><td>1</td><td>0.2</td></tr>" ch.html &&
+	grep "<tr class=\"all\"><td>all</td><td>3</td><td>0.5</td><td>0.5</td><td>0.3167</td></tr>" ch.html &&
+	rm ev/choice.samples.jsonl && llm-report -q --eval ev/choice.json -o ch2.html r1 &&
+	! grep "chance" ch2.html
+'
+
+test_expect_success 'a validation domain of one document is flagged' '
+	printf "{\"all\": {\"documents\": 5, \"loss\": 3.5}, \"domains\": {\"books\": {\"documents\": 4, \"loss\": 3.4}, \"news\": {\"documents\": 1, \"loss\": 4.25}}}\n" >ev/loss.json &&
+	llm-report -q --eval ev/loss.json -o one.html r1 &&
+	grep "<tr class=\"warn\"><td>news (one document)</td>" one.html &&
+	grep "<tr><td>books</td>" one.html &&
+	grep "<p class=\"warn\">Validated on one document: news\." one.html
+'
+
 test_expect_success 'healthy runs: --diagnose finds nothing, exit 0' '
 	llm-report -q --diagnose r1 >out && test ! -s out &&
 	llm-report -q --diagnose smoke >out && test ! -s out
