@@ -17,6 +17,7 @@
 #include "core/fmt.h"
 #include "core/io.h"
 #include "core/json.h"
+#include "reportpipe.h"
 
 /* Chart geometry, in SVG user units (pixels at 100%). */
 #define CW 560
@@ -60,7 +61,7 @@ void llm_report_options_init(llm_report_options *o)
 
 /* ---- text ------------------------------------------------------------------------------- */
 
-static void esc(llm_buf *b, const char *s, size_t n)
+void llm_report_escape(llm_buf *b, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		switch (s[i]) {
@@ -72,10 +73,10 @@ static void esc(llm_buf *b, const char *s, size_t n)
 		}
 }
 
-static void escs(llm_buf *b, const char *s) { esc(b, s, strlen(s)); }
+static void esc(llm_buf *b, const char *s, size_t n) { llm_report_escape(b, s, n); }
+static void escs(llm_buf *b, const char *s) { llm_report_escape(b, s, strlen(s)); }
 
-/* A number as a person reads it: 4 significant digits, integers whole, "-" when not finite. */
-static void num(llm_buf *b, double v)
+void llm_report_number(llm_buf *b, double v)
 {
 	if (!isfinite(v))
 		llm_buf_adds(b, isinf(v) ? "not finite" : "-");
@@ -84,6 +85,8 @@ static void num(llm_buf *b, double v)
 	else
 		llm_buf_addf(b, "%.4g", v);
 }
+
+static void num(llm_buf *b, double v) { llm_report_number(b, v); }
 
 static void bytes(llm_buf *b, double n)
 {
@@ -1037,7 +1040,7 @@ static void run_title(const llm_runlog *rl, const llm_report_options *o, llm_buf
 		llm_buf_adds(t, o->title);
 		return;
 	}
-	llm_buf_adds(t, llm_runlog_dir(rl));
+	llm_buf_adds(t, o->pipeline ? o->pipeline : llm_runlog_dir(rl));
 	double params = llm_runlog_train_num(rl, "parameters"), steps = llm_runlog_train_num(rl, "steps");
 	double batch = llm_runlog_train_num(rl, "batch"), seq = llm_runlog_train_num(rl, "seq_len");
 	if (!(params > 0) && !(steps > 0)) {
@@ -1078,6 +1081,12 @@ void llm_report_html(const llm_runlog *rl, const llm_findings *findings,
 	escs(out, title.p);
 	llm_buf_adds(out, "</h1>\n");
 	llm_buf_release(&title);
+	if (o->pipeline) {
+		llm_reportpipe_html(o->pipeline, out);
+		llm_buf_adds(out, "<h2 class=\"run\">The training run: ");
+		escs(out, llm_runlog_dir(rl));
+		llm_buf_adds(out, "</h2>\n");
+	}
 	status(&p);
 	diagnosis(&p);
 	llm_buf_adds(out, "<section id=\"curves\"><h2>Curves</h2>\n");

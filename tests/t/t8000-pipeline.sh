@@ -16,7 +16,7 @@ test_expect_success 'the reduced pipeline runs from raw files to a report' '
 	{ $P -j2 >log 2>&1 || { tail -n 40 log; false; }; } &&
 	test -s out/report.html && test -s out/shards/manifest.json &&
 	test -s out/eval/loss.json && test -s out/eval/choice.json &&
-	test -s out/eval/generate-1.txt && test -s out/loss.svg &&
+	test -s out/eval/generate-1.txt && test -s out/eval/generate-1.prompt &&
 	test -L out/run/ckpt/latest -o -e out/run/ckpt/latest
 '
 
@@ -32,16 +32,35 @@ test_expect_success 'the tox stage follows the recipe: statutes are exempt, not 
 	grep -q "\"tox_exempt\"" out/tox/legal.stats.json
 '
 
+# The one page is llm-report's: the pipeline's sections, then the run's, from the files the
+# stages left (the counts below are those of the stats files and the manifest).
 test_expect_success 'the report shows each stage, the loss curve and the validation' '
-	grep -q "Documents per stage" out/report.html &&
+	grep -q "<h1>out: a model of [0-9]* parameters, 6 steps of 2 x 32 tokens</h1>" out/report.html &&
+	grep -q "<h2>Documents per stage</h2>" out/report.html &&
+	in=$(jq -s "map(.records_in) | add" out/clean/*.stats.json) &&
+	kept=$(jq -s "map(.records_out) | add" out/clean/*.stats.json) &&
+	grep -q "<tr><td>clean</td><td>11</td><td>$in</td><td>$kept</td>" out/report.html &&
+	grep -q "<tr><td>shards</td><td>1</td>" out/report.html &&
 	grep -q "Cleaning per domain and language" out/report.html &&
 	grep -q "<td>books</td><td>en</td><td>40</td>" out/report.html &&
 	grep -q "<td>zh</td>" out/report.html &&
-	grep -q "<svg" out/report.html &&
-	grep -q "<h1>Training run: out/run</h1>" out/report.html && test -s out/run.html &&
+	grep -q "<h2>Tokens per domain</h2>" out/report.html &&
+	tr=$(jq ".domains.books.train_tokens" out/shards/manifest.json) &&
+	grep -q "<tr><td>books</td><td>[0-9]*</td><td>$tr</td>" out/report.html &&
+	grep -q "<polyline class=\"curve\" data-key=\"loss\"" out/report.html &&
 	grep -q "<h2>Diagnosis</h2>" out/report.html &&
-	grep -q "Validation" out/report.html &&
-	grep -q "Time per stage" out/report.html
+	grep -q "<h3>loss.json</h3>" out/report.html && grep -q "<th>bits_per_byte</th>" out/report.html &&
+	grep -q "<h3>choice.json</h3>" out/report.html && grep -q "<th>chance</th>" out/report.html &&
+	grep -q "<pre class=\"gen\"><b>The law shall</b>" out/report.html &&
+	grep -q "Time per stage" out/report.html &&
+	! grep -q "llmkit demo report" out/report.html
+'
+
+test_expect_success 'the run ends with what it kept, its tokens, its loss and the page' '
+	grep "^llm-report: documents kept per domain: books [0-9]*, code [0-9]*" log &&
+	grep "^llm-report: tokens: [0-9]* train, [0-9]* validation$" log &&
+	grep "^llm-report: validation loss: [0-9.]* (perplexity [0-9.]*) at step 6$" log &&
+	grep "^llm-report: report: out/report.html$" log
 '
 
 test_expect_success 'a second run has nothing to do' '
