@@ -28,12 +28,13 @@ static const char usage[] =
 	"       llm-report --diagnose [options] RUN_DIR\n"
 	"       llm-report --watch N -o FILE [options] RUN_DIR\n"
 	"       llm-report --pipeline DIR [options] DIR/run\n"
+	"       llm-report --totals STAGE DIR\n"
 	"\n"
 	"Write the page of a training run, one self-contained HTML file, from its run directory.\n"
 	"\n";
 
 enum { OPT_DIAGNOSE = TOOL_OPT_FIRST_PRIVATE, OPT_WATCH, OPT_EVAL, OPT_TITLE, OPT_MAX_POINTS,
-       OPT_PIPELINE };
+       OPT_PIPELINE, OPT_TOTALS };
 
 static const struct tool_option cli_options[] = {
 	TOOL_OPTION("output", 'o', "FILE", 0,
@@ -51,6 +52,9 @@ static const struct tool_option cli_options[] = {
 	            "also show the stages of this pipelines/Makefile output directory\n"
 	            "(documents, reasons, domains, tokens, generations, times), and\n"
 	            "end with its summary: documents kept, tokens, validation loss"),
+	TOOL_OPTION("totals", 0, "STAGE", OPT_TOTALS,
+	            "print one line of what STAGE of the pipeline in DIR did over all\n"
+	            "its files (files, documents in and out, top reasons), and exit"),
 	TOOL_OPTION("title", 0, "TEXT", OPT_TITLE,
 	            "the page's title (default: the directory and what the run trains)"),
 	TOOL_OPTION("max-points", 0, "N", OPT_MAX_POINTS,
@@ -92,6 +96,30 @@ static void pipeline_summary(const char *dir, const char *page)
 	if (page && strcmp(page, "-") != 0)
 		llm_info("report: %s", page);
 	llm_buf_release(&b);
+}
+
+/* --totals STAGE DIR: the stage's line on standard output (none when it has no stats). */
+static int stage_totals(const char *stage, const char *dir, int other_mode)
+{
+	static const char *const known[] = { "cat", "clean", "dedup", "decon", "tox", "tokens",
+	                                      "noise", "shards" };
+	size_t k = 0;
+	while (k < sizeof known / sizeof *known && strcmp(known[k], stage) != 0)
+		k++;
+	if (k == sizeof known / sizeof *known)
+		usage_error("--totals: unknown stage '%s' (cat, clean, dedup, decon, tox, tokens, "
+		            "noise or shards)", stage);
+	if (other_mode)
+		usage_error("--totals goes alone with its pipeline directory");
+	llm_buf b = LLM_BUF_INIT;
+	if (llm_reportpipe_totals(dir, stage, &b))
+		printf("%s\n", b.p);
+	llm_buf_release(&b);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		llm_error("standard output: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
 }
 
 static int64_t last_step(const llm_runlog *rl)
@@ -138,6 +166,7 @@ int main(int argc, char **argv)
 	llm_report_options o;
 	llm_report_options_init(&o);
 	int diagnose = 0, seconds = 0, c;
+	const char *totals = NULL;
 	const char **evals = NULL;
 	size_t nevals = 0;
 	while ((c = tool_getopt(&co, argc, argv)) != -1) {
@@ -150,6 +179,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_TITLE: o.title = optarg; break;
 		case OPT_PIPELINE: o.pipeline = optarg; break;
+		case OPT_TOTALS: totals = optarg; break;
 		case OPT_MAX_POINTS:
 			o.max_points = (size_t)tool_int("--max-points", optarg, 2, 100000000);
 			break;
@@ -162,6 +192,8 @@ int main(int argc, char **argv)
 		usage_error("--watch rewrites a file: give it with -o");
 	if (seconds && diagnose)
 		usage_error("--watch and --diagnose do not go together");
+	if (totals)
+		return stage_totals(totals, argv[optind], diagnose || seconds || nevals || o.pipeline);
 	/* The diagnosis answers yes or no, as grep does: its errors are 2. */
 	int err = diagnose ? 2 : 1;
 	const char *dir = argv[optind];

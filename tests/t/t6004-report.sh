@@ -138,6 +138,17 @@ test_expect_success '--pipeline: the stages first, then the run; the summary at 
 	test ! -s err && cmp pipe.html pipe2.html
 '
 
+test_expect_success '--totals: one line of a stage over its files, nothing without stats' '
+	llm-report --totals clean pipe >out &&
+	echo "clean: 2 files, 61 documents in, 50 out, 11 rejected (too_short 8, gopher_few_alpha_words 3)" >want &&
+	test_cmp want out &&
+	llm-report --totals cat pipe >out && echo "cat: 2 files, 61 documents in, 61 out" >want &&
+	test_cmp want out &&
+	llm-report --totals tox pipe >out && test ! -s out &&
+	test_must_fail --code=2 llm-report --totals bogus pipe 2>err && test_grep "unknown stage" err &&
+	test_must_fail --code=2 llm-report --totals clean --pipeline pipe pipe 2>err
+'
+
 test_expect_success 'healthy runs: --diagnose finds nothing, exit 0' '
 	llm-report -q --diagnose r1 >out && test ! -s out &&
 	llm-report -q --diagnose smoke >out && test ! -s out

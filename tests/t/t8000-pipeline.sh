@@ -56,6 +56,21 @@ test_expect_success 'the report shows each stage, the loss curve and the validat
 	! grep -q "llmkit demo report" out/report.html
 '
 
+# A run of 11 raw files prints one line per stage, never one per file; the cluster step says
+# what it found.
+test_expect_success 'one line of totals per stage, the cluster step with its counts' '
+	for st in cat clean dedup decon tox tokens noise; do
+		test "$(grep -c "^pipeline: $st: 11 files, [0-9]* documents in, [0-9]* out" log)" = 1 ||
+		{ echo "stage $st"; grep "^pipeline: $st" log; exit 1; }
+	done &&
+	in=$(jq -s "map(.records_in) | add" out/clean/*.stats.json) &&
+	rej=$(jq -s "map(.records_rejected) | add" out/clean/*.stats.json) &&
+	grep "^pipeline: clean: 11 files, $in documents in, [0-9]* out, $rej rejected (" log &&
+	grep "^llm-dedup: [0-9]* documents in 11 shards: [0-9]* duplicates" log &&
+	! grep -e "^pipeline: [a-z]* books" -e "^pipeline: clean news" log &&
+	test "$(grep -c "^pipeline: " log)" -le 30
+'
+
 test_expect_success 'the run ends with what it kept, its tokens, its loss and the page' '
 	grep "^llm-report: documents kept per domain: books [0-9]*, code [0-9]*" log &&
 	grep "^llm-report: tokens: [0-9]* train, [0-9]* validation$" log &&
@@ -141,6 +156,16 @@ test_expect_success 'a JSONL file llm-cat must change gets a compressed copy' '
 	test_must_fail sh $TOP/pipelines/cat-jsonl.sh cj/broken.jsonl.zst cj/x.jsonl cj/x.jsonl.zst \
 		llm-cat -q --stats cj/x.stats --rejects cj/x.rej 2>err &&
 	test_grep "broken.jsonl.zst" err && test ! -e cj/x.jsonl && test ! -e cj/x.jsonl.zst
+'
+
+test_expect_success 'V=1 shows each file of a stage, and the totals after them' '
+	touch raw/news.jsonl &&
+	$P V=1 clean-docs >vlog 2>&1 &&
+	grep "^pipeline: cat news: done, 40 in, 40 out, " vlog &&
+	grep "^pipeline: clean news: done, 40 in, [0-9]* out, " vlog &&
+	! grep "^pipeline: clean books" vlog &&
+	a=$(grep -n "^pipeline: clean news: done" vlog | cut -d: -f1) &&
+	b=$(grep -n "^pipeline: clean: 11 files" vlog | cut -d: -f1) && test "$a" -lt "$b"
 '
 
 # A raw file that cannot be read used to leave cmp waiting for ever on the FIFO whose writer
