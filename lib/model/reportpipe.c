@@ -67,7 +67,8 @@ static int cmp_named(const void *a, const void *b)
 /* "reason 12, other 3 and 4 more": the top max of c, most first. */
 static void top_list(llm_buf *b, counts *c, size_t max)
 {
-	qsort(c->v, c->len, sizeof *c->v, cmp_named);
+	if (c->len > 1)
+		qsort(c->v, c->len, sizeof *c->v, cmp_named);
 	for (size_t i = 0; i < c->len && i < max; i++) {
 		llm_buf_adds(b, i ? ", " : "");
 		llm_report_escape(b, c->v[i].name, strlen(c->v[i].name));
@@ -105,7 +106,8 @@ static char **list_dir(const char *dir, const char *suffix, size_t *n)
 		v[(*n)++] = llm_strdup(e->d_name);
 	}
 	closedir(d);
-	qsort(v, *n, sizeof *v, cmp_str);
+	if (*n > 1)
+		qsort(v, *n, sizeof *v, cmp_str);
 	return v;
 }
 
@@ -392,7 +394,8 @@ int llm_reportpipe_totals(const char *dir, const char *stage, llm_buf *out)
 	             t.files == 1 ? "" : "s", (unsigned long long)t.in, (unsigned long long)t.out);
 	if (t.rejected || t.reasons.len) {
 		llm_buf_addf(out, ", %llu rejected (", (unsigned long long)t.rejected);
-		qsort(t.reasons.v, t.reasons.len, sizeof *t.reasons.v, cmp_named);
+		if (t.reasons.len > 1)
+			qsort(t.reasons.v, t.reasons.len, sizeof *t.reasons.v, cmp_named);
 		for (size_t i = 0; i < t.reasons.len && i < 3; i++)
 			llm_buf_addf(out, "%s%s %llu", i ? ", " : "", t.reasons.v[i].name,
 			             (unsigned long long)t.reasons.v[i].n);
@@ -499,7 +502,8 @@ static void generations_section(const char *dir, llm_buf *b)
 	llm_buf_addf(&path, "%s/eval", dir);
 	size_t n, shown = 0;
 	char **names = list_dir(path.p, ".txt", &n);
-	qsort(names, n, sizeof *names, cmp_gen);
+	if (n > 1)
+		qsort(names, n, sizeof *names, cmp_gen);
 	for (size_t i = 0; i < n; i++) {
 		long g = gen_number(names[i]);
 		if (!g)
