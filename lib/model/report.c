@@ -1028,7 +1028,8 @@ static const char css[] =
 	"stroke-dasharray:3 2}.ev-rollback{stroke:#555}.ev-plateau{stroke:#9467bd;"
 	"stroke-dasharray:1 2}.ev-other{stroke:#8c564b;stroke-dasharray:1 3}\n"
 	"ul.findings li{margin-bottom:.6em}.detectors,.meta,footer{color:#666;font-size:.9em}\n"
-	"tr.warn td{background:#fff4d6}p.warn{background:#fff4d6;padding:4px 8px}\n";
+	"tr.warn td{background:#fff4d6}p.warn{background:#fff4d6;padding:4px 8px}\n"
+	"td.why{text-align:left}\n";
 
 /*
  * The page's title: the option's, else the run's directory and what it trains, from

@@ -249,7 +249,7 @@ static void stage_row(llm_buf *b, const char *name, tally *t)
 {
 	llm_buf_adds(b, "<tr><td>");
 	llm_report_escape(b, name, strlen(name));
-	llm_buf_addf(b, "</td><td>%zu</td><td>%llu</td><td>%llu</td><td>%llu</td><td>", t->files,
+	llm_buf_addf(b, "</td><td>%zu</td><td>%llu</td><td>%llu</td><td>%llu</td><td class=\"why\">", t->files,
 	             (unsigned long long)t->in, (unsigned long long)t->out,
 	             (unsigned long long)t->rejected);
 	top_list(b, &t->reasons, 6);
@@ -330,7 +330,7 @@ static void clean_section(llm_buf *b, pairs *ps)
 		             (unsigned long long)p->in, (unsigned long long)p->out,
 		             p->in ? 100.0 * (double)p->out / (double)p->in : 0.0);
 		bar(b, p->out, p->in);
-		llm_buf_adds(b, "</td><td>");
+		llm_buf_adds(b, "</td><td class=\"why\">");
 		top_list(b, &p->reasons, 3);
 		llm_buf_adds(b, "</td></tr>\n");
 	}

@@ -116,8 +116,8 @@ test_expect_success '--pipeline: the stages first, then the run; the summary at 
 	echo 1.5 >pipe/times/clean.a.time && echo 0.25 >pipe/times/clean.b.time && echo 2 >pipe/times/train.all.time &&
 	llm-report --pipeline pipe --eval pipe/eval/loss.json -o pipe.html r1 2>err &&
 	grep "<h1>pipe: a model of [0-9]* parameters, 30 steps of 2 x 32 tokens</h1>" pipe.html &&
-	grep "<tr><td>cat</td><td>2</td><td>61</td><td>61</td><td>0</td><td>-</td></tr>" pipe.html &&
-	grep "<tr><td>clean</td><td>2</td><td>61</td><td>50</td><td>11</td><td>too_short 8, gopher_few_alpha_words 3</td></tr>" pipe.html &&
+	grep "<tr><td>cat</td><td>2</td><td>61</td><td>61</td><td>0</td><td class=\"why\">-</td></tr>" pipe.html &&
+	grep "<tr><td>clean</td><td>2</td><td>61</td><td>50</td><td>11</td><td class=\"why\">too_short 8, gopher_few_alpha_words 3</td></tr>" pipe.html &&
 	grep "<tr><td>web</td><td>en</td><td>59</td><td>50</td><td>84.7%</td>" pipe.html &&
 	grep "<tr><td>web</td><td>other (1)</td><td>1</td><td>0</td><td>0.0%</td>" pipe.html &&
 	grep "<tr><td>books</td><td>en</td><td>1</td><td>0</td>" pipe.html &&
