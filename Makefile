@@ -252,7 +252,7 @@ fuzz: $(FUZZERS)
 # PREFIX/share/llmkit with their paths in this tree.
 DATA_FILES = LICENSE samples/NOTICE $(wildcard samples/wordlists/* samples/stopwords/*) \
 	samples/tox/tox.bin samples/tox/NOTICE.md $(wildcard recipes/*) \
-	$(wildcard pipelines/*) scripts/report.py
+	$(wildcard pipelines/*)
 
 # jieba's dictionary for the Chinese segmenter (lib/text/zhseg.h), from Debian's python3-jieba,
 # with its licence: installed as PREFIX/share/llmkit/jieba/dict.txt, where the programs look.

@@ -6,6 +6,10 @@
 # The run is synthetic (a noisy falling loss, a cosine learning rate), made once in
 # build/bench; its event file is written by TensorBoard's own writer. Skips the TensorBoard
 # figure without it (pip install tensorboard).
+#
+# First, how the cost grows with the run: 10^4, 10^5 and 10^6 steps of a steadily falling loss
+# logged with 6 digits (SCALE="10000 100000 1000000"), the page and the diagnosis together; the
+# CPU per 10^5 steps stays flat when the work is linear in the steps (it was about n^2.8).
 . "$(dirname "$0")/lib.sh"
 
 run=$W/report-run
@@ -59,6 +63,19 @@ cpu() {
 	echo "$best"
 }
 ratio() { echo "$1 $2" | awk '{printf "%.1f", $1 / $2}'; }
+
+for n in ${SCALE:-10000 100000 1000000}; do
+	d=$W/report-falling-$n
+	if [ ! -s "$d/metrics.jsonl" ]; then
+		mkdir -p "$d" && awk -v n="$n" 'BEGIN { for (s = 1; s <= n; s++)
+			printf "{\"step\": %d, \"loss\": %.6f}\n", s, 3 + 5 * exp(-s / (n / 10)) }' \
+			>"$d/metrics.jsonl" || exit 1
+	fi
+	t=$(cpu llm-report -q -o "$W/report-falling.html" "$d") || exit 1
+	echo "falling loss, $n steps: $t s CPU ($(echo "$t $n" | awk '{printf "%.3f", $1 / $2 * 1e5}')" \
+		"s per 10^5 steps), $(cat "$W/rss") KiB peak"
+done
+rm -f "$W/report-falling.html"
 
 page=$(cpu llm-report -q -o "$W/report.html" "$run") || exit 1
 echo "llm-report (page and diagnosis, metrics.jsonl): $page s CPU, $(cat "$W/rss") KiB peak," \

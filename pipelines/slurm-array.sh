@@ -19,4 +19,5 @@ mk=$(dirname "$0")/Makefile
 [ -e "$mk" ] || { echo "slurm-array.sh: no $mk: submit this script by its path with sbatch --wrap \"sh /path/to/pipelines/slurm-array.sh $stage\"" >&2; exit 2; }
 target=$(make -s -f "$mk" CONFIG="$CONFIG" "$@" "list-$stage" | sed -n "$((SLURM_ARRAY_TASK_ID + 1))p")
 [ -n "$target" ] || { echo "slurm-array.sh: no file number $SLURM_ARRAY_TASK_ID in stage $stage" >&2; exit 2; }
-exec make -f "$mk" CONFIG="$CONFIG" "$@" "$target"
+# V=1: the task's log has the line of its own file (the stage's totals are the merge job's).
+exec make -f "$mk" CONFIG="$CONFIG" V=1 "$@" "$target"

@@ -5,7 +5,8 @@
  * train.json, config.json, data-manifest.json, ckpt/, metrics.prom, eval/ *.json) and
  * llm-eval --stats files. Output: one self-contained HTML page (lib/model/report.h); with
  * --diagnose the patterns of lib/model/diagnose.h found in the curves, one line each; with
- * --watch the page rewritten every N seconds while a trainer holds the directory.
+ * --watch the page rewritten every N seconds while a trainer holds the directory; with
+ * --pipeline the stages of a pipelines/Makefile run first (lib/model/reportpipe.h).
  * Memory: the curves (8 bytes per logged step and key) and the page.
  */
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include "core/tmpfile.h"
 #include "model/diagnose.h"
 #include "model/report.h"
+#include "model/reportpipe.h"
 #include "model/runlog.h"
 #include "tool.h"
 
@@ -25,11 +27,14 @@ static const char usage[] =
 	"usage: llm-report [options] RUN_DIR\n"
 	"       llm-report --diagnose [options] RUN_DIR\n"
 	"       llm-report --watch N -o FILE [options] RUN_DIR\n"
+	"       llm-report --pipeline DIR [options] DIR/run\n"
+	"       llm-report --totals STAGE DIR\n"
 	"\n"
 	"Write the page of a training run, one self-contained HTML file, from its run directory.\n"
 	"\n";
 
-enum { OPT_DIAGNOSE = TOOL_OPT_FIRST_PRIVATE, OPT_WATCH, OPT_EVAL, OPT_TITLE, OPT_MAX_POINTS };
+enum { OPT_DIAGNOSE = TOOL_OPT_FIRST_PRIVATE, OPT_WATCH, OPT_EVAL, OPT_TITLE, OPT_MAX_POINTS,
+       OPT_PIPELINE, OPT_TOTALS };
 
 static const struct tool_option cli_options[] = {
 	TOOL_OPTION("output", 'o', "FILE", 0,
@@ -43,7 +48,15 @@ static const struct tool_option cli_options[] = {
 	TOOL_OPTION("eval", 0, "FILE", OPT_EVAL,
 	            "also show these llm-eval --stats results (repeatable;\n"
 	            "RUN_DIR/eval/*.json are always shown)"),
-	TOOL_OPTION("title", 0, "TEXT", OPT_TITLE, "the page's title (default: RUN_DIR)"),
+	TOOL_OPTION("pipeline", 0, "DIR", OPT_PIPELINE,
+	            "also show the stages of this pipelines/Makefile output directory\n"
+	            "(documents, reasons, domains, tokens, generations, times), and\n"
+	            "end with its summary: documents kept, tokens, validation loss"),
+	TOOL_OPTION("totals", 0, "STAGE", OPT_TOTALS,
+	            "print one line of what STAGE of the pipeline in DIR did over all\n"
+	            "its files (files, documents in and out, top reasons), and exit"),
+	TOOL_OPTION("title", 0, "TEXT", OPT_TITLE,
+	            "the page's title (default: the directory and what the run trains)"),
 	TOOL_OPTION("max-points", 0, "N", OPT_MAX_POINTS,
 	            "points per curve; longer curves are drawn by the low and high\n"
 	            "of each bucket of steps (default 4000)"),
@@ -65,6 +78,48 @@ static int write_page(const llm_runlog *rl, const llm_findings *f, const llm_rep
 	int rc = llm_write_file(path ? path : "-", page.p, page.len);
 	llm_buf_release(&page);
 	return rc;
+}
+
+/* The end of a pipeline's run, on standard error: what it kept, its tokens, its validation
+ * loss, and where the page is. */
+static void pipeline_summary(const char *dir, const char *page)
+{
+	llm_buf b = LLM_BUF_INIT;
+	llm_reportpipe_summary(dir, &b);
+	for (char *s = b.p, *nl; s && *s; s = nl + 1) {
+		if ((nl = strchr(s, '\n')))
+			*nl = 0;
+		llm_info("%s", s);
+		if (!nl)
+			break;
+	}
+	if (page && strcmp(page, "-") != 0)
+		llm_info("report: %s", page);
+	llm_buf_release(&b);
+}
+
+/* --totals STAGE DIR: the stage's line on standard output (none when it has no stats). */
+static int stage_totals(const char *stage, const char *dir, int other_mode)
+{
+	static const char *const known[] = { "cat", "clean", "dedup", "decon", "tox", "tokens",
+	                                      "noise", "shards" };
+	size_t k = 0;
+	while (k < sizeof known / sizeof *known && strcmp(known[k], stage) != 0)
+		k++;
+	if (k == sizeof known / sizeof *known)
+		usage_error("--totals: unknown stage '%s' (cat, clean, dedup, decon, tox, tokens, "
+		            "noise or shards)", stage);
+	if (other_mode)
+		usage_error("--totals goes alone with its pipeline directory");
+	llm_buf b = LLM_BUF_INIT;
+	if (llm_reportpipe_totals(dir, stage, &b))
+		printf("%s\n", b.p);
+	llm_buf_release(&b);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		llm_error("standard output: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
 }
 
 static int64_t last_step(const llm_runlog *rl)
@@ -111,6 +166,7 @@ int main(int argc, char **argv)
 	llm_report_options o;
 	llm_report_options_init(&o);
 	int diagnose = 0, seconds = 0, c;
+	const char *totals = NULL;
 	const char **evals = NULL;
 	size_t nevals = 0;
 	while ((c = tool_getopt(&co, argc, argv)) != -1) {
@@ -122,6 +178,8 @@ int main(int argc, char **argv)
 			evals[nevals++] = optarg;
 			break;
 		case OPT_TITLE: o.title = optarg; break;
+		case OPT_PIPELINE: o.pipeline = optarg; break;
+		case OPT_TOTALS: totals = optarg; break;
 		case OPT_MAX_POINTS:
 			o.max_points = (size_t)tool_int("--max-points", optarg, 2, 100000000);
 			break;
@@ -134,6 +192,8 @@ int main(int argc, char **argv)
 		usage_error("--watch rewrites a file: give it with -o");
 	if (seconds && diagnose)
 		usage_error("--watch and --diagnose do not go together");
+	if (totals)
+		return stage_totals(totals, argv[optind], diagnose || seconds || nevals || o.pipeline);
 	/* The diagnosis answers yes or no, as grep does: its errors are 2. */
 	int err = diagnose ? 2 : 1;
 	const char *dir = argv[optind];
@@ -182,6 +242,8 @@ int main(int argc, char **argv)
 		}
 		llm_findings_release(&f);
 	}
+	if (!status && o.pipeline && !seconds)
+		pipeline_summary(o.pipeline, co.output);
 	if (!status || (diagnose && status == 1))
 		llm_info("%s: %zu steps logged, %zu checkpoint%s, %zu finding%s", dir,
 		         llm_runlog_rows(rl), llm_runlog_nckpts(rl), llm_runlog_nckpts(rl) == 1 ? "" : "s",

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "fmt.h"
 #include "utf8.h"
 
 #define MAX_DEPTH 512
@@ -595,13 +596,8 @@ void llm_json_put_f64(llm_buf *out, double x)
 		llm_buf_adds(out, "null");
 		return;
 	}
-	char tmp[40];
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(tmp, sizeof tmp, "%.*g", prec, x);
-		if (strtod(tmp, NULL) == x)
-			break;
-	}
-	llm_buf_adds(out, tmp);
+	char tmp[LLM_FMT_DOUBLE_MAX];
+	llm_buf_add(out, tmp, llm_fmt_double(tmp, sizeof tmp, x));
 }
 
 void llm_json_edit_init(llm_json_edit *ed)

@@ -117,46 +117,70 @@ static double robust_sigma(const double *x, size_t n)
 	return s;
 }
 
-/* The place of v in the sorted w[0..n): the first element not below it. */
-static size_t lower_place(const double *w, size_t n, double v)
+/* A value and its row: rows sorted by value, then by row, so that each has a rank of its own. */
+typedef struct {
+	double v;
+	size_t row;
+} ranked;
+
+static int cmp_ranked(const void *a, const void *b)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (w[mid] < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	const ranked *x = a, *y = b;
+	return x->v < y->v ? -1 : x->v > y->v ? 1 : (x->row > y->row) - (x->row < y->row);
+}
+
+/* A Fenwick tree over ranks 1..n counting the ranks a window holds: d = 1 in, -1 out. */
+static void fen_add(size_t *t, size_t n, size_t r, int d)
+{
+	for (; r <= n; r += r & -r)
+		t[r] += (size_t)d; /* wraps to a decrement for d = -1 */
+}
+
+/* The rank of the k-th smallest (from 0) in the window; top is the highest power of 2 <= n. */
+static size_t fen_kth(const size_t *t, size_t n, size_t top, size_t k)
+{
+	size_t r = 0;
+	for (size_t b = top; b; b >>= 1)
+		if (r + b <= n && t[r + b] <= k) {
+			r += b;
+			k -= t[r];
+		}
+	return r + 1;
 }
 
 /*
- * out[i]: the median of x over [i - h, i + h], clipped to [0, n); x finite. The window is
- * kept sorted as it slides (a binary search and a move per value in and out), so that a run of
- * 100,000 steps with a window of 4,000 costs a fraction of a second, not the minutes of
- * sorting every window.
+ * out[i]: the median of x over [i - h, i + h], clipped to [0, n); x finite. The rows are
+ * ranked once (a sort), and the window is a Fenwick tree of the ranks it holds: a row in, a
+ * row out and the middle ranks found in O(log n) each, so that the whole curve costs
+ * O(n log n) whatever h is. Keeping the window sorted costs O(h) a row, which made the
+ * rows / 50 window of late_climb quadratic in the run's length.
  */
 static void rolling_median(const double *x, size_t n, size_t h, double *out)
 {
-	double *w = llm_malloc((2 * h + 2) * sizeof *w);
-	size_t m = 0, in = 0, gone = 0;
+	if (!n)
+		return;
+	ranked *by = llm_malloc(n * sizeof *by);
+	size_t *rank = llm_malloc(n * sizeof *rank), *t = llm_calloc(n + 1, sizeof *t);
+	for (size_t i = 0; i < n; i++)
+		by[i] = (ranked){ x[i], i };
+	qsort(by, n, sizeof *by, cmp_ranked);
+	for (size_t r = 0; r < n; r++)
+		rank[by[r].row] = r + 1;
+	size_t top = 1, in = 0, gone = 0;
+	while (2 * top <= n)
+		top *= 2;
 	for (size_t i = 0; i < n; i++) {
-		size_t lo = i > h ? i - h : 0, hi = i + h + 1 < n ? i + h + 1 : n;
-		for (; in < hi; in++) {
-			size_t k = lower_place(w, m, x[in]);
-			memmove(w + k + 1, w + k, (m - k) * sizeof *w);
-			w[k] = x[in];
-			m++;
-		}
-		for (; gone < lo; gone++) {
-			size_t k = lower_place(w, m, x[gone]);
-			memmove(w + k, w + k + 1, (m - k - 1) * sizeof *w);
-			m--;
-		}
-		out[i] = m % 2 ? w[m / 2] : 0.5 * (w[m / 2 - 1] + w[m / 2]);
+		size_t lo = i > h ? i - h : 0, hi = i + h + 1 < n ? i + h + 1 : n, m = hi - lo;
+		for (; in < hi; in++)
+			fen_add(t, n, rank[in], 1);
+		for (; gone < lo; gone++)
+			fen_add(t, n, rank[gone], -1);
+		double mid = by[fen_kth(t, n, top, m / 2) - 1].v;
+		out[i] = m % 2 ? mid : 0.5 * (by[fen_kth(t, n, top, m / 2 - 1) - 1].v + mid);
 	}
-	free(w);
+	free(by);
+	free(rank);
+	free(t);
 }
 
 /* The finite values of a curve, with their steps and rows. */
@@ -220,9 +244,77 @@ static double at(const llm_runlog *rl, const char *key, size_t row)
  * it (the local trend), and a drop is a shift above it by 6 robust sigmas that is the largest
  * within W rows. Drops are stairs when at least 3 lie on one comb of period P (within P/25),
  * and at least 70% of the comb's teeth in the run hold one.
+ *
+ * Combs are anchored at a drop with the period of the gap to one of the next STAIR_NEXT drops:
+ * consecutive stairs are near neighbours among the drops (noise seldom passes 6 sigmas), and a
+ * gap of several periods only makes a comb with fewer teeth. Each comb (period and phase) is
+ * tried once, smallest periods first, and gives up as soon as it cannot pass or beat the best;
+ * the teeth looked at are at most STAIR_BUDGET a row, so that even a run whose every few rows
+ * hold a drop costs time linear in its length.
  */
 #define STAIR_W 5
 #define STAIR_TREND 25
+#define STAIR_NEXT 8
+#define STAIR_BUDGET 64
+
+typedef struct {
+	size_t p, phase, anchor; /* anchor: the drop's row */
+} stair_comb;
+
+static int cmp_comb(const void *a, const void *b)
+{
+	const stair_comb *x = a, *y = b;
+	if (x->p != y->p)
+		return x->p < y->p ? -1 : 1;
+	if (x->phase != y->phase)
+		return x->phase < y->phase ? -1 : 1;
+	return (x->anchor > y->anchor) - (x->anchor < y->anchor);
+}
+
+/*
+ * The comb of drops drop[0..nd) (rows, ascending, within [lo, hi)) that holds the most:
+ * *p, *anchor and its hits; ties go to the smaller period, then the earlier anchor. before[r]:
+ * the drops at rows below r, for r in [0, hi]. 0 when no comb holds 3 drops and 70% of its
+ * teeth.
+ */
+static size_t stair_best_comb(const size_t *drop, size_t nd, const size_t *before, size_t lo,
+                              size_t hi, size_t w, size_t *best_p, size_t *best_anchor)
+{
+	stair_comb *c = llm_malloc((nd * STAIR_NEXT + 1) * sizeof *c);
+	size_t nc = 0, best_hits = 0;
+	for (size_t a = 0; a < nd; a++)
+		for (size_t b = a + 1; b < nd && b <= a + STAIR_NEXT; b++) {
+			size_t p = drop[b] - drop[a];
+			if (p >= 2 * w + 2)
+				c[nc++] = (stair_comb){ p, drop[a] % p, drop[a] };
+		}
+	qsort(c, nc, sizeof *c, cmp_comb);
+	uint64_t budget = (uint64_t)STAIR_BUDGET * (hi - lo) + 4096;
+	*best_p = *best_anchor = 0;
+	for (size_t i = 0; i < nc && budget; i++) {
+		if (i && c[i].p == c[i - 1].p && c[i].phase == c[i - 1].phase)
+			continue; /* the same teeth; the earlier anchor came first */
+		size_t p = c[i].p, tol = p / 25 > 1 ? p / 25 : 1;
+		size_t t0 = c[i].phase >= lo ? c[i].phase : c[i].phase + (lo - c[i].phase + p - 1) / p * p;
+		size_t teeth = t0 < hi ? (hi - 1 - t0) / p + 1 : 0;
+		size_t need = (7 * teeth + 9) / 10;
+		need = need > 3 ? need : 3;
+		need = need > best_hits ? need : best_hits;
+		if (teeth < need)
+			continue;
+		size_t hits = 0, left = teeth;
+		for (size_t t = t0; t < hi && hits + left >= need && budget; t += p, left--, budget--) {
+			size_t from = t > tol ? t - tol : 0, to = t + tol + 1 < hi ? t + tol + 1 : hi;
+			hits += before[to] > before[from];
+		}
+		if (left || hits < need)
+			continue; /* could not pass, or not beat the best (or the budget ran out) */
+		if (hits > best_hits || (p == *best_p && c[i].anchor < *best_anchor))
+			best_hits = hits, *best_p = p, *best_anchor = c[i].anchor;
+	}
+	free(c);
+	return best_hits;
+}
 
 int llm_diagnose_stair_steps(const llm_runlog *rl, llm_findings *out)
 {
@@ -239,9 +331,17 @@ int llm_diagnose_stair_steps(const llm_runlog *rl, llm_findings *out)
 	for (size_t i = lo; i < hi; i++)
 		shift[i] = median_of(s.x, i - w, i, tmp) - median_of(s.x, i, i + w, tmp);
 	rolling_median(shift + lo, m, STAIR_TREND, trend + lo);
-	for (size_t i = lo; i < hi; i++)
+	double mean_abs = 0;
+	for (size_t i = lo; i < hi; i++) {
 		res[i - lo] = shift[i] - trend[i];
+		mean_abs += fabs(res[i - lo]) / (double)m;
+	}
+	/* Half the residuals exactly 0 (a smooth curve logged with few digits) leaves the median
+	 * absolute deviation 0, and every rounding a "drop" of infinite sigmas: the mean absolute
+	 * deviation (x 1.2533, a standard deviation for Gaussian noise) still measures it. */
 	double sigma = robust_sigma(res, m);
+	if (sigma == 0)
+		sigma = 1.2533 * mean_abs;
 	size_t *drop = llm_malloc(m * sizeof *drop), nd = 0;
 	for (size_t i = lo; i < hi; i++) {
 		double r = shift[i] - trend[i];
@@ -254,29 +354,17 @@ int llm_diagnose_stair_steps(const llm_runlog *rl, llm_findings *out)
 		if (peak)
 			drop[nd++] = i;
 	}
-	/* The comb that holds the most drops: anchored at a drop, period the gap to another. */
-	size_t best_p = 0, best_hits = 0, best_anchor = 0;
-	for (size_t a = 0; a < nd; a++)
-		for (size_t b = a + 1; b < nd; b++) {
-			size_t p = drop[b] - drop[a];
-			if (p < 2 * w + 2)
-				continue;
-			size_t tol = p / 25 > 1 ? p / 25 : 1, hits = 0, teeth = 0, d = 0;
-			for (size_t t = drop[a] % p; t < hi; t += p) {
-				if (t < lo)
-					continue;
-				teeth++;
-				while (d < nd && drop[d] + tol < t)
-					d++;
-				if (d < nd && drop[d] <= t + tol)
-					hits++;
-			}
-			if (hits >= 3 && 10 * hits >= 7 * teeth &&
-			    (hits > best_hits || (hits == best_hits && p < best_p)))
-				best_p = p, best_hits = hits, best_anchor = drop[a];
-		}
+	size_t *before = llm_malloc((hi + 1) * sizeof *before);
+	for (size_t r = 0, d = 0; r <= hi; r++) {
+		while (d < nd && drop[d] < r)
+			d++;
+		before[r] = d;
+	}
+	size_t best_p, best_anchor;
+	size_t best_hits = stair_best_comb(drop, nd, before, lo, hi, w, &best_p, &best_anchor);
+	free(before);
 	int ret = 0;
-	if (best_p) {
+	if (best_hits) {
 		size_t tol = best_p / 25 > 1 ? best_p / 25 : 1, k = 0, d = 0;
 		int64_t *at_step = llm_malloc(best_hits * sizeof *at_step);
 		double sum = 0;

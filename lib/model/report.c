@@ -11,10 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/err.h"
+#include "core/fmt.h"
 #include "core/io.h"
 #include "core/json.h"
+#include "reportpipe.h"
 
 /* Chart geometry, in SVG user units (pixels at 100%). */
 #define CW 560
@@ -58,7 +61,7 @@ void llm_report_options_init(llm_report_options *o)
 
 /* ---- text ------------------------------------------------------------------------------- */
 
-static void esc(llm_buf *b, const char *s, size_t n)
+void llm_report_escape(llm_buf *b, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		switch (s[i]) {
@@ -70,10 +73,10 @@ static void esc(llm_buf *b, const char *s, size_t n)
 		}
 }
 
-static void escs(llm_buf *b, const char *s) { esc(b, s, strlen(s)); }
+static void esc(llm_buf *b, const char *s, size_t n) { llm_report_escape(b, s, n); }
+static void escs(llm_buf *b, const char *s) { llm_report_escape(b, s, strlen(s)); }
 
-/* A number as a person reads it: 4 significant digits, integers whole, "-" when not finite. */
-static void num(llm_buf *b, double v)
+void llm_report_number(llm_buf *b, double v)
 {
 	if (!isfinite(v))
 		llm_buf_adds(b, isinf(v) ? "not finite" : "-");
@@ -82,6 +85,8 @@ static void num(llm_buf *b, double v)
 	else
 		llm_buf_addf(b, "%.4g", v);
 }
+
+static void num(llm_buf *b, double v) { llm_report_number(b, v); }
 
 static void bytes(llm_buf *b, double n)
 {
@@ -102,12 +107,33 @@ static void duration(llm_buf *b, double s)
 		llm_buf_addf(b, "%.0f h %02.0f min", floor(s / 3600), fmod(s / 60, 60));
 }
 
-/* A JSON value as text: a string unescaped, anything else as written (cut at 300 bytes). */
+/* A double in full: the shortest text that reads back (fmt.h), as everywhere in llmkit. */
+static void full(llm_buf *b, double v)
+{
+	char s[LLM_FMT_DOUBLE_MAX];
+	llm_buf_add(b, s, llm_fmt_double(s, sizeof s, v));
+}
+
+/* Whether a JSON number is written with a fraction or an exponent (an integer is shown as
+ * written: a seed or a count of 20 digits is not a double). */
+static int fractional(const llm_json_val *v)
+{
+	return memchr(v->p, '.', v->len) || memchr(v->p, 'e', v->len) || memchr(v->p, 'E', v->len);
+}
+
+/* A JSON value as text: a string unescaped, a fractional number in its shortest form
+ * (llm-train writes %.17g: 0.00029999999999999997 is shown 0.0003), anything else as written
+ * (cut at 300 bytes). */
 static void json_text(page *p, const llm_json_val *v)
 {
 	llm_buf_reset(&p->tmp);
 	if (v->type == LLM_JSON_STRING && llm_json_str(v, &p->tmp) == LLM_OK) {
 		escs(p->b, p->tmp.p ? p->tmp.p : "");
+		return;
+	}
+	double d;
+	if (v->type == LLM_JSON_NUMBER && fractional(v) && llm_json_num(v, &d) == LLM_OK) {
+		full(p->b, d);
 		return;
 	}
 	esc(p->b, v->p, v->len > 300 ? 300 : v->len);
@@ -713,8 +739,97 @@ static void checkpoints(page *p)
 	llm_buf_adds(b, "</table></section>\n");
 }
 
+/* The chance level of a multiple-choice result per domain: the mean of 1 / choices over the
+ * items that llm-eval choice --log-samples wrote beside FILE.json as FILE.samples.jsonl (the
+ * pipeline's choice stage does). Domains in order of appearance, "all" last; none when there
+ * is no such file. */
+typedef struct {
+	char **name;
+	double *sum;
+	uint64_t *n;
+	size_t len;
+} chance_tab;
+
+static void chance_add(chance_tab *t, const char *name, double x)
+{
+	size_t i = 0;
+	while (i < t->len && strcmp(t->name[i], name) != 0)
+		i++;
+	if (i == t->len) {
+		t->name = llm_realloc(t->name, (t->len + 1) * sizeof *t->name);
+		t->sum = llm_realloc(t->sum, (t->len + 1) * sizeof *t->sum);
+		t->n = llm_realloc(t->n, (t->len + 1) * sizeof *t->n);
+		t->name[i] = llm_strdup(name);
+		t->sum[i] = 0;
+		t->n[i] = 0;
+		t->len++;
+	}
+	t->sum[i] += x;
+	t->n[i]++;
+}
+
+static double chance_of(const chance_tab *t, const char *name)
+{
+	for (size_t i = 0; i < t->len; i++)
+		if (strcmp(t->name[i], name) == 0)
+			return t->sum[i] / (double)t->n[i];
+	return NAN;
+}
+
+static void chance_release(chance_tab *t)
+{
+	for (size_t i = 0; i < t->len; i++)
+		free(t->name[i]);
+	free(t->name);
+	free(t->sum);
+	free(t->n);
+	*t = (chance_tab){ 0 };
+}
+
+static void chance_read(chance_tab *t, const char *json_path)
+{
+	size_t n = strlen(json_path);
+	if (n < 5 || strcmp(json_path + n - 5, ".json") != 0)
+		return;
+	llm_buf path = LLM_BUF_INIT, dom = LLM_BUF_INIT;
+	llm_buf_add(&path, json_path, n - 5);
+	llm_buf_adds(&path, ".samples.jsonl");
+	llm_reader *r;
+	if (access(path.p, F_OK) != 0 || llm_reader_open(&r, path.p) != LLM_OK) {
+		llm_buf_release(&path);
+		return;
+	}
+	llm_json_rec rec;
+	llm_json_rec_init(&rec);
+	char *line;
+	size_t len;
+	while (llm_reader_line(r, &line, &len) == LLM_OK) {
+		const llm_json_val *ch, *d;
+		if (llm_json_parse(&rec, line, len) != LLM_OK || !(ch = llm_json_get(&rec, "choices")) ||
+		    ch->type != LLM_JSON_ARRAY)
+			continue;
+		size_t k = 0, it = 0;
+		llm_json_val key, val;
+		while (llm_json_next(ch, &it, &key, &val) == LLM_OK)
+			k++;
+		if (!k)
+			continue;
+		llm_buf_reset(&dom);
+		d = llm_json_get(&rec, "domain");
+		if (d && llm_json_str(d, &dom) == LLM_OK && dom.p)
+			chance_add(t, dom.p, 1.0 / (double)k);
+		chance_add(t, "all", 1.0 / (double)k);
+	}
+	llm_json_rec_release(&rec);
+	llm_reader_free(r);
+	llm_buf_release(&path);
+	llm_buf_release(&dom);
+}
+
 /* An llm-eval result: its scalars as a line, then "all" and each domain as rows of the
- * numbers "all" has. */
+ * numbers "all" has; for a multiple-choice result the chance level beside the accuracy (when
+ * the items are known: chance_read), and a warning on each domain whose validation is one
+ * document (its loss is that document's, not the domain's). */
 static void eval_file(page *p, const llm_runlog_eval *ev)
 {
 	llm_buf *b = p->b;
@@ -745,13 +860,20 @@ static void eval_file(page *p, const llm_runlog_eval *ev)
 	while (nc < 32 && llm_json_next(all, &it, &k, &v) == LLM_OK)
 		if (v.type == LLM_JSON_NUMBER || v.type == LLM_JSON_NULL)
 			cols[nc++] = k;
+	chance_tab chance = { 0 };
+	if (llm_json_member(all, "acc").type == LLM_JSON_NUMBER)
+		chance_read(&chance, ev->path);
 	llm_buf_adds(b, "<table><tr><th>domain</th>");
 	for (size_t c = 0; c < nc; c++) {
 		llm_buf_adds(b, "<th>");
 		json_text(p, &cols[c]);
 		llm_buf_adds(b, "</th>");
 	}
+	if (chance.len)
+		llm_buf_adds(b, "<th>chance</th>");
 	llm_buf_adds(b, "</tr>\n");
+	llm_buf one = LLM_BUF_INIT, name = LLM_BUF_INIT;
+	size_t nones = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		size_t di = 0;
 		llm_json_val dk, dv;
@@ -765,9 +887,23 @@ static void eval_file(page *p, const llm_runlog_eval *ev)
 			}
 			if (dv.type != LLM_JSON_OBJECT)
 				continue;
-			llm_buf_adds(b, pass ? "<tr class=\"all\"><td>all" : "<tr><td>");
-			if (!pass)
-				json_text(p, &dk);
+			llm_buf_reset(&name);
+			if (pass)
+				llm_buf_adds(&name, "all");
+			else
+				llm_json_str(&dk, &name);
+			llm_json_val docs = llm_json_member(&dv, "documents");
+			double nd;
+			int lone = !pass && docs.type == LLM_JSON_NUMBER && llm_json_num(&docs, &nd) == LLM_OK &&
+			           nd == 1;
+			llm_buf_adds(b, pass ? "<tr class=\"all\"><td>" : lone ? "<tr class=\"warn\"><td>" :
+			                "<tr><td>");
+			escs(b, name.p ? name.p : "");
+			if (lone) {
+				llm_buf_adds(b, " (one document)");
+				llm_buf_adds(&one, nones++ ? ", " : "");
+				escs(&one, name.p ? name.p : "");
+			}
 			llm_buf_adds(b, "</td>");
 			for (size_t c = 0; c < nc; c++) {
 				llm_buf_reset(&p->tmp);
@@ -781,12 +917,28 @@ static void eval_file(page *p, const llm_runlog_eval *ev)
 					llm_buf_adds(b, "-");
 				llm_buf_adds(b, "</td>");
 			}
+			if (chance.len) {
+				llm_buf_adds(b, "<td>");
+				num(b, chance_of(&chance, name.p ? name.p : ""));
+				llm_buf_adds(b, "</td>");
+			}
 			llm_buf_adds(b, "</tr>\n");
 			if (pass)
 				break;
 		}
 	}
 	llm_buf_adds(b, "</table>\n");
+	if (chance.len)
+		llm_buf_adds(b, "<p class=\"meta\">Chance: the accuracy of a uniform guess, the mean of "
+		             "1 / choices over the items (from the items scored, FILE.samples.jsonl).</p>\n");
+	if (nones)
+		llm_buf_addf(b, "<p class=\"warn\">Validated on one document: %s. Such a domain's loss "
+		             "and perplexity are those of one text, not of the domain; give it more "
+		             "documents, or a larger validation share (llm-shard --val-fraction).</p>\n",
+		             one.p);
+	llm_buf_release(&one);
+	llm_buf_release(&name);
+	chance_release(&chance);
 }
 
 static void evals(page *p)
@@ -875,7 +1027,36 @@ static const char css[] =
 	".ev-nonfinite{stroke:#d62728;stroke-width:1.5}.ev-spike{stroke:#ff7f0e;"
 	"stroke-dasharray:3 2}.ev-rollback{stroke:#555}.ev-plateau{stroke:#9467bd;"
 	"stroke-dasharray:1 2}.ev-other{stroke:#8c564b;stroke-dasharray:1 3}\n"
-	"ul.findings li{margin-bottom:.6em}.detectors,.meta,footer{color:#666;font-size:.9em}\n";
+	"ul.findings li{margin-bottom:.6em}.detectors,.meta,footer{color:#666;font-size:.9em}\n"
+	"tr.warn td{background:#fff4d6}p.warn{background:#fff4d6;padding:4px 8px}\n"
+	"td.why{text-align:left}\n";
+
+/*
+ * The page's title: the option's, else the run's directory and what it trains, from
+ * train.json: "out/run: a model of 787584 parameters, 600 steps of 8 x 128 tokens".
+ */
+static void run_title(const llm_runlog *rl, const llm_report_options *o, llm_buf *t)
+{
+	if (o->title) {
+		llm_buf_adds(t, o->title);
+		return;
+	}
+	llm_buf_adds(t, o->pipeline ? o->pipeline : llm_runlog_dir(rl));
+	double params = llm_runlog_train_num(rl, "parameters"), steps = llm_runlog_train_num(rl, "steps");
+	double batch = llm_runlog_train_num(rl, "batch"), seq = llm_runlog_train_num(rl, "seq_len");
+	if (!(params > 0) && !(steps > 0)) {
+		llm_buf_adds(t, ": training run");
+		return;
+	}
+	llm_buf_adds(t, ":");
+	if (params > 0)
+		llm_buf_addf(t, " a model of %.0f parameters", params);
+	if (steps > 0) {
+		llm_buf_addf(t, "%s %.0f steps", params > 0 ? "," : "", steps);
+		if (batch > 0 && seq > 0)
+			llm_buf_addf(t, " of %.0f x %.0f tokens", batch, seq);
+	}
+}
 
 void llm_report_html(const llm_runlog *rl, const llm_findings *findings,
                      const llm_report_options *o, llm_buf *out)
@@ -889,16 +1070,24 @@ void llm_report_html(const llm_runlog *rl, const llm_findings *findings,
 	}
 	if (p.x1 <= p.x0)
 		p.x1 = p.x0 + 1;
-	const char *title = o->title ? o->title : llm_runlog_dir(rl);
+	llm_buf title = LLM_BUF_INIT;
+	run_title(rl, o, &title);
 	llm_buf_adds(out, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
 	if (o->refresh > 0)
 		llm_buf_addf(out, "<meta http-equiv=\"refresh\" content=\"%d\">\n", o->refresh);
 	llm_buf_adds(out, "<title>");
-	escs(out, title);
-	llm_buf_addf(out, ": training run</title>\n<style>\n%s</style></head><body>\n<h1>", css);
-	escs(out, title);
+	escs(out, title.p);
+	llm_buf_addf(out, "</title>\n<style>\n%s</style></head><body>\n<h1>", css);
+	escs(out, title.p);
 	llm_buf_adds(out, "</h1>\n");
+	llm_buf_release(&title);
+	if (o->pipeline) {
+		llm_reportpipe_html(o->pipeline, out);
+		llm_buf_adds(out, "<h2 class=\"run\">The training run: ");
+		escs(out, llm_runlog_dir(rl));
+		llm_buf_adds(out, "</h2>\n");
+	}
 	status(&p);
 	diagnosis(&p);
 	llm_buf_adds(out, "<section id=\"curves\"><h2>Curves</h2>\n");

@@ -14,6 +14,8 @@
  *     gradient norms, per-rank losses, and any other curve an event file brought; skipped
  *     (non-finite), spike and rolled-back steps marked on every chart (a rollback as the band
  *     of the steps it threw away), checkpoints as ticks on the loss chart;
+ *   - with a pipeline directory, first its stages, documents, tokens, generations and times
+ *     (reportpipe.h);
  *   - the events, the checkpoints (step, kind, tokens, size, which is latest), llm-eval's
  *     results per domain (validation loss, perplexity, bits per byte; accuracy), train.json
  *     and config.json, the data manifest's hash and whether the run's copy still matches it,
@@ -35,13 +37,21 @@
 #include "runlog.h"
 
 typedef struct {
-	const char *title;   /* NULL: the run directory */
+	const char *title;   /* NULL: the run directory (or pipeline) and what it trains */
+	const char *pipeline; /* a pipelines/Makefile output directory whose stages come first
+	                       * (reportpipe.h), NULL: none */
 	const char *live;    /* the trainer holding the run ("pid 123 on host"), NULL: none */
 	int refresh;         /* > 0: the page asks the browser to reload it every so many seconds */
 	size_t max_points;   /* per curve (default 4000) */
 } llm_report_options;
 
 void llm_report_options_init(llm_report_options *o);
+
+/* The page's text: s[0..n) escaped for HTML (& < > "), and a number as a person reads it (4
+ * significant digits, integers whole, "-" for NaN, "not finite" for an infinity); for the
+ * sections drawn elsewhere (reportpipe.h). */
+void llm_report_escape(llm_buf *b, const char *s, size_t n);
+void llm_report_number(llm_buf *b, double v);
 
 /* The page of rl and its findings (NULL: none looked for), appended to out. */
 void llm_report_html(const llm_runlog *rl, const llm_findings *findings,

@@ -16,7 +16,7 @@ test_expect_success 'the reduced pipeline runs from raw files to a report' '
 	{ $P -j2 >log 2>&1 || { tail -n 40 log; false; }; } &&
 	test -s out/report.html && test -s out/shards/manifest.json &&
 	test -s out/eval/loss.json && test -s out/eval/choice.json &&
-	test -s out/eval/generate-1.txt && test -s out/loss.svg &&
+	test -s out/eval/generate-1.txt && test -s out/eval/generate-1.prompt &&
 	test -L out/run/ckpt/latest -o -e out/run/ckpt/latest
 '
 
@@ -32,16 +32,50 @@ test_expect_success 'the tox stage follows the recipe: statutes are exempt, not 
 	grep -q "\"tox_exempt\"" out/tox/legal.stats.json
 '
 
+# The one page is llm-report's: the pipeline's sections, then the run's, from the files the
+# stages left (the counts below are those of the stats files and the manifest).
 test_expect_success 'the report shows each stage, the loss curve and the validation' '
-	grep -q "Documents per stage" out/report.html &&
+	grep -q "<h1>out: a model of [0-9]* parameters, 6 steps of 2 x 32 tokens</h1>" out/report.html &&
+	grep -q "<h2>Documents per stage</h2>" out/report.html &&
+	in=$(jq -s "map(.records_in) | add" out/clean/*.stats.json) &&
+	kept=$(jq -s "map(.records_out) | add" out/clean/*.stats.json) &&
+	grep -q "<tr><td>clean</td><td>11</td><td>$in</td><td>$kept</td>" out/report.html &&
+	grep -q "<tr><td>shards</td><td>1</td>" out/report.html &&
 	grep -q "Cleaning per domain and language" out/report.html &&
 	grep -q "<td>books</td><td>en</td><td>40</td>" out/report.html &&
 	grep -q "<td>zh</td>" out/report.html &&
-	grep -q "<svg" out/report.html &&
-	grep -q "<h1>Training run: out/run</h1>" out/report.html && test -s out/run.html &&
+	grep -q "<h2>Tokens per domain</h2>" out/report.html &&
+	tr=$(jq ".domains.books.train_tokens" out/shards/manifest.json) &&
+	grep -q "<tr><td>books</td><td>[0-9]*</td><td>$tr</td>" out/report.html &&
+	grep -q "<polyline class=\"curve\" data-key=\"loss\"" out/report.html &&
 	grep -q "<h2>Diagnosis</h2>" out/report.html &&
-	grep -q "Validation" out/report.html &&
-	grep -q "Time per stage" out/report.html
+	grep -q "<h3>loss.json</h3>" out/report.html && grep -q "<th>bits_per_byte</th>" out/report.html &&
+	grep -q "<h3>choice.json</h3>" out/report.html && grep -q "<th>chance</th>" out/report.html &&
+	grep -q "<pre class=\"gen\"><b>The law shall</b>" out/report.html &&
+	grep -q "Time per stage" out/report.html &&
+	! grep -q "llmkit demo report" out/report.html
+'
+
+# A run of 11 raw files prints one line per stage, never one per file; the cluster step says
+# what it found.
+test_expect_success 'one line of totals per stage, the cluster step with its counts' '
+	for st in cat clean dedup decon tox tokens noise; do
+		test "$(grep -c "^pipeline: $st: 11 files, [0-9]* documents in, [0-9]* out" log)" = 1 ||
+		{ echo "stage $st"; grep "^pipeline: $st" log; exit 1; }
+	done &&
+	in=$(jq -s "map(.records_in) | add" out/clean/*.stats.json) &&
+	rej=$(jq -s "map(.records_rejected) | add" out/clean/*.stats.json) &&
+	grep "^pipeline: clean: 11 files, $in documents in, [0-9]* out, $rej rejected (" log &&
+	grep "^llm-dedup: [0-9]* documents in 11 shards: [0-9]* duplicates" log &&
+	! grep -e "^pipeline: [a-z]* books" -e "^pipeline: clean news" log &&
+	test "$(grep -c "^pipeline: " log)" -le 30
+'
+
+test_expect_success 'the run ends with what it kept, its tokens, its loss and the page' '
+	grep "^llm-report: documents kept per domain: books [0-9]*, code [0-9]*" log &&
+	grep "^llm-report: tokens: [0-9]* train, [0-9]* validation$" log &&
+	grep "^llm-report: validation loss: [0-9.]* (perplexity [0-9.]*) at step 6$" log &&
+	grep "^llm-report: report: out/report.html$" log
 '
 
 test_expect_success 'a second run has nothing to do' '
@@ -122,6 +156,16 @@ test_expect_success 'a JSONL file llm-cat must change gets a compressed copy' '
 	test_must_fail sh $TOP/pipelines/cat-jsonl.sh cj/broken.jsonl.zst cj/x.jsonl cj/x.jsonl.zst \
 		llm-cat -q --stats cj/x.stats --rejects cj/x.rej 2>err &&
 	test_grep "broken.jsonl.zst" err && test ! -e cj/x.jsonl && test ! -e cj/x.jsonl.zst
+'
+
+test_expect_success 'V=1 shows each file of a stage, and the totals after them' '
+	touch raw/news.jsonl &&
+	$P V=1 clean-docs >vlog 2>&1 &&
+	grep "^pipeline: cat news: done, 40 in, 40 out, " vlog &&
+	grep "^pipeline: clean news: done, 40 in, [0-9]* out, " vlog &&
+	! grep "^pipeline: clean books" vlog &&
+	a=$(grep -n "^pipeline: clean news: done" vlog | cut -d: -f1) &&
+	b=$(grep -n "^pipeline: clean: 11 files" vlog | cut -d: -f1) && test "$a" -lt "$b"
 '
 
 # A raw file that cannot be read used to leave cmp waiting for ever on the FIFO whose writer

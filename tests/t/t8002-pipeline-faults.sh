@@ -169,7 +169,7 @@ test_expect_success 'a run directory whose trainer holds train.lock is never rep
 test_expect_success 'an empty EVAL_TASK skips the multiple-choice stage' '
 	(cd new && $P CONFIG=$TRASH/other.mk EVAL_TASK= >../noeval.log 2>&1) &&
 	test ! -e new/out/eval/choice.json && test -s new/out/eval/loss.json &&
-	! grep -q "Multiple choice" new/out/report.html && ! grep -q "nan" new/out/report.html &&
+	! grep -q "<h3>choice.json</h3>" new/out/report.html && ! grep -q "nan" new/out/report.html &&
 	(cd new && $P -q CONFIG=$TRASH/other.mk EVAL_TASK=)
 '
 

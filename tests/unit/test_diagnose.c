@@ -160,6 +160,31 @@ static void test_stair_steps(void)
 	llm_buf_release(&line);
 }
 
+/* A smooth descent logged with 6 digits (as llm-train's JSON or a CSV export may round it):
+ * more than half the level shifts are exactly the local trend, so the median absolute
+ * deviation is 0 and, measured by it, every rounding was a drop of "inf times its noise" on a
+ * comb of them. No detector may raise an alarm. */
+static void test_rounded_descent(void)
+{
+	for (int64_t n = 4000; n <= 64000; n *= 4) {
+		llm_runlog *rl = llm_runlog_new();
+		for (int64_t s = 1; s <= n; s++)
+			llm_runlog_set(rl, s, "loss",
+			               round(1e6 * (3 + 5 * exp(-(double)s / ((double)n / 10)))) / 1e6);
+		llm_findings f;
+		llm_findings_init(&f);
+		CHECK_EQ_INT(llm_diagnose(rl, &f), 0);
+		for (size_t i = 0; i < f.n; i++) {
+			llm_buf b = LLM_BUF_INIT;
+			llm_finding_format(&f.v[i], &b);
+			printf("#   false alarm at %lld steps: %s\n", (long long)n, b.p);
+			llm_buf_release(&b);
+		}
+		llm_findings_release(&f);
+		llm_runlog_free(rl);
+	}
+}
+
 /* A saw-tooth of period 8 over the descent (4 micro-batches of accumulation, clipped hard):
  * the loss ramps up by 0.2 over a period and falls back. */
 static void saw(llm_runlog *rl, int64_t s)
@@ -483,6 +508,7 @@ int main(void)
 	RUN(test_healthy_synthetic);
 	RUN(test_short_and_empty);
 	RUN(test_stair_steps);
+	RUN(test_rounded_descent);
 	RUN(test_sawtooth);
 	RUN(test_late_climb);
 	RUN(test_divergence);
