@@ -137,8 +137,9 @@ void llm_bpe_enc_valid_utf8(llm_bpe_enc *enc, bool valid);
 
 /*
  * Append the ids of s[0..n) (any bytes) to out. LLM_EFORMAT for special-token text under
- * LLM_BPE_SPECIAL_ERROR (detail names the token; out is unchanged), LLM_EINTERNAL when the
- * pre-tokenizer fails.
+ * LLM_BPE_SPECIAL_ERROR (detail names the token; out is unchanged), LLM_ETOOLONG when the
+ * text makes the pre-tokenizer reach a limit of PCRE2 (llm_pretok_next; out then holds part of
+ * the ids), LLM_EINTERNAL when the pre-tokenizer fails otherwise.
  */
 int llm_bpe_encode(llm_bpe_enc *enc, const char *s, size_t n, llm_bpe_special special,
                    llm_ids *out);

@@ -104,6 +104,11 @@ int llm_bpe_doc_encode(llm_bpe_doc *d, const char *line, size_t len, llm_buf *ou
 		snprintf(res->detail, sizeof res->detail, "%s", llm_last_error());
 		return LLM_OK;
 	}
+	if (rc == LLM_ETOOLONG) {
+		res->reason = "pretokenizer_limit";
+		snprintf(res->detail, sizeof res->detail, "%s", llm_last_error());
+		return LLM_OK;
+	}
 	if (rc)
 		return rc;
 	if (d->o.eos)

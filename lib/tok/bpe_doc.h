@@ -8,7 +8,8 @@
  * document's fields named in meta_keys, copied verbatim.
  *
  * A document that cannot be encoded is not an error of the run: the result names the reason
- * ("bad_json", "no_text", "special_token") and the caller rejects the record.
+ * ("bad_json", "no_text", "special_token", "too_many_tokens", "pretokenizer_limit": the text
+ * makes the pre-tokenizer's regular expression reach a limit of PCRE2) and the caller rejects the record.
  *
  * Thread safety: an llm_bpe_doc holds per-thread state; create one per thread.
  */
