@@ -19,18 +19,21 @@ static const char usage[] =
 	"\n"
 	"Encode JSONL documents into the token stream (or JSONL with --format jsonl); decode a\n"
 	"token stream or token JSONL back into documents; train a byte-level BPE tokenizer.\n"
+	"TOKENIZER: tokenizer.json, a tiktoken rank file, a GPT-2 vocab.json, or a SentencePiece\n"
+	"model (tokenizer.model).\n"
 	"With no file, or when file is -, read standard input.\n"
 	"\n";
 
 enum {
 	OPT_MERGES = TOOL_OPT_FIRST_PRIVATE, OPT_PATTERN, OPT_SPECIAL_TOKENS, OPT_EOS, OPT_NO_EOS, OPT_BOS, OPT_SPECIAL,
 	OPT_META, OPT_KEEP_SPECIAL, OPT_VOCAB_SIZE, OPT_MIN_FREQ, OPT_TIKTOKEN,
-	OPT_MEMORY, OPT_TMPDIR
+	OPT_MEMORY, OPT_TMPDIR, OPT_SAMPLE, OPT_ALPHA, OPT_NBEST, OPT_SEED
 };
 
 static const struct tool_option cli_options[] = {
 	TOOL_OPTION("tokenizer", 't', "FILE", 0,
-	            "tokenizer.json, tiktoken rank file, or GPT-2 vocab.json"),
+	            "tokenizer.json, tiktoken rank file, GPT-2 vocab.json, or\n"
+	            "SentencePiece model (BPE or Unigram)"),
 	TOOL_OPTION("merges", 0, "FILE", OPT_MERGES, "merges.txt for a GPT-2 vocab.json"),
 	TOOL_OPTION("encoding", 'e', "NAME", 0,
 	            "rank file encoding: gpt2, r50k, p50k, cl100k, o200k, llama3, qwen,\n"
@@ -55,6 +58,15 @@ static const struct tool_option cli_options[] = {
 	            "fields copied into each record (default id,domain,lang,weight)"),
 	TOOL_OPTION("keep-special", 0, NULL, OPT_KEEP_SPECIAL,
 	            "decode: keep a leading BOS and trailing EOS"),
+	TOOL_OPTION("sample", 0, NULL, OPT_SAMPLE,
+	            "SentencePiece model: sample a segmentation (subword regularization;\n"
+	            "BPE-dropout for a BPE model)"),
+	TOOL_OPTION("alpha", 0, "A", OPT_ALPHA,
+	            "--sample: smoothing (Unigram), or a merge's dropout (BPE); default 0.1"),
+	TOOL_OPTION("nbest", 0, "N", OPT_NBEST,
+	            "--sample: from the N best segmentations (default -1: from all)"),
+	TOOL_OPTION("seed", 0, "N", OPT_SEED,
+	            "--sample: seed; a document's sample depends on it and its text (default 0)"),
 	TOOL_TEXT(""),
 	TOOL_TEXT("train:"),
 	TOOL_OPTION("vocab-size", 0, "N", OPT_VOCAB_SIZE,
@@ -114,6 +126,8 @@ int main(int argc, char **argv)
 	tool_common_init(&o.co, &cli);
 	o.eos = true;
 	o.min_freq = 2;
+	o.alpha = 0.1; /* sentencepiece's default */
+	o.nbest = -1;
 	long pages = sysconf(_SC_PHYS_PAGES), pagesize = sysconf(_SC_PAGESIZE);
 	o.memory = pages > 0 && pagesize > 0 ? (size_t)pages / 4 * (size_t)pagesize : (size_t)1 << 30;
 	if (argc > 1 && strcmp(argv[1], "decode") == 0)
@@ -159,6 +173,10 @@ int main(int argc, char **argv)
 				usage_error("--memory: at least 1M");
 			break;
 		case OPT_TMPDIR: o.tmpdir = optarg; break;
+		case OPT_SAMPLE: o.sample = true; break;
+		case OPT_ALPHA: o.alpha = tool_double("--alpha", optarg, 0, 1e6); break;
+		case OPT_NBEST: o.nbest = (int)tool_int("--nbest", optarg, -1, 1 << 16); break;
+		case OPT_SEED: o.seed = (unsigned long long)tool_int("--seed", optarg, 0, 1LL << 62); break;
 		default: tool_bad_option();
 		}
 	}

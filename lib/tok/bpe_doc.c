@@ -22,6 +22,8 @@ llm_bpe_doc *llm_bpe_doc_new(const llm_bpe_doc_opts *o)
 	d->o = *o;
 	d->enc = llm_bpe_enc_new(o->bpe);
 	llm_bpe_enc_valid_utf8(d->enc, true); /* llm_json_parse validates, llm_json_str keeps it so */
+	if (o->sample) /* the caller checked that the tokenizer can */
+		llm_bpe_enc_sample(d->enc, o->nbest, o->alpha, o->seed);
 	llm_json_rec_init(&d->rec);
 	llm_ids_init(&d->ids);
 	return d;

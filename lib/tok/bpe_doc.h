@@ -32,6 +32,11 @@ typedef struct {
 	llm_bpe_special special;
 	bool bos, eos;
 	bool jsonl;                   /* write JSONL lines instead of records */
+	/* subword regularization of a SentencePiece model (llm_bpe_enc_sample) */
+	bool sample;
+	int nbest;
+	double alpha;
+	uint64_t seed;
 } llm_bpe_doc_opts;
 
 typedef struct {

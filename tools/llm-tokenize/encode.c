@@ -195,8 +195,10 @@ static void encoder_open(encoder *e, const struct tok_opts *o, const llm_bpe *bp
 {
 	memset(e, 0, sizeof *e);
 	e->o = o;
-	e->dopts = (llm_bpe_doc_opts){ bpe, h, o->co.field, o->meta_keys, LLM_BPE_SPECIAL_IGNORE,
-		                       o->bos, o->eos, false };
+	e->dopts = (llm_bpe_doc_opts){ .bpe = bpe, .header = h, .field = o->co.field,
+		                       .meta_keys = o->meta_keys, .special = LLM_BPE_SPECIAL_IGNORE,
+		                       .bos = o->bos, .eos = o->eos, .sample = o->sample,
+		                       .nbest = o->nbest, .alpha = o->alpha, .seed = o->seed };
 	if (o->format)
 		e->dopts.jsonl = tool_choice("--format", o->format, "stream\0jsonl\0") == 1;
 	if (o->special_arg)
@@ -295,6 +297,13 @@ int tok_encode(struct tok_opts *o, int nfiles, char **files)
 		die("%s: the tokenizer has no end-of-text token; use --no-eos", o->tokenizer);
 	if (o->bos && llm_bpe_bos(bpe) < 0)
 		die("%s: the tokenizer has no beginning-of-text token", o->tokenizer);
+	if (o->sample) {
+		llm_bpe_enc *probe = llm_bpe_enc_new(bpe);
+		int rc = llm_bpe_enc_sample(probe, o->nbest, o->alpha, o->seed);
+		llm_bpe_enc_free(probe);
+		if (rc)
+			usage_error("--sample: %s", llm_last_error());
+	}
 	llm_tok_header h;
 	llm_tok_header_init(&h, llm_bpe_vocab_size(bpe), llm_bpe_file_id(bpe), 0);
 	encoder e;

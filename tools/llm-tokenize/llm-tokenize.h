@@ -28,12 +28,16 @@ struct tok_opts {
 	const char *meta_keys[32];   /* NULL-terminated */
 	long long vocab_size, min_freq;
 	size_t memory;
+	bool sample;                 /* --sample: subword regularization */
+	int nbest;
+	double alpha;
+	unsigned long long seed;
 };
 
 /* The tokenizer of -t and the options that qualify it; dies when it cannot be loaded. */
 llm_bpe *tok_load_tokenizer(const struct tok_opts *o);
 
-/* The subcommands (encode.c, decode.c, train.c). */
+/* The subcommands (encode.c, decode.c, training.c). */
 int tok_encode(struct tok_opts *o, int nfiles, char **files);
 int tok_decode(struct tok_opts *o, int nfiles, char **files);
 int tok_train(struct tok_opts *o, int nfiles, char **files);
