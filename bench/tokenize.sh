@@ -22,24 +22,7 @@
 D=$TOP/tests/data/tokenize
 PEERS="python3 $TOP/bench/tokenize_peers.py"
 
-# ~10 MB of text per language (lang en / zh*), documents in corpus order.
-if [ ! -s "$W/tok-en.jsonl" ] || [ ! -s "$W/tok-zh.jsonl" ]; then
-	python3 - "$TOP/samples/corpus" "$W" <<-\PY
-	import glob, json, sys
-	src, out = sys.argv[1], sys.argv[2]
-	sel = {"en": [], "zh": []}
-	size = {"en": 0, "zh": 0}
-	for f in sorted(glob.glob(src + "/*.jsonl")):
-	    for line in open(f, encoding="utf-8"):
-	        d = json.loads(line)
-	        l = "zh" if str(d.get("lang", "")).startswith("zh") else d.get("lang")
-	        if l in sel and size[l] < 10e6:
-	            sel[l].append(line)
-	            size[l] += len(d["text"].encode())
-	for l in sel:
-	    open(f"{out}/tok-{l}.jsonl", "w", encoding="utf-8").writelines(sel[l])
-	PY
-fi
+. "$TOP/bench/tokenize_data.sh"
 textbytes() { python3 -c 'import json,sys; print(sum(len(json.loads(l)["text"].encode()) for l in open(sys.argv[1])))' "$1"; }
 # cpu CMD...: user+system seconds of CMD, best of $REPEAT (default 3).
 cpu() {
@@ -101,6 +84,9 @@ for e in $encodings; do
 		echo "$line"
 	done
 done
+
+# SentencePiece models beside the sentencepiece library.
+sh "$TOP/bench/tokenize_spm.sh"
 
 # Thread scaling, measured so that other load on the machine does not distort it: total CPU
 # time with N threads against one (equal means threading adds no work), and each thread's CPU

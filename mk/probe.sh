@@ -66,21 +66,23 @@ int main(void){void*h=dlopen("libmpi.so.40",RTLD_NOW|RTLD_GLOBAL);return !h||!dl
 esac
 
 # The data libraries llm-train and llm-eval use (compressed input through lib/core/codec,
-# PCRE2 pre-tokenization, utf8proc normalizers of tokenizer.json files) linked statically
+# PCRE2 pre-tokenization, utf8proc normalizers of tokenizer.json files, protobuf-c for
+# SentencePiece models) linked statically
 # into them when the archives exist.
-data_libs="-lzstd -lz -llzma -lbz2 -lpcre2-8 -lutf8proc"
+data_libs="-lzstd -lz -llzma -lbz2 -lpcre2-8 -lutf8proc -lprotobuf-c"
 if try_cc '#include <zstd.h>
 #include <zlib.h>
 #include <lzma.h>
 #include <bzlib.h>
 #include <pcre2.h>
 #include <utf8proc.h>
-int main(void){return ZSTD_versionNumber()==0||!zlibVersion()||!lzma_version_string()||!BZ2_bzlibVersion()||!pcre2_compile_8||!utf8proc_version();}' \
+#include <protobuf-c/protobuf-c.h>
+int main(void){return ZSTD_versionNumber()==0||!zlibVersion()||!lzma_version_string()||!BZ2_bzlibVersion()||!pcre2_compile_8||!utf8proc_version()||!protobuf_c_version();}' \
 	-DPCRE2_CODE_UNIT_WIDTH=8 -Wl,-Bstatic $data_libs -Wl,-Bdynamic -lpthread; then
-	say "zstd, zlib, liblzma, libbz2, PCRE2, utf8proc: linked statically into llm-train and llm-eval"
+	say "zstd, zlib, liblzma, libbz2, PCRE2, utf8proc, protobuf-c: linked statically into llm-train and llm-eval"
 	echo "PROBE_MODEL_DATA_LDLIBS := -Wl,-Bstatic $data_libs -Wl,-Bdynamic"
 else
-	say "zstd, zlib, liblzma, libbz2, PCRE2, utf8proc: no static archives: llm-train and llm-eval need them at run time"
+	say "zstd, zlib, liblzma, libbz2, PCRE2, utf8proc, protobuf-c: no static archives: llm-train and llm-eval need them at run time"
 	echo "PROBE_MODEL_DATA_LDLIBS := $data_libs"
 fi
 

@@ -192,6 +192,7 @@ void llm_bpe_free(llm_bpe *b)
 	llm_pretok_free(b->pt);
 	llm_hfpretok_free(b->hp);
 	llm_hfnorm_free(b->norm);
+	llm_spm_free(b->spm);
 	free(b->dec_byte);
 	free(b->dec_from);
 	free(b->dec_to);
@@ -756,6 +757,7 @@ struct llm_bpe_enc {
 	llm_hfpretok_state *hs;
 	llm_hfnorm_state *ns;
 	llm_buf norm; /* a segment normalized */
+	llm_spm_enc *spm;
 };
 
 static void scratch(llm_bpe_enc *e, size_t n)
@@ -790,6 +792,8 @@ llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 		e->hs = llm_hfpretok_state_new(b->hp);
 	if (b->norm)
 		e->ns = llm_hfnorm_state_new(b->norm);
+	if (b->spm)
+		e->spm = llm_spm_enc_new(b->spm);
 	scratch(e, 64);
 	llm_buf_init(&e->seg);
 	llm_buf_init(&e->norm);
@@ -799,6 +803,15 @@ llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 void llm_bpe_enc_valid_utf8(llm_bpe_enc *e, bool valid)
 {
 	e->valid_utf8 = valid;
+}
+
+int llm_bpe_enc_sample(llm_bpe_enc *e, int nbest, double alpha, uint64_t seed)
+{
+	if (!e->spm)
+		return llm_fail(LLM_EUNSUPPORTED, "%s: sampling needs a SentencePiece model",
+		                e->bpe->name);
+	llm_spm_enc_sample(e->spm, nbest, alpha, seed);
+	return LLM_OK;
 }
 
 void bpe_enc_reference(llm_bpe_enc *e, bool on)
@@ -825,6 +838,7 @@ void llm_bpe_enc_free(llm_bpe_enc *e)
 	llm_hfpretok_state_free(e->hs);
 	llm_hfnorm_state_free(e->ns);
 	llm_buf_release(&e->norm);
+	llm_spm_enc_free(e->spm);
 	free(e);
 }
 
@@ -1316,6 +1330,10 @@ static int encode_normalized(llm_bpe_enc *e, const char *s, size_t n, bool at_st
                              llm_bpe_special mode, llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
+	if (e->spm) {
+		llm_spm_encode(e->spm, s, n, out);
+		return LLM_OK;
+	}
 	if (e->ns) {
 		llm_hfnorm_apply(e->ns, s, n, &e->norm);
 		s = e->norm.p;
@@ -1360,6 +1378,8 @@ int llm_bpe_encode(llm_bpe_enc *e, const char *s, size_t n, llm_bpe_special mode
 
 int llm_bpe_decode(const llm_bpe *b, const uint32_t *ids, size_t n, llm_buf *out)
 {
+	if (b->spm)
+		return llm_spm_decode(b->spm, ids, n, out);
 	size_t start = out->len;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t id = ids[i];

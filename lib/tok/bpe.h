@@ -14,7 +14,8 @@
  *     ignored (--bos/--eos decide); what is not implemented is refused by name
  *     (LLM_EUNSUPPORTED) rather than approximated;
  *   - GPT-2 vocab.json + merges.txt (the pattern of a tokenizer.json beside them, else GPT-2's
- *     with a warning).
+ *     with a warning);
+ *   - SentencePiece model files (tokenizer.model), BPE and Unigram, which spm.h encodes.
  * Every loader checks what it reads: bad base64, duplicate ranks or tokens, a merge whose
  * parts or result are not in the vocabulary, ids out of range all give LLM_EFORMAT with a
  * detail naming the file and line or entry.
@@ -98,6 +99,11 @@ int llm_bpe_load_gpt2(llm_bpe **out, const char *vocab, size_t vocab_len, const 
                       size_t merges_len, const char *name, const char *merges_name,
                       const char *pattern);
 
+/* A SentencePiece model file (spm.h), BPE or Unigram: its pieces are the vocabulary, its
+ * control pieces (<s>, </s>) the special tokens, its bos and eos ids BOS and EOS; the model
+ * encodes and decodes the text. */
+int llm_bpe_load_spm(llm_bpe **out, const char *data, size_t len, const char *name);
+
 void llm_bpe_free(llm_bpe *bpe);
 
 uint32_t llm_bpe_vocab_size(const llm_bpe *bpe);
@@ -134,11 +140,16 @@ void llm_bpe_enc_free(llm_bpe_enc *enc);
  * check it again, a tenth of the instructions of encoding Chinese. A text that breaks the
  * promise may be read past its end. */
 void llm_bpe_enc_valid_utf8(llm_bpe_enc *enc, bool valid);
+/* Sample segmentations instead of the best one (a SentencePiece model: llm_spm_enc_sample's
+ * nbest, alpha and seed; BPE-dropout for its BPE models). LLM_EUNSUPPORTED for other
+ * tokenizers. */
+int llm_bpe_enc_sample(llm_bpe_enc *enc, int nbest, double alpha, uint64_t seed);
 
 /*
  * Append the ids of s[0..n) (any bytes) to out. LLM_EFORMAT for special-token text under
- * LLM_BPE_SPECIAL_ERROR (detail names the token; out is unchanged), LLM_EINTERNAL when the
- * pre-tokenizer fails.
+ * LLM_BPE_SPECIAL_ERROR (detail names the token; out is unchanged), LLM_ETOOLONG when the
+ * text makes the pre-tokenizer reach a limit of PCRE2 (llm_pretok_next; out then holds part of
+ * the ids), LLM_EINTERNAL when the pre-tokenizer fails otherwise.
  */
 int llm_bpe_encode(llm_bpe_enc *enc, const char *s, size_t n, llm_bpe_special special,
                    llm_ids *out);

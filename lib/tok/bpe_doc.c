@@ -22,6 +22,8 @@ llm_bpe_doc *llm_bpe_doc_new(const llm_bpe_doc_opts *o)
 	d->o = *o;
 	d->enc = llm_bpe_enc_new(o->bpe);
 	llm_bpe_enc_valid_utf8(d->enc, true); /* llm_json_parse validates, llm_json_str keeps it so */
+	if (o->sample) /* the caller checked that the tokenizer can */
+		llm_bpe_enc_sample(d->enc, o->nbest, o->alpha, o->seed);
 	llm_json_rec_init(&d->rec);
 	llm_ids_init(&d->ids);
 	return d;
@@ -101,6 +103,11 @@ int llm_bpe_doc_encode(llm_bpe_doc *d, const char *line, size_t len, llm_buf *ou
 	int rc = llm_bpe_encode(d->enc, d->text.p, d->text.len, d->o.special, &d->ids);
 	if (rc == LLM_EFORMAT) {
 		res->reason = "special_token";
+		snprintf(res->detail, sizeof res->detail, "%s", llm_last_error());
+		return LLM_OK;
+	}
+	if (rc == LLM_ETOOLONG) {
+		res->reason = "pretokenizer_limit";
 		snprintf(res->detail, sizeof res->detail, "%s", llm_last_error());
 		return LLM_OK;
 	}

@@ -8,7 +8,8 @@
  * document's fields named in meta_keys, copied verbatim.
  *
  * A document that cannot be encoded is not an error of the run: the result names the reason
- * ("bad_json", "no_text", "special_token") and the caller rejects the record.
+ * ("bad_json", "no_text", "special_token", "too_many_tokens", "pretokenizer_limit": the text
+ * makes the pre-tokenizer's regular expression reach a limit of PCRE2) and the caller rejects the record.
  *
  * Thread safety: an llm_bpe_doc holds per-thread state; create one per thread.
  */
@@ -31,6 +32,11 @@ typedef struct {
 	llm_bpe_special special;
 	bool bos, eos;
 	bool jsonl;                   /* write JSONL lines instead of records */
+	/* subword regularization of a SentencePiece model (llm_bpe_enc_sample) */
+	bool sample;
+	int nbest;
+	double alpha;
+	uint64_t seed;
 } llm_bpe_doc_opts;
 
 typedef struct {

@@ -16,6 +16,7 @@
 #include "hfnorm.h"
 #include "hfpretok.h"
 #include "pretok.h"
+#include "spm.h"
 
 #define NO_TOKEN UINT32_MAX
 /* Ids beyond the number of tokens read are holes; this many at most, so a corrupt rank cannot
@@ -78,6 +79,8 @@ struct llm_bpe {
 	llm_pretok *pt;         /* NULL: a segment is one piece (unless hp) */
 	llm_hfpretok *hp;       /* tokenizer.json pre-tokenizers that are not one regex */
 	llm_hfnorm *norm;       /* tokenizer.json normalizer, NULL: none */
+	llm_spm *spm;           /* a SentencePiece model, which encodes and decodes the text
+	                         * between added tokens (bpe_spm.c); NULL: none */
 	bool any_normalized;    /* an added token is matched after normalization */
 	bool bytelevel;         /* the initial symbols are bytes (else characters) */
 	bool byte_fallback;     /* a character without a token becomes <0xXX> tokens */

@@ -16,6 +16,7 @@
 #include "core/json.h"
 #include "core/utf8.h"
 #include "pretok.h"
+#include "spm.h"
 
 /* The next line of d[0..n) from *pos on, without its LF or CR LF; false after the last. */
 static bool next_line(const char *d, size_t n, size_t *pos, const char **line, size_t *len)
@@ -1030,7 +1031,12 @@ int llm_bpe_load_with(llm_bpe **out, const char *path, const llm_bpe_load_opts *
 		free(data);
 		return rc;
 	}
-	if (o->specials && first_byte(data, len) == '{') {
+	if (llm_spm_is_model(data, len)) {
+		rc = o->specials || o->pattern || o->merges
+		     ? llm_fail(LLM_EINVAL, "%s: a SentencePiece model takes no %s", path,
+		                o->specials ? "special tokens file" : o->pattern ? "pattern" : "merges")
+		     : llm_bpe_load_spm(out, data, len, path);
+	} else if (o->specials && first_byte(data, len) == '{') {
 		rc = llm_fail(LLM_EINVAL, "%s: special tokens can be given only to a rank file", path);
 	} else if (first_byte(data, len) != '{') {
 		if (!o->specials || !(rc = llm_read_file(o->specials, &sp, &splen)))

@@ -379,7 +379,13 @@ int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end)
 			if (rc < 0) {
 				PCRE2_UCHAR msg[256];
 				pcre2_get_error_message(rc, msg, sizeof msg);
-				return llm_fail(LLM_EINTERNAL, "pre-tokenizer: %s", (const char *)msg);
+				/* A limit of the match (the backtracking a pattern needs on this text) is a
+				 * property of the document, and the caller rejects it; any other error is
+				 * a fault of this code. */
+				bool limit = rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+				             rc == PCRE2_ERROR_HEAPLIMIT || rc == PCRE2_ERROR_JIT_STACKLIMIT;
+				return llm_fail(limit ? LLM_ETOOLONG : LLM_EINTERNAL,
+				                "pre-tokenizer: %s at byte %zu", (const char *)msg, st->search);
 			}
 			PCRE2_SIZE *ov = pcre2_get_ovector_pointer(st->md);
 			ms = ov[0];

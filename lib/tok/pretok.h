@@ -63,8 +63,9 @@ void llm_pretok_state_free(llm_pretok_state *st);
 /*
  * Begin splitting s[0..n) (the text must stay unchanged until the last llm_pretok_next).
  * Then each llm_pretok_next stores the next piece as [*start, *end) and returns LLM_OK, or
- * returns LLM_EOF after the last piece, or LLM_EINTERNAL when PCRE2 fails (JIT stack exhausted
- * beyond the cap); the detail names the reason.
+ * returns LLM_EOF after the last piece, LLM_ETOOLONG when the text makes PCRE2 reach one of
+ * its limits (match, depth, heap, or the JIT stack's cap: backtracking a pattern needs on this
+ * text), or LLM_EINTERNAL when PCRE2 fails otherwise; the detail names the reason and byte.
  */
 void llm_pretok_begin(llm_pretok_state *st, const char *s, size_t n);
 /* llm_pretok_begin for text the caller knows to be valid UTF-8 (it must be: the matchers then
@@ -74,7 +75,8 @@ int llm_pretok_next(llm_pretok_state *st, size_t *start, size_t *end);
 /*
  * The next pieces at once: up to max (> 0) of them, those that llm_pretok_next would return
  * one by one, as [start[i], end[i]) for i < *n. Returns LLM_OK with *n > 0, LLM_EOF (with
- * *n = 0) after the last piece, or LLM_EINTERNAL as llm_pretok_next (the batch is lost).
+ * *n = 0) after the last piece, or LLM_ETOOLONG or LLM_EINTERNAL as llm_pretok_next (the
+ * batch is lost).
  * A hand-compiled matcher finds a batch in one loop: for the short pieces of most text, a
  * call per piece costs as much as finding it.
  */

@@ -25,6 +25,9 @@ check_layers() {
 			     test "$l" = "$layer" && { echo "${f#$TOP/}: $inc (same layer: include by name)"; continue; }
 			     case " $ok " in *" $l "*) test -f "$TOP/lib/$inc" || echo "${f#$TOP/}: $inc (no such header)" ;;
 			     *) echo "${f#$TOP/}: $inc (layer $layer may not include $l)" ;; esac ;;
+			*.pb-c.h) # generated at build time from the .proto beside the source
+			     test -f "$(dirname "$f")/${inc%.pb-c.h}.proto" ||
+			     echo "${f#$TOP/}: $inc (no ${inc%.pb-c.h}.proto in $layer/)" ;;
 			*) test -f "$(dirname "$f")/$inc" || echo "${f#$TOP/}: $inc (not in $layer/)" ;;
 			esac
 		done

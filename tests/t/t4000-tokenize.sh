@@ -126,6 +126,33 @@ test_expect_success '--strict stops without breaking the count of records' '
 	test_must_fail test_grep "internal error" err
 '
 
+# (a+)+b backtracks exponentially on a run of a's without a b: 40 of them are far beyond
+# PCRE2's match limit (10 million), and the alternatives split every other text.
+BACKTRACK='(a+)+b|\S+|\s+'
+test_expect_success JQ 'a document beyond the pre-tokenizer match limit is rejected; the run goes on' '
+	{ head -n 3 docs.jsonl; printf "{\"id\": \"bt\", \"text\": \"x %040d y\"}\n" 0 | tr 0 a;
+	  head -n 5 docs.jsonl | tail -n 2; } >bt.jsonl &&
+	grep -v "\"bt\"" bt.jsonl >good.jsonl &&
+	for t in 1 2; do
+		llm-tokenize -t $CL --pattern "$BACKTRACK" --threads $t --rejects btrej$t.jsonl \
+			--stats btst.json -f jsonl bt.jsonl >bt$t.out 2>bterr || return 1
+		test "$(jq .records_in btst.json)" = 6 && test "$(jq .records_out btst.json)" = 5 &&
+		test "$(jq .records_rejected btst.json)" = 1 || return 1
+	done &&
+	test_grep "bt.jsonl:4: pre-tokenizer: match limit exceeded" bterr &&
+	test "$(jq -r "[.id, .reject_reason] | join(\" \")" btrej1.jsonl)" = "bt pretokenizer_limit" &&
+	test_cmp btrej1.jsonl btrej2.jsonl && test_cmp bt1.out bt2.out &&
+	llm-tokenize -q -t $CL --pattern "$BACKTRACK" -f jsonl good.jsonl >want &&
+	test_cmp want bt1.out
+'
+
+test_expect_success '--strict stops at a document beyond the match limit (exit 1)' '
+	test_must_fail llm-tokenize -q -t $CL --pattern "$BACKTRACK" --strict bt.jsonl -o bts.tok \
+		2>err &&
+	test_grep "bt.jsonl:4: pre-tokenizer: match limit exceeded" err &&
+	test_must_fail test -e bts.tok
+'
+
 test_expect_success JQ 'decode: a token outside the vocabulary rejects its record, the rest decode' '
 	printf "%s\n" "{\"id\":\"a\",\"tokens\":[31373]}" "{\"id\":\"b\",\"tokens\":[31373,99999999]}" \
 		"{\"id\":\"c\",\"tokens\":[995]}" >oov.jsonl &&
