@@ -198,7 +198,8 @@ typedef struct {
 	llm_substr *s;
 	int32_t *chunk;
 	size_t len, done, have, at;
-	const int32_t *ahead; /* the array indexed by the entries: fetched PREFETCH entries early */
+	const unsigned char *ahead; /* the array indexed by the entries, fetched PREFETCH */
+	size_t stride;              /* entries early; its element size */
 	const unsigned char *text; /* and the text, when not NULL */
 } sa_stream;
 
@@ -217,7 +218,7 @@ static int sa_next(sa_stream *r, int32_t *v)
 		r->at = 0;
 	}
 	if (r->at + PREFETCH < r->have) {
-		__builtin_prefetch(r->ahead + r->chunk[r->at + PREFETCH]);
+		__builtin_prefetch(r->ahead + (size_t)r->chunk[r->at + PREFETCH] * r->stride);
 		if (r->text)
 			__builtin_prefetch(r->text + r->chunk[r->at + PREFETCH]);
 	}
@@ -292,7 +293,8 @@ static void sort_shard(llm_substr *s, shard *sh, rep_out *o)
 		for (uint64_t p = da; p + L <= de; p++)
 			ok[p / 64] |= 1ull << (p % 64);
 	}
-	sa_stream r = { .s = s, .chunk = llm_malloc(READ_ENTRIES * 4), .len = len, .ahead = a };
+	sa_stream r = { .s = s, .chunk = llm_malloc(READ_ENTRIES * 4), .len = len,
+	                 .ahead = (const unsigned char *)a, .stride = sizeof *a };
 	int32_t v, prev = -1;
 	while (sa_next(&r, &v)) {
 		a[v] = prev;
@@ -317,6 +319,15 @@ static void sort_shard(llm_substr *s, shard *sh, rep_out *o)
 		if (l)
 			l--;
 	}
+	/* With min_len < 256 a byte holds each LCP: the walk below reads them in suffix order,
+	 * at random, from a quarter of the memory (byte p is written after int p is read). */
+	int narrow = L < 256;
+	unsigned char *a8 = (unsigned char *)a;
+	if (narrow) {
+		for (size_t p = 0; p < len; p++)
+			a8[p] = (unsigned char)a[p];
+		r.stride = 1;
+	}
 	/* Runs of equal windows among the kept suffixes: the LCP of two kept suffixes is the
 	 * least LCP of the entries from one to the other. */
 	sa_rewind(&r);
@@ -325,8 +336,9 @@ static void sort_shard(llm_substr *s, shard *sh, rep_out *o)
 	uint32_t run_lcp = 0;
 	while (sa_next(&r, &v)) {
 		size_t p = (size_t)v;
-		if ((uint64_t)a[p] < m)
-			m = (uint64_t)a[p];
+		uint64_t lcp = narrow ? a8[p] : (uint64_t)a[p];
+		if (lcp < m)
+			m = lcp;
 		if (!((ok[p / 64] >> (p % 64)) & 1))
 			continue;
 		if (size && m >= L) {
