@@ -25,7 +25,7 @@ field() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" "$W/substr-$2.json"; }
 
 printf '%-10s %8s %10s %10s %8s %8s %8s %8s\n' binary "MB text" "CPU s" "MB/CPU s" \
 	"RSS B/B" "disk B/B" shards removed
-prev=
+rm -f "$W/substr-growth"
 for mb in $SUBSTR_MB; do
 	d=$W/substr-$mb
 	if [ ! -s "$d/in.jsonl" ]; then
