@@ -120,7 +120,7 @@ enum { MODE_RUN, MODE_SIGN, MODE_CLUSTER, MODE_APPLY };
 
 /* The options as given, before presets, defaults and the threshold resolve them. */
 struct opts {
-	struct cfg c;
+	struct dedup_cfg c;
 	int mode, info, method, preset, verify;
 	long long ngram, num_perm, bands, rows, hash_bits, units, hamming, blocks, norm;
 	double threshold;
@@ -197,7 +197,7 @@ static int method_option(struct opts *o, int ch, const char *arg)
 /* One option of the run (what is done with the documents). */
 static void run_option(struct opts *o, int ch, const char *arg)
 {
-	struct cfg *c = &o->c;
+	struct dedup_cfg *c = &o->c;
 	switch (ch) {
 	case OPT_LINES: c->lines = 1; c->substring = 0; break;
 	case OPT_SUBSTRING: c->substring = 1; c->lines = 0; break;
@@ -297,7 +297,7 @@ static void resolve_params(struct opts *o)
 /* The options that belong to some modes only, and --decontaminate's n-grams. */
 static void check_modes(struct opts *o)
 {
-	struct cfg *c = &o->c;
+	struct dedup_cfg *c = &o->c;
 	int mode = o->mode;
 	if (c->lines && (mode != MODE_RUN || c->index || c->annotate || c->dup_count))
 		usage_error("--lines runs in one process, without --index, --annotate or --dup-count");
@@ -323,14 +323,14 @@ static void check_modes(struct opts *o)
 }
 
 /* The single run: the method or filter chosen. */
-static int run_single(struct cfg *c)
+static int run_single(struct dedup_cfg *c)
 {
 	if (c->ndecon) {
-		int rc = run_decon(c);
+		int rc = dedup_run_decon(c);
 		free(c->decon);
 		return rc;
 	}
-	return c->substring ? run_substring(c) : c->lines ? run_lines(c) : run_docs(c);
+	return c->substring ? dedup_run_substring(c) : c->lines ? dedup_run_lines(c) : dedup_run_docs(c);
 }
 
 int main(int argc, char **argv)
@@ -344,16 +344,16 @@ int main(int argc, char **argv)
 	if (o.c.clusters && !o.info)
 		usage_error("--clusters belongs to --info");
 	if (o.info)
-		return run_info(&o.c);
+		return dedup_run_info(&o.c);
 	resolve_params(&o);
 	check_modes(&o);
-	struct cfg *c = &o.c;
+	struct dedup_cfg *c = &o.c;
 	if (!c->lines && !c->substring && !c->ndecon && (o.mode == MODE_RUN || o.mode == MODE_SIGN))
-		describe_params(&c->p);
+		dedup_describe_params(&c->p);
 	switch (o.mode) {
-	case MODE_SIGN: return run_sign(c);
-	case MODE_CLUSTER: return run_cluster(c);
-	case MODE_APPLY: return run_apply(c);
+	case MODE_SIGN: return dedup_run_sign(c);
+	case MODE_CLUSTER: return dedup_run_cluster(c);
+	case MODE_APPLY: return dedup_run_apply(c);
 	}
 	return run_single(c);
 }

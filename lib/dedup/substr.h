@@ -11,18 +11,24 @@
  * removed where it occurs the second time, and a document whose text is all repeated
  * (boilerplate seen before, a copied page) loses all of it.
  *
- * How: the texts go to a temporary file and, a shard at a time, into a buffer whose suffix
- * array libdivsufsort builds; the suffixes whose first min_len bytes stay inside their
- * document are kept (4 bytes each, in a second temporary file). The shards' arrays are then
- * merged with a heap, comparing the first min_len bytes of suffixes in the memory-mapped
- * text: equal prefixes come out as one run, and every member of a run but the one at the
- * smallest position starts a duplicate window (one bit per text byte). As the reference
- * implementation does for C4, no suffix array of the whole corpus is ever held.
+ * How: the texts go to a temporary file; at finish, a shard of whole documents at a time
+ * goes into a buffer whose suffix array libdivsufsort builds, and the permuted LCP array
+ * (computed in text order, capped at min_len) takes the array's memory while the array is
+ * streamed back from a second temporary file. Walking the array, kept suffixes (window inside
+ * the document) that share min_len bytes with the kept one before them form a run: every
+ * member but the earliest starts a duplicate window (one bit per text byte). With several
+ * shards, each run's earliest window (16 bytes: its first 8 bytes, position and LCP with the
+ * run before) goes to a third file, and a binary tree of LCP merges, earlier shards on the
+ * left, marks the windows an earlier shard holds too. As the reference implementation does
+ * for C4, no suffix array of the whole corpus is ever held.
  *
- * Memory: the shard buffer and its suffix array, 5 bytes per byte of a shard, within the
- * budget (a shard is budget / 5 bytes, or one document when a document is larger); one bit
- * per text byte for the duplicate windows; 8 bytes per document; the merge's read buffers.
- * Disk: the text (1 byte per byte) and the kept suffixes (4 bytes per byte at most).
+ * Shards: at most budget / 5 bytes, and at most a quarter of the text when that is more than
+ * 16 MiB (a document larger than a shard is a shard alone).
+ * Memory: the shard and its suffix array, 5 bytes per byte of a shard (so 1.25 per byte of
+ * text once the text is over 64 MiB); one bit per text byte for the duplicate windows; 8
+ * bytes per document; during the merge, the text (1 byte per byte) and 64 KiB per shard.
+ * Disk: the text (1 byte per byte), the largest shard's suffix array (4 bytes per byte of
+ * it), and with several shards 16 bytes per distinct window of each shard.
  * Not thread safe.
  */
 #ifndef LLM_SUBSTR_H
@@ -35,7 +41,7 @@
 
 typedef struct llm_substr llm_substr;
 
-/* min_len >= 1; budget: bytes for a shard's buffer and suffix array; tmpdir as in io.h. */
+/* 1 <= min_len <= 1 << 20; budget: bytes for a shard's buffer and suffix array; tmpdir as in io.h. */
 llm_substr *llm_substr_new(size_t min_len, size_t budget, const char *tmpdir);
 void llm_substr_free(llm_substr *s);
 

@@ -110,6 +110,16 @@ static void test_oracle(void)
 	}
 }
 
+/* Windows longer than the 8 bytes of each window the merge keeps, so that it compares the
+ * text past them; shard counts odd and even, so that the merge tree is uneven too. */
+static void test_oracle_long(void)
+{
+	for (uint64_t seed = 13; seed <= 24; seed++) {
+		run_case(seed, 0, 9 + seed % 4, 5 * (256 + 97 * (seed % 5)));
+		run_case(seed, 1, 9 + seed % 4, 5 * 400);
+	}
+}
+
 static void test_changed_input(void)
 {
 	llm_substr *s = llm_substr_new(4, 1 << 20, NULL);
@@ -141,6 +151,7 @@ static void test_cut(void)
 int main(void)
 {
 	RUN(test_oracle);
+	RUN(test_oracle_long);
 	RUN(test_changed_input);
 	RUN(test_cut);
 	return unit_done();

@@ -6,7 +6,7 @@
 #include "llm-dedup.h"
 
 typedef struct {
-	emitter em;
+	dedup_emitter em;
 	llm_rmlist_reader l;
 	llm_rmlist_entry e;
 	int have;     /* e is the next entry */
@@ -26,15 +26,15 @@ static void apply_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t
 {
 	applyctx *x = ctx;
 	if (x->have && x->e.rec == x->k) {
-		emit(&x->em, r, file, lineno, x->e.kind, x->e.id, x->e.idlen, x->e.count, NULL);
+		dedup_emit(&x->em, r, file, lineno, x->e.kind, x->e.id, x->e.idlen, x->e.count, NULL);
 		next_entry(x);
 	} else {
-		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
+		dedup_emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
 	}
 	x->k++;
 }
 
-int run_apply(const struct cfg *c)
+int dedup_run_apply(const struct dedup_cfg *c)
 {
 	if (!c->removals)
 		usage_error("apply needs --removals FILE");
@@ -42,19 +42,19 @@ int run_apply(const struct cfg *c)
 	if (llm_rmlist_load(&x.l, c->removals))
 		die_lib();
 	next_entry(&x);
-	emitter_open(&x.em, c);
+	dedup_emitter_open(&x.em, c);
 	llm_dedup_doc r;
 	llm_dedup_doc_init(&r);
 	int failed = 0;
-	for (int i = 0; i < input_count(c) && !failed; i++)
-		failed |= each_record(c, input_name(c, i), NULL, &r, apply_record, &x, x.em.run,
+	for (int i = 0; i < dedup_input_count(c) && !failed; i++)
+		failed |= dedup_each_record(c, dedup_input_name(c, i), NULL, &r, apply_record, &x, x.em.run,
 		                      NULL);
 	if (!failed && x.k != x.l.nrecords) {
 		llm_error("%s: removal list is for %llu records, input has %llu", c->removals,
 		          (unsigned long long)x.l.nrecords, (unsigned long long)x.k);
 		failed = 1;
 	}
-	failed = emitter_close(&x.em, failed);
+	failed = dedup_emitter_close(&x.em, failed);
 	llm_run_count(x.em.run, "duplicates", x.em.dups);
 	llm_rmlist_reader_release(&x.l);
 	llm_dedup_doc_release(&r);

@@ -22,7 +22,7 @@ static llm_sigfile_reader *open_like(const char *path, const char *first_path,
 
 /* Pass 1: every signature, in the order of the files, into one engine; each file's checksum
  * into sums. Returns the engine, finished. */
-static llm_dedup *cluster_all(const struct cfg *c, llm_dedup_params *p, uint64_t *sums,
+static llm_dedup *cluster_all(const struct dedup_cfg *c, llm_dedup_params *p, uint64_t *sums,
                               uint64_t *docs)
 {
 	llm_dedup *d = NULL;
@@ -35,8 +35,8 @@ static llm_dedup *cluster_all(const struct cfg *c, llm_dedup_params *p, uint64_t
 		if (i == 0) {
 			if (llm_sigfile_open(&sr, c->files[0], p))
 				die_lib();
-			d = new_engine(c, p);
-			describe_params(p);
+			d = dedup_new_engine(c, p);
+			dedup_describe_params(p);
 		} else {
 			sr = open_like(c->files[i], c->files[0], p);
 		}
@@ -56,7 +56,7 @@ static llm_dedup *cluster_all(const struct cfg *c, llm_dedup_params *p, uint64_t
 
 /* Pass 2 over one shard: name its survivors and write its removal list from node *v on.
  * Returns the shard's duplicates. */
-static uint64_t write_removals(const struct cfg *c, llm_dedup *d, int i, uint64_t sum,
+static uint64_t write_removals(const struct dedup_cfg *c, llm_dedup *d, int i, uint64_t sum,
                                uint64_t *v)
 {
 	llm_sigfile_reader *sr;
@@ -94,7 +94,7 @@ static uint64_t write_removals(const struct cfg *c, llm_dedup *d, int i, uint64_
 	return dups;
 }
 
-int run_cluster(const struct cfg *c)
+int dedup_run_cluster(const struct dedup_cfg *c)
 {
 	if (!c->nfiles)
 		usage_error("cluster needs signature files");

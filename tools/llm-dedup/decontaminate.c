@@ -15,7 +15,7 @@
 /* The benchmark items (decon.h), their names for the report and how many documents each
  * was found in. */
 typedef struct {
-	emitter em;
+	dedup_emitter em;
 	llm_decon *dc;
 	llm_buf names;        /* per item: "FILE\tID\0" */
 	size_t *name_at;
@@ -91,7 +91,7 @@ static void load_benchmark_path(deconctx *x, const char *path, const struct tool
 }
 
 /* Every benchmark file, then the tables of the matches. */
-static void load_benchmarks(deconctx *x, const struct cfg *c)
+static void load_benchmarks(deconctx *x, const struct dedup_cfg *c)
 {
 	for (int i = 0; i < c->ndecon; i++)
 		load_benchmark_path(x, c->decon[i], &c->co);
@@ -124,7 +124,7 @@ static void decon_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t
 	if (err)
 		die_lib();
 	if (!nitems) {
-		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
+		dedup_emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
 		return;
 	}
 	x->contaminated++;
@@ -145,13 +145,13 @@ static void decon_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t
 	if (x->em.c->annotate) {
 		llm_json_edit_reset(&x->em.ed);
 		llm_json_edit_raw(&x->em.ed, "decon_items", x->ids.p, x->ids.len);
-		emit_edited(&x->em, r, file, lineno);
+		dedup_emit_edited(&x->em, r, file, lineno);
 		return;
 	}
 	llm_buf_reset(&x->extra);
 	llm_buf_adds(&x->extra, "\"decon_items\": ");
 	llm_buf_add(&x->extra, x->ids.p, x->ids.len);
-	emit_reject(&x->em, r, file, lineno, "contaminated", x->extra.p);
+	dedup_emit_reject(&x->em, r, file, lineno, "contaminated", x->extra.p);
 }
 
 /* The items found, one JSON object per line, in benchmark order. */
@@ -186,7 +186,7 @@ static void decon_report(const deconctx *x, const char *path)
 }
 
 /* The counts of the run, as an info message and in --stats. */
-static void decon_summary(const deconctx *x, const struct cfg *c)
+static void decon_summary(const deconctx *x, const struct dedup_cfg *c)
 {
 	uint32_t hit = 0;
 	for (uint32_t i = 0; i < x->nitems; i++)
@@ -214,18 +214,18 @@ static void deconctx_release(deconctx *x)
 	free(x->first_doc);
 }
 
-int run_decon(const struct cfg *c)
+int dedup_run_decon(const struct dedup_cfg *c)
 {
 	deconctx x = { .dc = llm_decon_new(&c->p.sh, c->memory, c->tmpdir) };
 	load_benchmarks(&x, c);
-	emitter_open(&x.em, c);
+	dedup_emitter_open(&x.em, c);
 	llm_dedup_doc r;
 	llm_dedup_doc_init(&r);
 	int failed = 0;
-	for (int i = 0; i < input_count(c); i++)
-		failed |= each_record(c, input_name(c, i), NULL, &r, decon_record, &x, x.em.run,
+	for (int i = 0; i < dedup_input_count(c); i++)
+		failed |= dedup_each_record(c, dedup_input_name(c, i), NULL, &r, decon_record, &x, x.em.run,
 		                      NULL);
-	failed = emitter_close(&x.em, failed);
+	failed = dedup_emitter_close(&x.em, failed);
 	if (!failed && c->decon_report)
 		decon_report(&x, c->decon_report);
 	decon_summary(&x, c);

@@ -9,7 +9,7 @@
 
 static void pass2_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
-	runctx *x = ctx;
+	dedup_runctx *x = ctx;
 	const char *cid = NULL;
 	size_t cidlen = 0;
 	uint64_t v = x->node++;
@@ -17,11 +17,11 @@ static void pass2_record(void *ctx, llm_dedup_doc *r, const char *file, uint64_t
 	                            &cid, &cidlen);
 	if (kind < 0)
 		die_lib();
-	emit(x->em, r, file, lineno, kind, cid, cidlen,
+	dedup_emit(x->em, r, file, lineno, kind, cid, cidlen,
 	     llm_dedup_dup_count(x->d, llm_dedup_root(x->d, v)), NULL);
 }
 
-static void stats_extra(llm_run *run, const struct cfg *c, llm_dedup *d, uint64_t docs)
+static void stats_extra(llm_run *run, const struct dedup_cfg *c, llm_dedup *d, uint64_t docs)
 {
 	llm_buf b = LLM_BUF_INIT, desc = LLM_BUF_INIT;
 	llm_dedup_params_describe(&c->p, &desc);
@@ -40,11 +40,11 @@ static void stats_extra(llm_run *run, const struct cfg *c, llm_dedup *d, uint64_
 }
 
 /* Pass 1: every document signed and added to the engine, then clustered. */
-static spool *sign_and_cluster(const struct cfg *c, runctx *x)
+static dedup_spool *sign_and_cluster(const struct dedup_cfg *c, dedup_runctx *x)
 {
-	llm_signpool *pool = new_pool(c, x);
-	spool *sp = NULL;
-	int failed = first_pass(c, NULL, NULL, NULL, &sp, pool);
+	llm_signpool *pool = dedup_new_pool(c, x);
+	dedup_spool *sp = NULL;
+	int failed = dedup_first_pass(c, NULL, NULL, NULL, &sp, pool);
 	llm_signpool_free(pool);
 	if (failed) /* an unreadable input: the clusters are incomplete, write nothing */
 		die("no output written");
@@ -58,26 +58,26 @@ static spool *sign_and_cluster(const struct cfg *c, runctx *x)
 	return sp;
 }
 
-int run_docs(const struct cfg *c)
+int dedup_run_docs(const struct dedup_cfg *c)
 {
-	runctx x = { .c = c, .d = new_engine(c, &c->p) };
+	dedup_runctx x = { .c = c, .d = dedup_new_engine(c, &c->p) };
 	/* The run (and its clock) starts before the first pass, so the summary's rate is the
 	 * rate of the whole job. */
-	emitter em;
-	emitter_open(&em, c);
-	spool *sp = sign_and_cluster(c, &x);
+	dedup_emitter em;
+	dedup_emitter_open(&em, c);
+	dedup_spool *sp = sign_and_cluster(c, &x);
 	stats_extra(em.run, c, x.d, x.docs);
 	x.em = &em;
 	x.node = llm_dedup_base(x.d);
 	llm_dedup_doc r;
 	llm_dedup_doc_init(&r);
-	int failed = second_pass(c, sp, &r, pass2_record, &x, em.run);
-	spool_free(sp);
+	int failed = dedup_second_pass(c, sp, &r, pass2_record, &x, em.run);
+	dedup_spool_free(sp);
 	if (!failed && c->index && llm_dedup_save_index(x.d, c->index)) {
 		llm_error("%s", llm_last_error());
 		failed = 1;
 	}
-	failed = emitter_close(&em, failed);
+	failed = dedup_emitter_close(&em, failed);
 	llm_run_count(em.run, "duplicates", em.dups);
 	llm_dedup_doc_release(&r);
 	llm_dedup_free(x.d);

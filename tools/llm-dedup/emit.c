@@ -7,16 +7,16 @@
 #include "dedup/rmlist.h"
 #include "llm-dedup.h"
 
-void emitter_open(emitter *e, const struct cfg *c)
+void dedup_emitter_open(dedup_emitter *e, const struct dedup_cfg *c)
 {
-	*e = (emitter){ .c = c };
+	*e = (dedup_emitter){ .c = c };
 	llm_json_edit_init(&e->ed);
 	if (llm_writer_open(&e->out, c->co.output))
 		die_lib();
 	e->run = tool_run_new(&c->co);
 }
 
-int emitter_close(emitter *e, int failed)
+int dedup_emitter_close(dedup_emitter *e, int failed)
 {
 	if (failed) {
 		llm_writer_abort(e->out);
@@ -30,14 +30,14 @@ int emitter_close(emitter *e, int failed)
 }
 
 /* The record's domain and language in the run, counting it in. */
-static int count_in(emitter *e, const llm_dedup_doc *r)
+static int count_in(dedup_emitter *e, const llm_dedup_doc *r)
 {
 	return r->rec_ok ? llm_run_in_rec(e->run, r->len + 1, &r->rec)
 	                 : llm_run_in(e->run, r->len + 1, NULL, 0);
 }
 
-static void reject(emitter *e, int dom, llm_dedup_doc *r, const char *reason, const char *extra,
-                   const char *file, uint64_t lineno)
+static void reject(dedup_emitter *e, int dom, llm_dedup_doc *r, const char *reason,
+                   const char *extra, const char *file, uint64_t lineno)
 {
 	if (llm_run_reject(e->run, dom, reason, r->line, r->len, &r->rec, extra, file,
 	                   lineno) != LLM_OK)
@@ -45,7 +45,7 @@ static void reject(emitter *e, int dom, llm_dedup_doc *r, const char *reason, co
 }
 
 /* A malformed record: fatal with --strict, else warned about and rejected. */
-static void reject_malformed(emitter *e, int dom, llm_dedup_doc *r, const char *file,
+static void reject_malformed(dedup_emitter *e, int dom, llm_dedup_doc *r, const char *file,
                              uint64_t lineno)
 {
 	if (e->c->co.strict)
@@ -58,10 +58,10 @@ static void reject_malformed(emitter *e, int dom, llm_dedup_doc *r, const char *
 
 /* The edits of a kept record: its new text, its cluster (--annotate), its cluster's size
  * (--dup-count). */
-static void edit_kept(emitter *e, int kind, const char *cid, size_t cidlen, uint64_t count,
+static void edit_kept(dedup_emitter *e, int kind, const char *cid, size_t cidlen, uint64_t count,
                       const llm_buf *text)
 {
-	const struct cfg *c = e->c;
+	const struct dedup_cfg *c = e->c;
 	if (text)
 		llm_json_edit_str(&e->ed, c->co.field, text->p ? text->p : "", text->len);
 	if (kind && c->annotate) {
@@ -75,7 +75,7 @@ static void edit_kept(emitter *e, int kind, const char *cid, size_t cidlen, uint
 		llm_json_edit_i64(&e->ed, "dup_count", kind ? (int64_t)count : 1);
 }
 
-static void write_kept(emitter *e, int dom, llm_dedup_doc *r)
+static void write_kept(dedup_emitter *e, int dom, llm_dedup_doc *r)
 {
 	const char *out = r->line;
 	size_t outlen = r->len;
@@ -90,8 +90,8 @@ static void write_kept(emitter *e, int dom, llm_dedup_doc *r)
 	llm_run_out(e->run, dom, outlen + 1);
 }
 
-/* emit() with the edits already in e->ed. */
-static void emit_with(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno,
+/* dedup_emit() with the edits already in e->ed. */
+static void emit_with(dedup_emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno,
                       int kind, const char *cid, size_t cidlen, uint64_t count,
                       const llm_buf *text)
 {
@@ -100,9 +100,9 @@ static void emit_with(emitter *e, llm_dedup_doc *r, const char *file, uint64_t l
 		reject_malformed(e, dom, r, file, lineno);
 		return;
 	}
-	if (kind == KIND_ALL_LINES || kind == KIND_SUBSTRING) {
+	if (kind == DEDUP_KIND_ALL_LINES || kind == DEDUP_KIND_SUBSTRING) {
 		e->dups++;
-		reject(e, dom, r, kind == KIND_SUBSTRING ? "substring_dup" : "duplicate", NULL, file,
+		reject(e, dom, r, kind == DEDUP_KIND_SUBSTRING ? "substring_dup" : "duplicate", NULL, file,
 		       lineno);
 		return;
 	}
@@ -118,25 +118,25 @@ static void emit_with(emitter *e, llm_dedup_doc *r, const char *file, uint64_t l
 	write_kept(e, dom, r);
 }
 
-void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno, int kind,
+void dedup_emit(dedup_emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno, int kind,
           const char *cid, size_t cidlen, uint64_t count, const llm_buf *text)
 {
 	llm_json_edit_reset(&e->ed);
 	emit_with(e, r, file, lineno, kind, cid, cidlen, count, text);
 }
 
-void emit_edited(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno)
+void dedup_emit_edited(dedup_emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno)
 {
 	emit_with(e, r, file, lineno, 0, NULL, 0, 0, NULL);
 }
 
-void emit_reject(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno,
+void dedup_emit_reject(dedup_emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno,
                  const char *reason, const char *extra)
 {
 	reject(e, count_in(e, r), r, reason, extra, file, lineno);
 }
 
-int blank(const llm_buf *t)
+int dedup_blank(const llm_buf *t)
 {
 	for (size_t k = 0; k < t->len; k++)
 		if (!strchr(" \t\r\n", t->p[k]))
@@ -144,18 +144,18 @@ int blank(const llm_buf *t)
 	return 1;
 }
 
-int run_filter(const struct cfg *c, const filter *f, void *ctx)
+int dedup_run_filter(const struct dedup_cfg *c, const dedup_filter *f, void *ctx)
 {
-	emitter *em = ctx;
-	emitter_open(em, c);
+	dedup_emitter *em = ctx;
+	dedup_emitter_open(em, c);
 	llm_dedup_doc r;
 	llm_dedup_doc_init(&r);
-	spool *sp = NULL;
-	if (first_pass(c, &r, f->pass1, ctx, &sp, NULL) || f->between(ctx))
+	dedup_spool *sp = NULL;
+	if (dedup_first_pass(c, &r, f->pass1, ctx, &sp, NULL) || f->between(ctx))
 		die("no output written");
-	int failed = second_pass(c, sp, &r, f->pass2, ctx, em->run);
-	spool_free(sp);
-	failed = emitter_close(em, failed);
+	int failed = dedup_second_pass(c, sp, &r, f->pass2, ctx, em->run);
+	dedup_spool_free(sp);
+	failed = dedup_emitter_close(em, failed);
 	f->finish(ctx, em->run);
 	llm_dedup_doc_release(&r);
 	return tool_run_finish(em->run, failed);

@@ -41,7 +41,7 @@ static int describe_index(llm_writer *w, const char *f)
 	return 0;
 }
 
-int run_info(const struct cfg *c)
+int dedup_run_info(const struct dedup_cfg *c)
 {
 	if (!c->nfiles)
 		usage_error("--info needs index files");

@@ -15,7 +15,7 @@
  * alone, and its line number and length are kept beside it: the second pass then rejects it
  * as too long, with its real length, whatever --max-line is.
  */
-struct spool {
+struct dedup_spool {
 	FILE *f;
 	struct long_line {
 		uint64_t lineno;
@@ -26,18 +26,18 @@ struct spool {
 	bool replaying;  /* the second pass has begun */
 };
 
-static spool *spool_new(const struct cfg *c)
+static dedup_spool *spool_new(const struct dedup_cfg *c)
 {
 	int fd = llm_tmpfd(c->tmpdir);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w+b");
 	if (!f)
 		die("%s", fd < 0 ? llm_last_error() : strerror(errno));
-	spool *sp = llm_calloc(1, sizeof *sp);
+	dedup_spool *sp = llm_calloc(1, sizeof *sp);
 	sp->f = f;
 	return sp;
 }
 
-void spool_free(spool *sp)
+void dedup_spool_free(dedup_spool *sp)
 {
 	if (!sp)
 		return;
@@ -46,7 +46,7 @@ void spool_free(spool *sp)
 	free(sp);
 }
 
-llm_dedup *new_engine(const struct cfg *c, const llm_dedup_params *p)
+llm_dedup *dedup_new_engine(const struct dedup_cfg *c, const llm_dedup_params *p)
 {
 	llm_dedup *d;
 	if (llm_dedup_new(&d, p))
@@ -69,7 +69,7 @@ llm_dedup *new_engine(const struct cfg *c, const llm_dedup_params *p)
 	return d;
 }
 
-void describe_params(const llm_dedup_params *p)
+void dedup_describe_params(const llm_dedup_params *p)
 {
 	llm_buf desc = LLM_BUF_INIT;
 	llm_dedup_params_describe(p, &desc);
@@ -78,7 +78,7 @@ void describe_params(const llm_dedup_params *p)
 }
 
 /* A line of standard input into its spool. */
-static void spool_line(spool *sp, const tool_lines *in)
+static void spool_line(dedup_spool *sp, const tool_lines *in)
 {
 	if (fwrite(in->line, 1, in->len, sp->f) != in->len || fputc('\n', sp->f) == EOF)
 		die("temporary spool file: %s", strerror(errno));
@@ -93,7 +93,7 @@ static void spool_line(spool *sp, const tool_lines *in)
 
 /* The second pass's view of a line read back from the spool: too long if the first pass
  * found it so, with the length it had. */
-static void replay_line(spool *sp, tool_lines *in)
+static void replay_line(dedup_spool *sp, tool_lines *in)
 {
 	in->too_long = false;
 	if (sp->next < sp->nlong && sp->longs[sp->next].lineno == in->lineno) {
@@ -104,7 +104,7 @@ static void replay_line(spool *sp, tool_lines *in)
 
 /* Open path, or standard input's spool in the second pass; 1 when it cannot be read
  * (reported). */
-static int open_input(tool_lines *in, const struct cfg *c, const char *path, spool *sp,
+static int open_input(tool_lines *in, const struct dedup_cfg *c, const char *path, dedup_spool *sp,
                       llm_run *run)
 {
 	llm_reader *rd;
@@ -120,8 +120,9 @@ static int open_input(tool_lines *in, const struct cfg *c, const char *path, spo
 	return 0;
 }
 
-int each_record(const struct cfg *c, const char *path, spool *sp, llm_dedup_doc *r, record_fn fn,
-                void *ctx, llm_run *run, llm_signpool *pool)
+int dedup_each_record(const struct dedup_cfg *c, const char *path, dedup_spool *sp,
+                      llm_dedup_doc *r, dedup_record_fn fn, void *ctx, llm_run *run,
+                      llm_signpool *pool)
 {
 	tool_lines in;
 	if (open_input(&in, c, path, sp, run))
@@ -147,36 +148,36 @@ int each_record(const struct cfg *c, const char *path, spool *sp, llm_dedup_doc 
 	return 0;
 }
 
-int first_pass(const struct cfg *c, llm_dedup_doc *r, record_fn fn, void *ctx, spool **sp,
-               llm_signpool *pool)
+int dedup_first_pass(const struct dedup_cfg *c, llm_dedup_doc *r, dedup_record_fn fn, void *ctx,
+                     dedup_spool **sp, llm_signpool *pool)
 {
 	int failed = 0;
-	for (int i = 0; i < input_count(c); i++) {
-		const char *f = input_name(c, i);
+	for (int i = 0; i < dedup_input_count(c); i++) {
+		const char *f = dedup_input_name(c, i);
 		int is_stdin = !strcmp(f, "-");
 		if (is_stdin) {
 			if (*sp)
 				die("standard input given twice");
 			*sp = spool_new(c);
 		}
-		failed |= each_record(c, f, is_stdin ? *sp : NULL, r, fn, ctx, NULL, pool);
+		failed |= dedup_each_record(c, f, is_stdin ? *sp : NULL, r, fn, ctx, NULL, pool);
 	}
 	return failed;
 }
 
-int second_pass(const struct cfg *c, spool *sp, llm_dedup_doc *r, record_fn fn, void *ctx,
-                llm_run *run)
+int dedup_second_pass(const struct dedup_cfg *c, dedup_spool *sp, llm_dedup_doc *r,
+                      dedup_record_fn fn, void *ctx, llm_run *run)
 {
 	int failed = 0;
-	for (int i = 0; i < input_count(c); i++) {
-		const char *f = input_name(c, i);
+	for (int i = 0; i < dedup_input_count(c); i++) {
+		const char *f = dedup_input_name(c, i);
 		bool is_stdin = !strcmp(f, "-");
 		if (is_stdin) {
 			if (fflush(sp->f) || fseek(sp->f, 0, SEEK_SET))
 				die("temporary spool file: %s", strerror(errno));
 			sp->replaying = true;
 		}
-		failed |= each_record(c, f, is_stdin ? sp : NULL, r, fn, ctx, run, NULL);
+		failed |= dedup_each_record(c, f, is_stdin ? sp : NULL, r, fn, ctx, run, NULL);
 	}
 	return failed;
 }

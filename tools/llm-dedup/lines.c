@@ -7,7 +7,7 @@
 #include "llm-dedup.h"
 
 typedef struct {
-	emitter em;
+	dedup_emitter em;
 	llm_linededup *ld;
 	llm_buf text;
 	uint64_t dropped;
@@ -30,11 +30,11 @@ static void lines_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_t
 		x->dropped += dropped;
 	}
 	if (!dropped)
-		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
-	else if (blank(&x->text))
-		emit(&x->em, r, file, lineno, KIND_ALL_LINES, NULL, 0, 0, NULL);
+		dedup_emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
+	else if (dedup_blank(&x->text))
+		dedup_emit(&x->em, r, file, lineno, DEDUP_KIND_ALL_LINES, NULL, 0, 0, NULL);
 	else
-		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, &x->text);
+		dedup_emit(&x->em, r, file, lineno, 0, NULL, 0, 0, &x->text);
 }
 
 static int lines_between(void *ctx) { (void)ctx; return 0; }
@@ -57,11 +57,11 @@ static void lines_finish(void *ctx, llm_run *run)
 	llm_run_stats_extra(run, mem);
 }
 
-int run_lines(const struct cfg *c)
+int dedup_run_lines(const struct dedup_cfg *c)
 {
-	static const filter f = { lines_count, lines_filter, lines_between, lines_finish };
+	static const dedup_filter f = { lines_count, lines_filter, lines_between, lines_finish };
 	linectx x = { .ld = llm_linededup_new(c->p.sh.norm, c->line_max, c->memory) };
-	int rc = run_filter(c, &f, &x);
+	int rc = dedup_run_filter(c, &f, &x);
 	llm_linededup_free(x.ld);
 	llm_buf_release(&x.text);
 	return rc;

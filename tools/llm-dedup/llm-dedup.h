@@ -20,7 +20,7 @@
 #include "dedup/sigfile.h"
 
 /* The command line, resolved. */
-struct cfg {
+struct dedup_cfg {
 	struct tool_common co;
 	int lines, substring, annotate, dup_count, clusters;
 	unsigned line_max;
@@ -37,11 +37,11 @@ struct cfg {
 /* ---- the inputs (input.c) ---- */
 
 /* Called for every record of the input, parsed into r. */
-typedef void (*record_fn)(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno);
+typedef void (*dedup_record_fn)(void *ctx, llm_dedup_doc *r, const char *file, uint64_t lineno);
 
 /* Standard input's copy for a single run's second pass (input.c). */
-typedef struct spool spool;
-void spool_free(spool *sp);
+typedef struct dedup_spool dedup_spool;
+void dedup_spool_free(dedup_spool *sp);
 
 /*
  * Call fn for every record of path, read by tool_lines, or with pool, queue every line there
@@ -49,18 +49,19 @@ void spool_free(spool *sp);
  * second reads them back from it, and a line over --max-line is rejected as too long in both.
  * With run, the input is the run's next one. Returns 0, or 1 when the input failed (reported).
  */
-int each_record(const struct cfg *c, const char *path, spool *sp, llm_dedup_doc *r, record_fn fn,
-                void *ctx, llm_run *run, llm_signpool *pool);
+int dedup_each_record(const struct dedup_cfg *c, const char *path, dedup_spool *sp,
+                      llm_dedup_doc *r, dedup_record_fn fn, void *ctx, llm_run *run,
+                      llm_signpool *pool);
 /* The first pass over every input: standard input ("-", or no file) is copied to *sp, a
  * temporary file (dies when it is named twice). Returns 1 when an input failed. */
-int first_pass(const struct cfg *c, llm_dedup_doc *r, record_fn fn, void *ctx, spool **sp,
-               llm_signpool *pool);
+int dedup_first_pass(const struct dedup_cfg *c, llm_dedup_doc *r, dedup_record_fn fn, void *ctx,
+                     dedup_spool **sp, llm_signpool *pool);
 /* Read every input again for the second pass; standard input comes back from sp. */
-int second_pass(const struct cfg *c, spool *sp, llm_dedup_doc *r, record_fn fn, void *ctx,
-                llm_run *run);
+int dedup_second_pass(const struct dedup_cfg *c, dedup_spool *sp, llm_dedup_doc *r,
+                      dedup_record_fn fn, void *ctx, llm_run *run);
 /* The inputs as the loops see them: the files, or standard input alone. */
-static inline int input_count(const struct cfg *c) { return c->nfiles ? c->nfiles : 1; }
-static inline const char *input_name(const struct cfg *c, int i)
+static inline int dedup_input_count(const struct dedup_cfg *c) { return c->nfiles ? c->nfiles : 1; }
+static inline const char *dedup_input_name(const struct dedup_cfg *c, int i)
 {
 	return c->nfiles ? c->files[i] : "-";
 }
@@ -71,86 +72,86 @@ static inline const char *input_name(const struct cfg *c, int i)
  * cluster the signature files), so that a rerun replaces its own earlier run instead of
  * finding every document a duplicate of itself.
  */
-llm_dedup *new_engine(const struct cfg *c, const llm_dedup_params *p);
+llm_dedup *dedup_new_engine(const struct dedup_cfg *c, const llm_dedup_params *p);
 /* The parameters' one-line description, as an info message. */
-void describe_params(const llm_dedup_params *p);
+void dedup_describe_params(const llm_dedup_params *p);
 
 /* ---- the output of one record (emit.c) ---- */
 
 typedef struct {
-	const struct cfg *c;
+	const struct dedup_cfg *c;
 	llm_writer *out;
 	llm_run *run;
 	llm_json_edit ed;
 	llm_buf line;
 	uint64_t dups;
-} emitter;
+} dedup_emitter;
 
 /* The output (-o) and the run (--rejects, --stats) opened; dies when either fails. */
-void emitter_open(emitter *e, const struct cfg *c);
+void dedup_emitter_open(dedup_emitter *e, const struct dedup_cfg *c);
 /* Close the output (abort it when failed) and free; returns failed, or 1 when closing the
  * output failed (reported). The run stays open for the caller to count and finish. */
-int emitter_close(emitter *e, int failed);
+int dedup_emitter_close(dedup_emitter *e, int failed);
 
 /* What becomes of a record, beyond 0 (kept as it is), LLM_RMLIST_SURVIVOR and
  * LLM_RMLIST_DUPLICATE (rmlist.h). */
 enum {
-	KIND_ALL_LINES = 3,  /* --lines: a document whose every line was dropped */
-	KIND_SUBSTRING = 4   /* --substring: one that was all repeats */
+	DEDUP_KIND_ALL_LINES = 3,  /* --lines: a document whose every line was dropped */
+	DEDUP_KIND_SUBSTRING = 4   /* --substring: one that was all repeats */
 };
 
 /* Write or reject one record. kind: 0 or a KIND_* or LLM_RMLIST_* value; cid: the survivor's
  * id; count: its cluster's size; text: a replacement text or NULL. */
-void emit(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno, int kind,
+void dedup_emit(dedup_emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno, int kind,
           const char *cid, size_t cidlen, uint64_t count, const llm_buf *text);
 /* A document kept with the edits already in e->ed. */
-void emit_edited(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno);
+void dedup_emit_edited(dedup_emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno);
 /* Reject a document that the library found (reason "contaminated", ...) with extra JSON. */
-void emit_reject(emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno,
+void dedup_emit_reject(dedup_emitter *e, llm_dedup_doc *r, const char *file, uint64_t lineno,
                  const char *reason, const char *extra);
 
 /* Whether nothing but white space is left of a text. */
-int blank(const llm_buf *t);
+int dedup_blank(const llm_buf *t);
 
 /*
- * The filters that edit texts (--lines, --substring), run by run_filter: pass 1 sees every
+ * The filters that edit texts (--lines, --substring), run by dedup_run_filter: pass 1 sees every
  * record (standard input is spooled for pass 2), between() runs after it (nonzero: fail),
  * pass 2 writes through the emitter, finish() adds the filter's counts to the run summary.
- * The filter's context starts with the emitter, which run_filter sets up.
+ * The filter's context starts with the emitter, which dedup_run_filter sets up.
  */
 typedef struct {
-	record_fn pass1, pass2;
+	dedup_record_fn pass1, pass2;
 	int (*between)(void *ctx);
 	void (*finish)(void *ctx, llm_run *run);
-} filter;
-int run_filter(const struct cfg *c, const filter *f, void *ctx);
+} dedup_filter;
+int dedup_run_filter(const struct dedup_cfg *c, const dedup_filter *f, void *ctx);
 
 /* ---- the subcommands and methods ---- */
 
 /* docs.c: the single run of --exact, --minhash, --simhash (with --index). */
-int run_docs(const struct cfg *c);
+int dedup_run_docs(const struct dedup_cfg *c);
 /* lines.c: --lines. */
-int run_lines(const struct cfg *c);
+int dedup_run_lines(const struct dedup_cfg *c);
 /* substring.c: --substring. */
-int run_substring(const struct cfg *c);
+int dedup_run_substring(const struct dedup_cfg *c);
 /* decontaminate.c: --decontaminate. */
-int run_decon(const struct cfg *c);
+int dedup_run_decon(const struct dedup_cfg *c);
 /* sign.c: sign, and the signing pool of the single run, which hands each signature to
  * llm_dedup_add (sigw NULL) or to the signature file. */
 typedef struct {
-	const struct cfg *c;
+	const struct dedup_cfg *c;
 	llm_dedup *d;
 	llm_sigfile_writer *sigw;  /* sign: the signature file */
-	emitter *em;               /* the single run's second pass */
+	dedup_emitter *em;               /* the single run's second pass */
 	uint64_t node, docs, bytes;
-} runctx;
-llm_signpool *new_pool(const struct cfg *c, runctx *x);
-int run_sign(const struct cfg *c);
+} dedup_runctx;
+llm_signpool *dedup_new_pool(const struct dedup_cfg *c, dedup_runctx *x);
+int dedup_run_sign(const struct dedup_cfg *c);
 /* cluster.c */
-int run_cluster(const struct cfg *c);
+int dedup_run_cluster(const struct dedup_cfg *c);
 /* apply.c */
-int run_apply(const struct cfg *c);
+int dedup_run_apply(const struct dedup_cfg *c);
 /* info.c: --info */
-int run_info(const struct cfg *c);
+int dedup_run_info(const struct dedup_cfg *c);
 
 #endif

@@ -8,7 +8,7 @@
 /* The signature of each record, in input order, to the engine or the file. */
 static void signed_doc(void *ctx, const llm_dedup_doc *doc, const llm_dedup_sig *sig)
 {
-	runctx *x = ctx;
+	dedup_runctx *x = ctx;
 	if (sig) {
 		x->docs++;
 		x->bytes += doc->text.len;
@@ -19,7 +19,7 @@ static void signed_doc(void *ctx, const llm_dedup_doc *doc, const llm_dedup_sig 
 		die_lib();
 }
 
-llm_signpool *new_pool(const struct cfg *c, runctx *x)
+llm_signpool *dedup_new_pool(const struct dedup_cfg *c, dedup_runctx *x)
 {
 	llm_signpool *pool;
 	if (llm_signpool_new(&pool, &c->p, c->co.threads, c->co.field, c->co.max_line, signed_doc, x))
@@ -27,17 +27,17 @@ llm_signpool *new_pool(const struct cfg *c, runctx *x)
 	return pool;
 }
 
-int run_sign(const struct cfg *c)
+int dedup_run_sign(const struct dedup_cfg *c)
 {
 	if (!c->co.output)
 		usage_error("sign needs -o SIGFILE");
-	runctx x = { .c = c };
+	dedup_runctx x = { .c = c };
 	if (llm_sigfile_create(&x.sigw, c->co.output, &c->p))
 		die_lib();
-	llm_signpool *pool = new_pool(c, &x);
+	llm_signpool *pool = dedup_new_pool(c, &x);
 	int failed = 0;
-	for (int i = 0; i < input_count(c) && !failed; i++)
-		failed |= each_record(c, input_name(c, i), NULL, NULL, NULL, NULL, NULL, pool);
+	for (int i = 0; i < dedup_input_count(c) && !failed; i++)
+		failed |= dedup_each_record(c, dedup_input_name(c, i), NULL, NULL, NULL, NULL, NULL, pool);
 	llm_signpool_free(pool);
 	if (failed) {
 		llm_sigfile_abort(x.sigw);

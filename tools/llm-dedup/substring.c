@@ -9,7 +9,7 @@
 #include "llm-dedup.h"
 
 typedef struct {
-	emitter em;
+	dedup_emitter em;
 	llm_substr *ss;
 	llm_buf text, spans;
 	uint64_t docs_cut;
@@ -43,7 +43,7 @@ static void annotate_spans(substrctx *x, llm_dedup_doc *r, const char *file, uin
 	llm_buf_adds(&x->spans, "]");
 	llm_json_edit_reset(&x->em.ed);
 	llm_json_edit_raw(&x->em.ed, "dup_spans", x->spans.p, x->spans.len);
-	emit_edited(&x->em, r, file, lineno);
+	dedup_emit_edited(&x->em, r, file, lineno);
 }
 
 /* Without --annotate the spans leave the text; a text left blank is rejected as
@@ -56,7 +56,7 @@ static void substr_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_
 	if (!r->reason && llm_substr_next(x->ss, r->text.p, r->text.len, &sp, &n))
 		die("%s:%llu: %s", file, (unsigned long long)lineno, llm_last_error());
 	if (!n) {
-		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
+		dedup_emit(&x->em, r, file, lineno, 0, NULL, 0, 0, NULL);
 		return;
 	}
 	x->docs_cut++;
@@ -66,10 +66,10 @@ static void substr_filter(void *ctx, llm_dedup_doc *r, const char *file, uint64_
 	}
 	llm_buf_reset(&x->text);
 	llm_substr_cut(r->text.p, r->text.len, sp, n, &x->text);
-	if (blank(&x->text))
-		emit(&x->em, r, file, lineno, KIND_SUBSTRING, NULL, 0, 0, NULL);
+	if (dedup_blank(&x->text))
+		dedup_emit(&x->em, r, file, lineno, DEDUP_KIND_SUBSTRING, NULL, 0, 0, NULL);
 	else
-		emit(&x->em, r, file, lineno, 0, NULL, 0, 0, &x->text);
+		dedup_emit(&x->em, r, file, lineno, 0, NULL, 0, 0, &x->text);
 }
 
 static void substr_finish(void *ctx, llm_run *run)
@@ -93,11 +93,11 @@ static void substr_finish(void *ctx, llm_run *run)
 	llm_run_stats_extra(run, mem);
 }
 
-int run_substring(const struct cfg *c)
+int dedup_run_substring(const struct dedup_cfg *c)
 {
-	static const filter f = { substr_add, substr_filter, substr_between, substr_finish };
+	static const dedup_filter f = { substr_add, substr_filter, substr_between, substr_finish };
 	substrctx x = { .ss = llm_substr_new(c->min_len, c->memory, c->tmpdir) };
-	int rc = run_filter(c, &f, &x);
+	int rc = dedup_run_filter(c, &f, &x);
 	llm_substr_free(x.ss);
 	llm_buf_release(&x.text);
 	llm_buf_release(&x.spans);
