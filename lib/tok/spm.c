@@ -139,9 +139,16 @@ size_t spm_udef_prefix(const llm_spm *m, const char *s, size_t n)
 void spm_emit(const llm_spm *m, const char *s, size_t n, uint32_t id, llm_ids *out)
 {
 	if (id == (uint32_t)m->unk && m->byte_fallback) {
-		for (size_t i = 0; i < n; i++)
-			llm_ids_push(out, m->byte_id[(unsigned char)s[i]]);
-		return;
+		/* All of its bytes, or the unknown piece when one has none (a tokenizer.json may lack
+		 * some byte pieces; a model file has all 256) */
+		size_t i = 0;
+		while (i < n && m->byte_id[(unsigned char)s[i]] != SPM_NONE)
+			i++;
+		if (i == n) {
+			for (i = 0; i < n; i++)
+				llm_ids_push(out, m->byte_id[(unsigned char)s[i]]);
+			return;
+		}
 	}
 	llm_ids_push(out, id);
 }
@@ -334,8 +341,7 @@ int llm_spm_from_vocab(llm_spm **out, const char *name, uint32_t n, const char *
 			nbytes++;
 		}
 	}
-	/* Without all 256 byte pieces tokenizers keeps the unknown piece. */
-	m->byte_fallback = byte_fallback && nbytes == 256;
+	m->byte_fallback = byte_fallback && nbytes > 0;
 	int rc = build_trie(m);
 	if (rc) {
 		llm_spm_free(m);
