@@ -172,7 +172,7 @@ $(SPM_PB).c: lib/tok/sentencepiece_model.proto
 	@mkdir -p $(@D)
 	protoc-c --proto_path=lib/tok --c_out=$(@D) $<
 $(SPM_PB).h: $(SPM_PB).c
-$(B)/lib/tok/spm.o $(FZ)/lib/tok/spm.o: $(SPM_PB).h
+$(B)/lib/tok/spm.o: $(SPM_PB).h
 
 $(LIBLLM): $(LIB_OBJ)
 	@rm -f $@
@@ -209,6 +209,7 @@ $(B)/tests/fuzz/replay.o: tests/fuzz/replay.c
 FZ := build/fuzz
 FUZZ_CFLAGS := -std=c11 -O1 -g -pthread -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_LIB_OBJ := $(LIB_SRC:%.c=$(FZ)/%.o)
+$(FZ)/lib/tok/spm.o: $(SPM_PB).h
 # The objects record their headers (-MMD). Objects made before they did would stay stale
 # when a header changes (a struct grown in a header then overflows in an old harness
 # object: a false crash); the stamp, created once where it is missing, rebuilds them.

@@ -175,7 +175,7 @@ int main(int argc, char **argv)
 		case OPT_TMPDIR: o.tmpdir = optarg; break;
 		case OPT_SAMPLE: o.sample = true; break;
 		case OPT_ALPHA: o.alpha = tool_double("--alpha", optarg, 0, 1e6); break;
-		case OPT_NBEST: o.nbest = (int)tool_int("--nbest", optarg, -1, 1 << 16); break;
+		case OPT_NBEST: o.nbest = (int)tool_int("--nbest", optarg, -1, 1024); break;
 		case OPT_SEED: o.seed = (unsigned long long)tool_int("--seed", optarg, 0, 1LL << 62); break;
 		default: tool_bad_option();
 		}

@@ -193,6 +193,7 @@ void llm_bpe_free(llm_bpe *b)
 	llm_hfpretok_free(b->hp);
 	llm_hfnorm_free(b->norm);
 	llm_spm_free(b->spm);
+	llm_spm_free(b->uni);
 	free(b->dec_byte);
 	free(b->dec_from);
 	free(b->dec_to);
@@ -758,6 +759,7 @@ struct llm_bpe_enc {
 	llm_hfnorm_state *ns;
 	llm_buf norm; /* a segment normalized */
 	llm_spm_enc *spm;
+	llm_spm_enc *uni;
 };
 
 static void scratch(llm_bpe_enc *e, size_t n)
@@ -794,6 +796,8 @@ llm_bpe_enc *llm_bpe_enc_new(const llm_bpe *b)
 		e->ns = llm_hfnorm_state_new(b->norm);
 	if (b->spm)
 		e->spm = llm_spm_enc_new(b->spm);
+	if (b->uni)
+		e->uni = llm_spm_enc_new(b->uni);
 	scratch(e, 64);
 	llm_buf_init(&e->seg);
 	llm_buf_init(&e->norm);
@@ -807,10 +811,10 @@ void llm_bpe_enc_valid_utf8(llm_bpe_enc *e, bool valid)
 
 int llm_bpe_enc_sample(llm_bpe_enc *e, int nbest, double alpha, uint64_t seed)
 {
-	if (!e->spm)
+	if (!e->spm && !e->uni)
 		return llm_fail(LLM_EUNSUPPORTED, "%s: sampling needs a SentencePiece model",
 		                e->bpe->name);
-	llm_spm_enc_sample(e->spm, nbest, alpha, seed);
+	llm_spm_enc_sample(e->spm ? e->spm : e->uni, nbest, alpha, seed);
 	return LLM_OK;
 }
 
@@ -839,6 +843,7 @@ void llm_bpe_enc_free(llm_bpe_enc *e)
 	llm_hfnorm_state_free(e->ns);
 	llm_buf_release(&e->norm);
 	llm_spm_enc_free(e->spm);
+	llm_spm_enc_free(e->uni);
 	free(e);
 }
 
@@ -1169,6 +1174,10 @@ static inline __attribute__((always_inline)) void encode_piece(llm_bpe_enc *e,
                                                                llm_ids *out)
 {
 	const llm_bpe *b = e->bpe;
+	if (e->uni) {
+		llm_spm_encode_piece(e->uni, (const char *)p, n, out);
+		return;
+	}
 	if (n == 1 && b->byte_id[p[0]] != NO_TOKEN) {
 		llm_ids_push(out, b->byte_id[p[0]]);
 		return;

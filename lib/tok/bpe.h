@@ -5,7 +5,8 @@
  *   - tiktoken rank files ("base64 rank" per line, CRLF accepted) with a named encoding
  *     (gpt2/r50k, p50k, cl100k, o200k, llama3, qwen, qwen3.5: pattern and special tokens), or
  *     with special tokens and a pattern given;
- *   - Hugging Face tokenizer.json with a BPE model, byte-level (a ByteLevel pre-tokenizer or
+ *   - Hugging Face tokenizer.json with a Unigram model (spm.h's Viterbi per pre-tokenized
+ *     piece, llm_spm_from_vocab) or a BPE model, byte-level (a ByteLevel pre-tokenizer or
  *     decoder: the vocabulary is written in GPT-2's byte map) or over characters
  *     (SentencePiece-style, with byte_fallback, unk_token, fuse_unk): vocab, merges as "a b"
  *     or ["a", "b"], ignore_merges; its normalizer (hfnorm.h), pre-tokenizer (hfpretok.h),

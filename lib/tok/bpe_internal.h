@@ -81,6 +81,8 @@ struct llm_bpe {
 	llm_hfnorm *norm;       /* tokenizer.json normalizer, NULL: none */
 	llm_spm *spm;           /* a SentencePiece model, which encodes and decodes the text
 	                         * between added tokens (bpe_spm.c); NULL: none */
+	llm_spm *uni;           /* a tokenizer.json Unigram model, which encodes each piece of
+	                         * the pre-tokenizer (llm_spm_from_vocab); NULL: BPE */
 	bool any_normalized;    /* an added token is matched after normalization */
 	bool bytelevel;         /* the initial symbols are bytes (else characters) */
 	bool byte_fallback;     /* a character without a token becomes <0xXX> tokens */

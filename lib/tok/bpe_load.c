@@ -727,10 +727,69 @@ static int hf_decoder(llm_bpe *b, const llm_json_val *d, bool *bytes)
 
 /* The members of a tokenizer.json "model" that loading reads, by M_*. */
 enum { M_TYPE, M_VOCAB, M_MERGES, M_UNK, M_BYTE_FALLBACK, M_FUSE_UNK, M_IGNORE_MERGES, M_DROPOUT,
-       M_PREFIX, M_SUFFIX, M_N };
+       M_PREFIX, M_SUFFIX, M_UNK_ID, M_N };
 static const char *const model_keys[M_N] = { "type", "vocab", "merges", "unk_token",
 	"byte_fallback", "fuse_unk", "ignore_merges", "dropout", "continuing_subword_prefix",
-	"end_of_word_suffix" };
+	"end_of_word_suffix", "unk_id" };
+
+/* A Unigram model's vocabulary, [[piece, score], ...] in id order, into b's tables and the
+ * model that encodes with it (b->uni). */
+static int load_unigram(llm_bpe *b, const llm_json_val *m)
+{
+	const llm_json_val *vocab = &m[M_VOCAB];
+	if (vocab->type != LLM_JSON_ARRAY)
+		return llm_fail(LLM_EFORMAT, "%s: the Unigram vocabulary is not an array", b->name);
+	int64_t unk = -1;
+	if (m[M_UNK_ID].type != LLM_JSON_INVALID && m[M_UNK_ID].type != LLM_JSON_NULL &&
+	    (llm_json_i64(&m[M_UNK_ID], &unk) || unk < 0))
+		return llm_fail(LLM_EFORMAT, "%s: bad unk_id", b->name);
+	size_t n = 0, cap = 1024, it = 0;
+	llm_buf arena = LLM_BUF_INIT, t = LLM_BUF_INIT;
+	size_t *off = llm_malloc(cap * sizeof *off), *len = llm_malloc(cap * sizeof *len);
+	double *score = llm_malloc(cap * sizeof *score);
+	llm_json_val k, v;
+	int rc = LLM_OK;
+	while (!rc && llm_json_next(vocab, &it, &k, &v) == LLM_OK) {
+		if (n == cap) {
+			cap *= 2;
+			off = llm_realloc(off, cap * sizeof *off);
+			len = llm_realloc(len, cap * sizeof *len);
+			score = llm_realloc(score, cap * sizeof *score);
+		}
+		size_t j = 0;
+		llm_json_val k2, p, sc;
+		if (v.type != LLM_JSON_ARRAY || llm_json_next(&v, &j, &k2, &p) != LLM_OK ||
+		    llm_json_next(&v, &j, &k2, &sc) != LLM_OK || p.type != LLM_JSON_STRING ||
+		    llm_json_num(&sc, &score[n]) != LLM_OK || n >= NO_TOKEN - 1) {
+			rc = llm_fail(LLM_EFORMAT, "%s: Unigram vocabulary entry %zu is not [piece, score]",
+			              b->name, n);
+			break;
+		}
+		llm_buf_reset(&t);
+		llm_json_str(&p, &t);
+		off[n] = arena.len;
+		len[n] = t.len;
+		llm_buf_add(&arena, t.p, t.len);
+		if ((rc = bpe_set_token(b, (uint32_t)n, t.p, t.len, 0, n + 1)))
+			break;
+		n++;
+	}
+	if (!rc) {
+		const char **pieces = llm_malloc((n ? n : 1) * sizeof *pieces);
+		for (size_t i = 0; i < n; i++)
+			pieces[i] = arena.p + off[i];
+		rc = llm_spm_from_vocab(&b->uni, b->name, (uint32_t)n, pieces, len, score, unk,
+		                        m[M_BYTE_FALLBACK].type == LLM_JSON_TRUE);
+		free(pieces);
+	}
+	b->unk = unk;
+	llm_buf_release(&arena);
+	llm_buf_release(&t);
+	free(off);
+	free(len);
+	free(score);
+	return rc;
+}
 
 /* The members of the root object that loading reads, by R_*. */
 enum { R_MODEL, R_NORMALIZER, R_PRE_TOKENIZER, R_DECODER, R_ADDED_TOKENS, R_N };
@@ -801,8 +860,10 @@ static int load_hf(llm_bpe **out, const char *data, size_t len, const char *name
 	}
 	members(&r[R_MODEL], model_keys, M_N, m);
 	llm_json_val type = m[M_TYPE];
-	if (type.type != LLM_JSON_INVALID && !(type.type == LLM_JSON_STRING && llm_json_str_eq(&type, "BPE"))) {
-		rc = llm_fail(LLM_EUNSUPPORTED, "%s: model type %.*s is not BPE", b->name,
+	bool unigram = type.type == LLM_JSON_STRING && llm_json_str_eq(&type, "Unigram");
+	if (type.type != LLM_JSON_INVALID && !unigram &&
+	    !(type.type == LLM_JSON_STRING && llm_json_str_eq(&type, "BPE"))) {
+		rc = llm_fail(LLM_EUNSUPPORTED, "%s: model type %.*s is not BPE or Unigram", b->name,
 		              (int)(type.len > 32 ? 32 : type.len), type.p);
 		goto done;
 	}
@@ -819,7 +880,7 @@ static int load_hf(llm_bpe **out, const char *data, size_t len, const char *name
 		goto done;
 	if ((rc = read_added(b, &r[R_ADDED_TOKENS], &at, &nat)))
 		goto done;
-	if ((rc = load_vocab(b, &m[M_VOCAB], at, nat)))
+	if ((rc = unigram ? load_unigram(b, m) : load_vocab(b, &m[M_VOCAB], at, nat)))
 		goto done;
 	/* Added tokens are split off before pre-tokenization. */
 	for (size_t i = 0; i < nat && !rc; i++)
@@ -827,7 +888,7 @@ static int load_hf(llm_bpe **out, const char *data, size_t len, const char *name
 	if (rc || (rc = bpe_build_bmap(b)))
 		goto done;
 	llm_json_val unk = m[M_UNK];
-	if (unk.type == LLM_JSON_STRING) {
+	if (unk.type == LLM_JSON_STRING && !unigram) {
 		llm_buf t = LLM_BUF_INIT;
 		llm_json_str(&unk, &t);
 		b->unk = bpe_bytes_id(b, t.p, t.len);
@@ -837,7 +898,7 @@ static int load_hf(llm_bpe **out, const char *data, size_t len, const char *name
 	}
 	byte_tokens(b, bytes_dec);
 	llm_json_val merges = m[M_MERGES];
-	if (merges.type == LLM_JSON_INVALID)
+	if (merges.type == LLM_JSON_INVALID || unigram)
 		bpe_pmap_init(b, 16);
 	else if ((rc = load_merges_json(b, &merges)))
 		goto done;

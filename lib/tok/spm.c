@@ -2,6 +2,7 @@
  * spm.c — SentencePiece model files: loading, the trie of pieces, normalization, decoding
  * (spm.h). The encoders are in spm_encode.c.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,9 +139,16 @@ size_t spm_udef_prefix(const llm_spm *m, const char *s, size_t n)
 void spm_emit(const llm_spm *m, const char *s, size_t n, uint32_t id, llm_ids *out)
 {
 	if (id == (uint32_t)m->unk && m->byte_fallback) {
-		for (size_t i = 0; i < n; i++)
-			llm_ids_push(out, m->byte_id[(unsigned char)s[i]]);
-		return;
+		/* All of its bytes, or the unknown piece when one has none (a tokenizer.json may lack
+		 * some byte pieces; a model file has all 256) */
+		size_t i = 0;
+		while (i < n && m->byte_id[(unsigned char)s[i]] != SPM_NONE)
+			i++;
+		if (i == n) {
+			for (i = 0; i < n; i++)
+				llm_ids_push(out, m->byte_id[(unsigned char)s[i]]);
+			return;
+		}
 	}
 	llm_ids_push(out, id);
 }
@@ -181,8 +189,8 @@ static int load_pieces(llm_spm *m, const Sentencepiece__ModelProto *mp)
 	m->len = llm_malloc(m->n * sizeof *m->len);
 	m->score = llm_malloc(m->n * sizeof *m->score);
 	m->type = llm_malloc(m->n);
-	m->min_score = 3.402823466e+38f;
-	m->max_score = 1.175494351e-38f; /* FLT_MIN, as SentencePiece starts it */
+	m->min_score = 3.402823466e+38;
+	m->max_score = 1.175494351e-38; /* FLT_MIN, as SentencePiece starts it */
 	for (uint32_t i = 0; i < 256; i++)
 		m->byte_id[i] = SPM_NONE;
 	uint32_t nbytes = 0;
@@ -287,9 +295,65 @@ int llm_spm_load(llm_spm **out, const void *data, size_t len, const char *name)
 	return LLM_OK;
 }
 
+int llm_spm_from_vocab(llm_spm **out, const char *name, uint32_t n, const char *const *piece,
+                       const size_t *len, const double *score, int64_t unk, bool byte_fallback)
+{
+	*out = NULL;
+	if (unk < 0)
+		return llm_fail(LLM_EUNSUPPORTED, "%s: a Unigram model without unk_id is not supported",
+		                name);
+	if (n == 0 || unk >= (int64_t)n)
+		return llm_fail(LLM_EFORMAT, "%s: Unigram model of %u pieces, unk_id %lld", name, n,
+		                (long long)unk);
+	llm_spm *m = llm_calloc(1, sizeof *m);
+	m->name = llm_strdup(name);
+	m->hf = m->unigram = true;
+	m->unk = unk;
+	m->bos = m->eos = m->pad = -1;
+	m->n = n;
+	m->off = llm_malloc(n * sizeof *m->off);
+	m->len = llm_malloc(n * sizeof *m->len);
+	m->score = llm_malloc(n * sizeof *m->score);
+	m->type = llm_malloc(n);
+	m->unk_surface = llm_strdup("");
+	/* tokenizers takes the extremes over every piece */
+	m->min_score = INFINITY;
+	m->max_score = -INFINITY;
+	for (uint32_t i = 0; i < 256; i++)
+		m->byte_id[i] = SPM_NONE;
+	uint32_t nbytes = 0;
+	for (uint32_t id = 0; id < n; id++) {
+		m->off[id] = (uint32_t)m->arena.len;
+		m->len[id] = (uint32_t)len[id];
+		llm_buf_add(&m->arena, piece[id], len[id]);
+		m->score[id] = score[id];
+		m->type[id] = LLM_SPM_NORMAL;
+		if (score[id] < m->min_score)
+			m->min_score = score[id];
+		if (score[id] > m->max_score)
+			m->max_score = score[id];
+		unsigned hi, lo;
+		const char *p = piece[id];
+		if (len[id] == 6 && memcmp(p, "<0x", 3) == 0 && p[5] == '>' &&
+		    (hi = hex_digit(p[3])) < 16 && (lo = hex_digit(p[4])) < 16 &&
+		    m->byte_id[hi << 4 | lo] == SPM_NONE) {
+			m->byte_id[hi << 4 | lo] = id;
+			nbytes++;
+		}
+	}
+	m->byte_fallback = byte_fallback && nbytes > 0;
+	int rc = build_trie(m);
+	if (rc) {
+		llm_spm_free(m);
+		return rc;
+	}
+	*out = m;
+	return LLM_OK;
+}
+
 uint32_t llm_spm_size(const llm_spm *m) { return m->n; }
 int llm_spm_type(const llm_spm *m, uint32_t id) { return id < m->n ? m->type[id] : 0; }
-float llm_spm_score(const llm_spm *m, uint32_t id) { return id < m->n ? m->score[id] : 0; }
+double llm_spm_score(const llm_spm *m, uint32_t id) { return id < m->n ? m->score[id] : 0; }
 int64_t llm_spm_unk(const llm_spm *m) { return m->unk; }
 int64_t llm_spm_bos(const llm_spm *m) { return m->bos; }
 int64_t llm_spm_eos(const llm_spm *m) { return m->eos; }

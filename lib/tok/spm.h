@@ -59,11 +59,21 @@ bool llm_spm_is_model(const void *data, size_t len);
 int llm_spm_load(llm_spm **out, const void *data, size_t len, const char *name);
 void llm_spm_free(llm_spm *m);
 
+/* A Hugging Face tokenizer.json Unigram model: n pieces with their scores, the unknown id,
+ * byte_fallback (its <0xXX> pieces are then the bytes of unknown characters). It does no
+ * normalization (the tokenizer.json's normalizer and pre-tokenizer come before it: use
+ * llm_spm_encode_piece), and sums scores in double and puts every piece in the lattice, as
+ * tokenizers does; adjacent unknown characters are one unknown piece (fuse_unk).
+ * LLM_EFORMAT for duplicate or empty pieces or an unknown id outside the pieces,
+ * LLM_EUNSUPPORTED without one (tokenizers then fails on an unknown character). */
+int llm_spm_from_vocab(llm_spm **out, const char *name, uint32_t n, const char *const *piece,
+                       const size_t *len, const double *score, int64_t unk, bool byte_fallback);
+
 uint32_t llm_spm_size(const llm_spm *m);
 /* The bytes of piece id as the file has them (U+2581 for spaces), its type and score. */
 const char *llm_spm_piece(const llm_spm *m, uint32_t id, size_t *len);
 int llm_spm_type(const llm_spm *m, uint32_t id);
-float llm_spm_score(const llm_spm *m, uint32_t id);
+double llm_spm_score(const llm_spm *m, uint32_t id);
 /* The trainer spec's unk, bos, eos and pad ids (-1: none). */
 int64_t llm_spm_unk(const llm_spm *m);
 int64_t llm_spm_bos(const llm_spm *m);
@@ -93,6 +103,8 @@ void llm_spm_normalize(llm_spm_enc *e, const char *s, size_t n, const char **nor
 
 /* Append the ids of s[0..n) (any bytes) to out. */
 void llm_spm_encode(llm_spm_enc *e, const char *s, size_t n, llm_ids *out);
+/* The same without normalizing: s[0..n) is a piece an outer pre-tokenizer made. */
+void llm_spm_encode_piece(llm_spm_enc *e, const char *s, size_t n, llm_ids *out);
 
 /* Append the text of ids to out. LLM_EINVAL (detail names it) for an id outside the model. */
 int llm_spm_decode(const llm_spm *m, const uint32_t *ids, size_t n, llm_buf *out);

@@ -26,7 +26,7 @@ struct spm_agenda {
 };
 
 struct spm_best {
-	float score;
+	double score;  /* a float for SentencePiece's models */
 	int32_t start; /* -1: no path ends here yet */
 	uint32_t id;
 };
@@ -141,7 +141,7 @@ static void maybe_add_pair(llm_spm_enc *e, const char *t, size_t *nh, rev_list *
 	if (node == SPM_NONE || m->piece[node] == SPM_NONE)
 		return;
 	uint32_t id = m->piece[node];
-	agenda_push(e, nh, (struct spm_agenda){ m->score[id], (uint32_t)l, (uint32_t)r, a->len + b->len });
+	agenda_push(e, nh, (struct spm_agenda){ (float)m->score[id], (uint32_t)l, (uint32_t)r, a->len + b->len });
 	if (m->type[id] == LLM_SPM_UNUSED) {
 		if (rev->n == rev->cap) {
 			rev->cap = rev->cap ? 2 * rev->cap : 16;
@@ -296,9 +296,10 @@ static void encode_unigram(llm_spm_enc *e, const char *t, size_t n, llm_ids *out
 	reserve_best(e, n);
 	for (size_t i = 0; i <= n; i++)
 		e->best[i] = (struct spm_best){ 0, -1, 0 };
-	const float unk_score = m->min_score - UNK_PENALTY;
+	const double unk_score = m->hf ? m->min_score - UNK_PENALTY
+	                               : (double)((float)m->min_score - UNK_PENALTY);
 	for (size_t pos = 0; pos < n;) {
-		float here = e->best[pos].score;
+		double here = e->best[pos].score;
 		size_t mblen = one_char_len((unsigned char)t[pos]);
 		if (mblen > n - pos)
 			mblen = n - pos;
@@ -308,10 +309,10 @@ static void encode_unigram(llm_spm_enc *e, const char *t, size_t n, llm_ids *out
 		for (uint32_t id; (id = piece_next(m, t, n, &it, &len)) != SPM_NONE;) {
 			struct spm_best *b = &e->best[pos + len];
 			double sc = m->type[id] == LLM_SPM_USER_DEFINED
-			            ? (double)((float)len * m->max_score) - 0.1 : (double)m->score[id];
-			double cand = sc + (double)here;
-			if (b->start < 0 || cand > (double)b->score) {
-				b->score = (float)cand;
+			            ? (double)((float)len * (float)m->max_score) - 0.1 : m->score[id];
+			double cand = sc + here;
+			if (b->start < 0 || cand > b->score) {
+				b->score = m->hf ? cand : (double)(float)cand;
 				b->start = (int32_t)pos;
 				b->id = id;
 			}
@@ -319,7 +320,8 @@ static void encode_unigram(llm_spm_enc *e, const char *t, size_t n, llm_ids *out
 		}
 		if (!single) {
 			struct spm_best *b = &e->best[pos + mblen];
-			float cand = unk_score + here;
+			/* float + float in SentencePiece */
+			double cand = m->hf ? unk_score + here : (double)((float)unk_score + (float)here);
 			if (b->start < 0 || cand > b->score) {
 				b->score = cand;
 				b->start = (int32_t)pos;
@@ -380,7 +382,7 @@ static edge *lattice_edges(llm_spm_enc *e, const char *t, size_t n, size_t *coun
 			if (ne + 2 > cap)
 				ed = llm_realloc(ed, (cap *= 2) * sizeof *ed);
 			ed[ne++] = (edge){ (uint32_t)pos, (uint32_t)(pos + mblen), (uint32_t)m->unk,
-				           (double)(m->min_score - UNK_PENALTY) };
+				           m->min_score - UNK_PENALTY };
 		}
 		pos += mblen;
 	}
@@ -506,6 +508,11 @@ void llm_spm_encode(llm_spm_enc *e, const char *s, size_t n, llm_ids *out)
 	const char *t;
 	size_t tn;
 	llm_spm_normalize(e, s, n, &t, &tn);
+	llm_spm_encode_piece(e, t, tn, out);
+}
+
+void llm_spm_encode_piece(llm_spm_enc *e, const char *t, size_t tn, llm_ids *out)
+{
 	if (tn == 0)
 		return;
 	if (!e->m->unigram) {

@@ -24,7 +24,7 @@ typedef struct {
 struct llm_spm {
 	uint32_t n;                /* pieces */
 	uint32_t *off, *len;       /* bytes of piece i: arena[off[i] .. + len[i]] */
-	float *score;
+	double *score;             /* a file's floats; a tokenizer.json's doubles */
 	unsigned char *type;       /* LLM_SPM_* */
 	llm_buf arena;
 	/* The trie over every piece's bytes. A node's piece is the id whose bytes lead to it:
@@ -41,7 +41,10 @@ struct llm_spm {
 	bool add_dummy_prefix, remove_extra_ws, escape_ws, ws_suffix;
 	int64_t unk, bos, eos, pad;
 	uint32_t byte_id[256];     /* <0xXX> pieces (byte_fallback) */
-	float min_score, max_score; /* over NORMAL pieces (Unigram's unknown and user scores) */
+	double min_score, max_score; /* over NORMAL pieces (Unigram's unknown and user scores) */
+	/* A Hugging Face Unigram model (llm_spm_from_vocab): no normalization here, scores and
+	 * path sums in double, every piece (the unknown one too) in the lattice. */
+	bool hf;
 	char *unk_surface;
 	/* The precompiled charsmap: a darts-clone double array over the rules' sources, whose
 	 * values are offsets of NUL-terminated replacements in norm. */

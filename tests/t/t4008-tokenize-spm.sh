@@ -137,4 +137,14 @@ test_expect_success JQ,SPM '--sample on a BPE model is BPE-dropout: other merges
 	test_cmp bpe.ids b0
 '
 
+python3 -c 'import tokenizers' 2>/dev/null && test_set_prereq HF_TOKENIZERS
+for bf in 0 1; do
+	test_expect_success JQ,SPM,HF_TOKENIZERS "a tokenizer.json Unigram model (byte_fallback $bf): the ids and texts of tokenizers" "
+		python3 \"\$CHECK\" hf-train train.txt hfuni$bf.json $bf &&
+		llm-tokenize -q -t hfuni$bf.json --no-eos -f jsonl held.jsonl >hfuni$bf.ids &&
+		llm-tokenize decode -q -t hfuni$bf.json hfuni$bf.ids >hfuni$bf.text &&
+		python3 \"\$CHECK\" hf-ids hfuni$bf.json held.jsonl hfuni$bf.ids hfuni$bf.text
+	"
+done
+
 test_done

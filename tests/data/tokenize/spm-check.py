@@ -9,6 +9,11 @@
       (seeded), as JSON {"word": {"piece piece": count}}.
   spm-check.py tally MODEL OURS
       The same frequencies of llm-tokenize's samples: OURS holds -f jsonl --meta text lines.
+  spm-check.py hf-train TEXT OUT BYTE_FALLBACK
+      A Hugging Face tokenizer.json with a Unigram model of 1500 pieces trained by tokenizers
+      on TEXT (NFKC, Metaspace), byte_fallback 0 or 1.
+  spm-check.py hf-ids TOKENIZER DOCS OURS DECODED
+      As ids, against tokenizers' encode and decode (special tokens kept).
   spm-check.py tv A.json B.json MAX
       Exit 1 when the total variation distance of any word's distributions is over MAX.
 """
@@ -66,6 +71,35 @@ def tally(model, ours):
     print(json.dumps(out, ensure_ascii=False))
     return 0
 
+def hf_train(text, out, byte_fallback):
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    tk = Tokenizer(models.Unigram())
+    tk.normalizer = normalizers.NFKC()
+    tk.pre_tokenizer = pre_tokenizers.Metaspace()
+    tk.decoder = decoders.Metaspace()
+    tk.train([text], trainers.UnigramTrainer(vocab_size=1500, unk_token="<unk>",
+                                            special_tokens=["<unk>", "<s>", "</s>"],
+                                            byte_fallback=byte_fallback == "1",
+                                            show_progress=False))
+    tk.save(out)
+    return 0
+
+def hf_ids(path, docs, ours, decoded):
+    from tokenizers import Tokenizer
+    tk = Tokenizer.from_file(path)
+    bad = n = 0
+    for a, b, c in zip(open(docs), open(ours), open(decoded)):
+        n += 1
+        want = tk.encode(json.loads(a)["text"], add_special_tokens=False).ids
+        got, gtext = json.loads(b)["tokens"], json.loads(c)["text"]
+        if got != want or gtext != tk.decode(want, skip_special_tokens=False):
+            bad += 1
+            if bad <= 3:
+                print(f"{path}: document {n} differs: want {want[:8]}, got {got[:8]}",
+                      file=sys.stderr)
+    print(f"{path}: {n - bad} of {n} documents identical")
+    return 1 if bad or n == 0 else 0
+
 def tv(a, b, most):
     da, db = json.load(open(a)), json.load(open(b))
     worst = 0.0
@@ -80,4 +114,4 @@ def tv(a, b, most):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     sys.exit({"ids": ids, "sample": lambda *a: sample(a[0], a[1], a[2], a[3], a[4:]),
-              "tally": tally, "tv": tv}[cmd](*args))
+              "tally": tally, "hf-train": hf_train, "hf-ids": hf_ids, "tv": tv}[cmd](*args))
