@@ -4,25 +4,122 @@
  * The code favours being obviously the formula over being clever: the CUDA kernels are checked
  * against it, and tests/unit/test_ops.c checks it against float64 finite differences. Speed
  * comes from llm_gemm (OpenBLAS); attention also runs its two products per head through it.
+ *
+ * Threads (llm_ops_set_threads): one pool of ours (core/pool.h), OpenBLAS kept to one thread.
+ * OpenBLAS's own threads spin between products, and around every loop of ours that ran on one
+ * thread while they spun, so two threads cost twice the CPU for much less than twice the speed;
+ * the pool's threads sleep on a condition variable between jobs. Every parallel split computes
+ * each output element with the same operations in the same order as one thread does: a product
+ * is cut along rows or columns of C (never along K), attention by key-value head (whose query
+ * heads add into dk and dv in order), the RMSNorm weight gradient by columns, everything else
+ * by rows. So the results do not depend on the thread count.
  */
 #include "ops.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/err.h"
+#include "core/pool.h"
 
 #ifdef LLM_HAVE_BLAS
 #include <cblas.h>
 #endif
 
-void llm_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
-              const float *B, int ldb, float beta, float *C, int ldc)
+/* ---- threads ---------------------------------------------------------------------------- */
+
+static struct {
+	llm_pool *pool;        /* NULL: everything runs on the calling thread */
+	int workers;           /* llm_pool_workers(pool), 1 without one */
+	pthread_mutex_t drive; /* held by the thread driving the pool, for one job */
+	float *scratch;        /* attention backward: Tq * Tk floats per worker from worker 1 on */
+	size_t scratch_cap;
+} par = { NULL, 1, PTHREAD_MUTEX_INITIALIZER, NULL, 0 };
+
+void llm_ops_set_threads(int n)
 {
-	if (M <= 0 || N <= 0)
+	if (n <= 0) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		n = cores > 1 ? (int)(cores < 1024 ? cores : 1024) : 1;
+	}
+	pthread_mutex_lock(&par.drive);
+	llm_pool_free(par.pool);
+	par.pool = NULL;
+	par.workers = 1;
+	if (n > 1 && llm_pool_new(&par.pool, n) == LLM_OK)
+		par.workers = n;
+	pthread_mutex_unlock(&par.drive);
+#ifdef LLM_HAVE_BLAS
+	/* A pool that cannot start leaves the threads to OpenBLAS, as before there was one. */
+	openblas_set_num_threads(par.pool ? 1 : n);
+#endif
+}
+
+int llm_ops_threads(void)
+{
+	return par.workers;
+}
+
+/* Take the pool for one job, or fail when there is none or it is taken: a job's own products
+ * (llm_gemm inside attention) and a second thread using the ops then run on their caller. */
+static int par_take(size_t n)
+{
+	return n > 1 && par.pool && pthread_mutex_trylock(&par.drive) == 0;
+}
+
+void llm_ops_parallel(size_t n, llm_pool_fn *f, void *ctx)
+{
+	if (par_take(n)) {
+		llm_pool_run(par.pool, n, f, ctx);
+		pthread_mutex_unlock(&par.drive);
 		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		f(ctx, i, 0);
+}
+
+/* Rows [lo, hi) of a loop of n rows, for pieces of it. */
+typedef void range_fn(const void *args, size_t lo, size_t hi);
+
+typedef struct {
+	range_fn *f;
+	const void *args;
+	size_t n, step;
+} range_job;
+
+static void range_piece(void *ctx, size_t i, int worker)
+{
+	(void)worker;
+	const range_job *j = ctx;
+	size_t lo = i * j->step, hi = lo + j->step < j->n ? lo + j->step : j->n;
+	if (lo < hi)
+		j->f(j->args, lo, hi);
+}
+
+/* f over [0, n) in one piece per worker, or in one call when there are fewer than `grain`
+ * rows per worker (a job costs the threads' wake-up, some microseconds). */
+static void par_range(size_t n, size_t grain, range_fn *f, const void *args)
+{
+	size_t k = (size_t)par.workers;
+	if (k < 2 || n < 2 * grain) {
+		f(args, 0, n);
+		return;
+	}
+	if (k > n / grain)
+		k = n / grain;
+	range_job j = { f, args, n, (n + k - 1) / k };
+	llm_ops_parallel(k, range_piece, &j);
+}
+
+/* ---- products ---------------------------------------------------------------------------- */
+
+static void gemm1(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
+                  int lda, const float *B, int ldb, float beta, float *C, int ldc)
+{
 #ifdef LLM_HAVE_BLAS
 	cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
 	            trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -56,14 +153,78 @@ void llm_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const 
 #endif
 }
 
-void llm_ops_set_threads(int n)
+typedef struct {
+	int ta, tb, M, N, K;
+	float alpha, beta;
+	const float *A, *B;
+	float *C;
+	int lda, ldb, ldc;
+} gemm_args;
+
+/* Products cut into pieces of rows of C for the pool: item i is piece i - first[j] of product
+ * j, rows [piece * step[j], + step[j]). */
+typedef struct {
+	const gemm_args *g;
+	int ng, step[2], first[3];
+} gemm_job;
+
+static void gemm_piece(void *ctx, size_t i, int worker)
 {
-#ifdef LLM_HAVE_BLAS
-	if (n > 0)
-		openblas_set_num_threads(n);
-#else
-	(void)n;
-#endif
+	(void)worker;
+	const gemm_job *job = ctx;
+	int j = (int)i >= job->first[1];
+	const gemm_args *g = &job->g[j];
+	int lo = ((int)i - job->first[j]) * job->step[j];
+	int len = g->M - lo < job->step[j] ? g->M - lo : job->step[j];
+	gemm1(g->ta, g->tb, len, g->N, g->K, g->alpha, g->A + (size_t)lo * (g->ta ? 1 : g->lda),
+	      g->lda, g->B, g->ldb, g->beta, g->C + (size_t)lo * g->ldc, g->ldc);
+}
+
+/*
+ * Below GEMM_PAR_MIN multiply-adds a product runs on its caller: waking the threads would cost
+ * about what they save. Cuts fall on multiples of GEMM_ROWS rows of C. OpenBLAS computes an
+ * element of C with operations that depend on its place in the kernel's tile along the rows of
+ * a row-major C (12 rows on Zen): a cut at a multiple of the tile leaves every element's bits
+ * as one call gives them, and 48 is a multiple of the tiles of OpenBLAS's x86 sgemm kernels.
+ * A cut along the columns changed elements at every alignment tried, so none is made; a
+ * product with few rows (a weight gradient) runs whole beside its sibling instead.
+ */
+enum { GEMM_PAR_MIN = 1 << 20, GEMM_ROWS = 48 };
+
+/* One or two independent products (distinct outputs), on the pool when it is worth it. Each
+ * gets a share of the pieces in proportion to its work, so that the two products of a
+ * backward run side by side on two threads, each whole. */
+static void gemm_run(const gemm_args *g, int ng)
+{
+	int k = par.workers;
+	double work[2] = { 0, 0 }, total = 0;
+	for (int j = 0; j < ng; j++)
+		total += work[j] = (double)g[j].M * g[j].N * g[j].K;
+	if (k < 2 || total < GEMM_PAR_MIN) {
+		for (int j = 0; j < ng; j++)
+			gemm1(g[j].ta, g[j].tb, g[j].M, g[j].N, g[j].K, g[j].alpha, g[j].A, g[j].lda, g[j].B,
+			      g[j].ldb, g[j].beta, g[j].C, g[j].ldc);
+		return;
+	}
+	gemm_job job = { g, ng, { 1, 1 }, { 0, 0, 0 } };
+	for (int j = 0; j < ng; j++) {
+		int pieces = (int)ceil(k * work[j] / total - 1e-9);
+		int maxp = (g[j].M + GEMM_ROWS - 1) / GEMM_ROWS;
+		pieces = pieces < 1 ? 1 : pieces > maxp ? maxp : pieces;
+		int step = ((g[j].M + pieces - 1) / pieces + GEMM_ROWS - 1) / GEMM_ROWS * GEMM_ROWS;
+		job.step[j] = step;
+		job.first[j + 1] = job.first[j] + (g[j].M + step - 1) / step;
+	}
+	llm_ops_parallel((size_t)job.first[ng], gemm_piece, &job);
+}
+
+void llm_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
+              const float *B, int ldb, float beta, float *C, int ldc)
+{
+	if (M <= 0 || N <= 0)
+		return;
+	gemm_args g = { trans_a, trans_b, M, N, K, alpha, beta, A, B, C, lda, ldb, ldc };
+	gemm_run(&g, 1);
 }
 
 const char *llm_ops_backend(void)
@@ -126,106 +287,187 @@ void llm_matmul_fwd(float *out, const float *inp, const float *w, int N, int K, 
 void llm_matmul_bwd(float *dinp, float *dw, const float *dout, const float *inp, const float *w,
                     int N, int K, int M)
 {
-	if (dinp)
-		llm_gemm(0, 0, N, K, M, 1, dout, M, w, K, 1, dinp, K);
-	if (dw)
-		llm_gemm(1, 0, M, K, N, 1, dout, M, inp, K, 1, dw, K);
+	gemm_args g[2];
+	int ng = 0;
+	if (dinp && N > 0 && K > 0)
+		g[ng++] = (gemm_args){ 0, 0, N, K, M, 1, 1, dout, w, dinp, M, K, K };
+	if (dw && M > 0 && K > 0)
+		g[ng++] = (gemm_args){ 1, 0, M, K, N, 1, 1, dout, inp, dw, M, K, K };
+	if (ng)
+		gemm_run(g, ng);
+}
+
+enum { ROPE_MAX_HALF = 1024 };
+
+typedef struct {
+	float *out, *rstd, *dinp, *dweight;
+	const float *inp, *weight, *dout, *r; /* r: the forward's rstd, for the backward */
+	int C;
+	float eps;
+} norm_args;
+
+static void rmsnorm_rows(const void *args, size_t lo, size_t hi)
+{
+	const norm_args *a = args;
+	int C = a->C;
+	for (size_t n = lo; n < hi; n++) {
+		const float *x = a->inp + n * C;
+		float *y = a->out + n * C;
+		float ss = 0;
+		for (int c = 0; c < C; c++)
+			ss += x[c] * x[c];
+		float r = 1.0f / sqrtf(ss / C + a->eps);
+		for (int c = 0; c < C; c++)
+			y[c] = a->weight[c] * (x[c] * r);
+		if (a->rstd)
+			a->rstd[n] = r;
+	}
 }
 
 void llm_rmsnorm_fwd(float *out, float *rstd, const float *inp, const float *weight, int N, int C,
                      float eps)
 {
-	for (int n = 0; n < N; n++) {
-		const float *x = inp + (size_t)n * C;
-		float *y = out + (size_t)n * C;
-		float ss = 0;
+	norm_args a = { .out = out, .rstd = rstd, .inp = inp, .weight = weight, .C = C, .eps = eps };
+	par_range((size_t)N, 64, rmsnorm_rows, &a);
+}
+
+/* y = w * x * r, r = (mean(x^2) + eps)^-1/2, so dx = r * (g - xhat * mean(g * xhat)) with
+ * g = dy * w and xhat = x * r. With dweight (one thread): both gradients in one pass. Without
+ * (threads): dx by rows, and dweight afterwards by columns (rmsnorm_dweight), which adds each
+ * column's terms in the same row order. */
+static void rmsnorm_bwd_rows(const void *args, size_t lo, size_t hi)
+{
+	const norm_args *a = args;
+	int C = a->C;
+	for (size_t n = lo; n < hi; n++) {
+		const float *x = a->inp + n * C, *dy = a->dout + n * C, *w = a->weight;
+		float *dx = a->dinp + n * C;
+		float r = a->r[n], dot = 0;
 		for (int c = 0; c < C; c++)
-			ss += x[c] * x[c];
-		float r = 1.0f / sqrtf(ss / C + eps);
-		for (int c = 0; c < C; c++)
-			y[c] = weight[c] * (x[c] * r);
-		if (rstd)
-			rstd[n] = r;
+			dot += dy[c] * w[c] * x[c] * r;
+		dot /= C;
+		for (int c = 0; c < C; c++) {
+			float xhat = x[c] * r;
+			dx[c] += r * (dy[c] * w[c] - xhat * dot);
+			if (a->dweight)
+				a->dweight[c] += dy[c] * xhat;
+		}
+	}
+}
+
+typedef struct {
+	const norm_args *a;
+	size_t N;
+} dweight_args;
+
+static void rmsnorm_dweight(const void *args, size_t lo, size_t hi)
+{
+	const dweight_args *d = args;
+	const norm_args *a = d->a;
+	size_t C = (size_t)a->C;
+	for (size_t n = 0; n < d->N; n++) {
+		const float *x = a->inp + n * C, *dy = a->dout + n * C;
+		float r = a->r[n];
+		for (size_t c = lo; c < hi; c++)
+			a->dweight[c] += dy[c] * (x[c] * r);
 	}
 }
 
 void llm_rmsnorm_bwd(float *dinp, float *dweight, const float *dout, const float *inp,
                      const float *weight, const float *rstd, int N, int C)
 {
-	/* y = w * x * r, r = (mean(x^2) + eps)^-1/2, so dx = r * (g - xhat * mean(g * xhat)) with
-	 * g = dy * w and xhat = x * r. */
-	for (int n = 0; n < N; n++) {
-		const float *x = inp + (size_t)n * C, *dy = dout + (size_t)n * C;
-		float *dx = dinp + (size_t)n * C;
-		float r = rstd[n], dot = 0;
-		for (int c = 0; c < C; c++)
-			dot += dy[c] * weight[c] * x[c] * r;
-		dot /= C;
-		for (int c = 0; c < C; c++) {
-			float xhat = x[c] * r;
-			dx[c] += r * (dy[c] * weight[c] - xhat * dot);
-			dweight[c] += dy[c] * xhat;
+	norm_args a = { .dinp = dinp, .dweight = dweight, .dout = dout, .inp = inp, .weight = weight,
+		        .r = rstd, .C = C };
+	if (par.workers < 2) {
+		rmsnorm_bwd_rows(&a, 0, (size_t)N);
+		return;
+	}
+	a.dweight = NULL;
+	par_range((size_t)N, 64, rmsnorm_bwd_rows, &a);
+	a.dweight = dweight;
+	dweight_args d = { &a, (size_t)N };
+	par_range((size_t)C, 16, rmsnorm_dweight, &d);
+}
+
+/* The angle table: transformers computes inv_freq = 1 / theta^(2i/D) in fp32, then
+ * pos * inv_freq in fp32, then cos/sin; doing the same keeps logits within fp32 rounding of a
+ * Hugging Face model loading our checkpoints. One row of D/2 cosines and D/2 sines per position
+ * 0 .. npos - 1: a batch repeats the positions of one sequence B times. */
+static float *rope_table(int npos, int D, float theta)
+{
+	int half = D / 2;
+	float *tab = llm_malloc((size_t)npos * D * sizeof *tab), inv[ROPE_MAX_HALF];
+	for (int i = 0; i < half; i++)
+		inv[i] = (float)(1.0 / pow((double)theta, (double)(2 * i) / D));
+	for (int p = 0; p < npos; p++)
+		for (int i = 0; i < half; i++) {
+			float a = (float)p * inv[i];
+			tab[(size_t)p * D + i] = cosf(a);
+			tab[(size_t)p * D + half + i] = sinf(a);
+		}
+	return tab;
+}
+
+typedef struct {
+	float *out;
+	const float *inp, *tab;
+	const int32_t *pos;
+	int H, D, bwd, inplace;
+} rope_args;
+
+static void rope_rows(const void *args, size_t lo, size_t hi)
+{
+	const rope_args *a = args;
+	int H = a->H, D = a->D, half = D / 2;
+	for (size_t n = lo; n < hi; n++) {
+		const float *cs = a->tab + (size_t)a->pos[n] * D, *sn = cs + half;
+		for (int h = 0; h < H; h++) {
+			const float *x = a->inp + (n * H + h) * D;
+			float *y = a->out + (n * H + h) * D;
+			for (int i = 0; i < half; i++) {
+				float x1 = x[i], x2 = x[i + half];
+				if (!a->bwd) {
+					y[i] = x1 * cs[i] - x2 * sn[i];
+					y[i + half] = x2 * cs[i] + x1 * sn[i];
+					continue;
+				}
+				float d1 = x1 * cs[i] + x2 * sn[i], d2 = x2 * cs[i] - x1 * sn[i];
+				if (a->inplace) {
+					y[i] = d1;
+					y[i + half] = d2;
+				} else {
+					y[i] += d1;
+					y[i + half] += d2;
+				}
+			}
 		}
 	}
 }
 
-/* The angle table of one position: transformers computes inv_freq = 1 / theta^(2i/D) in fp32,
- * then pos * inv_freq in fp32, then cos/sin; doing the same keeps logits within fp32 rounding
- * of a Hugging Face model loading our checkpoints. */
-static void rope_angles(float *cs, float *sn, int32_t pos, int D, float theta)
+static void rope(float *out, const float *inp, const int32_t *pos, int N, int H, int D,
+                 float theta, int bwd)
 {
-	for (int i = 0; i < D / 2; i++) {
-		float inv = (float)(1.0 / pow((double)theta, (double)(2 * i) / D));
-		float a = (float)pos * inv;
-		cs[i] = cosf(a);
-		sn[i] = sinf(a);
-	}
+	if (N <= 0)
+		return;
+	int npos = 0;
+	for (int n = 0; n < N; n++)
+		npos = pos[n] >= npos ? pos[n] + 1 : npos;
+	float *tab = rope_table(npos, D, theta);
+	rope_args a = { out, inp, tab, pos, H, D, bwd, out == inp };
+	par_range((size_t)N, 64, rope_rows, &a);
+	free(tab);
 }
-
-enum { ROPE_MAX_HALF = 1024 };
 
 void llm_rope_fwd(float *out, const float *inp, const int32_t *pos, int N, int H, int D,
                   float theta)
 {
-	float cs[ROPE_MAX_HALF], sn[ROPE_MAX_HALF];
-	int half = D / 2;
-	for (int n = 0; n < N; n++) {
-		rope_angles(cs, sn, pos[n], D, theta);
-		for (int h = 0; h < H; h++) {
-			const float *x = inp + ((size_t)n * H + h) * D;
-			float *y = out + ((size_t)n * H + h) * D;
-			for (int i = 0; i < half; i++) {
-				float x1 = x[i], x2 = x[i + half];
-				y[i] = x1 * cs[i] - x2 * sn[i];
-				y[i + half] = x2 * cs[i] + x1 * sn[i];
-			}
-		}
-	}
+	rope(out, inp, pos, N, H, D, theta, 0);
 }
 
 void llm_rope_bwd(float *dinp, const float *dout, const int32_t *pos, int N, int H, int D,
                   float theta)
 {
-	float cs[ROPE_MAX_HALF], sn[ROPE_MAX_HALF];
-	int half = D / 2, inplace = dinp == dout;
-	for (int n = 0; n < N; n++) {
-		rope_angles(cs, sn, pos[n], D, theta);
-		for (int h = 0; h < H; h++) {
-			const float *dy = dout + ((size_t)n * H + h) * D;
-			float *dx = dinp + ((size_t)n * H + h) * D;
-			for (int i = 0; i < half; i++) {
-				float g1 = dy[i], g2 = dy[i + half];
-				float d1 = g1 * cs[i] + g2 * sn[i], d2 = g2 * cs[i] - g1 * sn[i];
-				if (inplace) {
-					dx[i] = d1;
-					dx[i + half] = d2;
-				} else {
-					dx[i] += d1;
-					dx[i + half] += d2;
-				}
-			}
-		}
-	}
+	rope(dinp, dout, pos, N, H, D, theta, 1);
 }
 
 /* Queries are processed in blocks of this many rows: a block needs only the keys up to its
@@ -233,107 +475,175 @@ void llm_rope_bwd(float *dinp, const float *dout, const int32_t *pos, int N, int
  * for T = 4 blocks) while each call stays large enough for BLAS to run at speed. */
 enum { ATT_BLOCK = 64 };
 
+/* One job item per sequence and key-value head: the query heads that read it run in order on
+ * one thread, so their additions into dk and dv keep the one-thread order. */
+typedef struct {
+	float *out, *att, *dq, *dk, *dv, *scratch;
+	const float *q, *k, *v, *dout, *p; /* p: the forward's att, for the backward */
+	int Tq, Tk, H, KVH, D;
+} att_args;
+
+static void attention_fwd_item(void *ctx, size_t item, int worker)
+{
+	(void)worker;
+	const att_args *a = ctx;
+	int Tq = a->Tq, Tk = a->Tk, H = a->H, KVH = a->KVH, D = a->D;
+	int rep = H / KVH, off = Tk - Tq, b = (int)(item / (size_t)KVH), g = (int)(item % (size_t)KVH);
+	size_t qs = (size_t)H * D, ks = (size_t)KVH * D;
+	float scale = 1.0f / sqrtf((float)D);
+	for (int h = g * rep; h < (g + 1) * rep; h++) {
+		const float *qb = a->q + (size_t)b * Tq * qs + (size_t)h * D;
+		const float *kb = a->k + (size_t)b * Tk * ks + (size_t)g * D;
+		const float *vb = a->v + (size_t)b * Tk * ks + (size_t)g * D;
+		float *ob = a->out + (size_t)b * Tq * qs + (size_t)h * D;
+		float *p = a->att + ((size_t)b * H + h) * Tq * Tk;
+		for (int i0 = 0; i0 < Tq; i0 += ATT_BLOCK) {
+			int rows = Tq - i0 < ATT_BLOCK ? Tq - i0 : ATT_BLOCK, keys = off + i0 + rows;
+			float *pb = p + (size_t)i0 * Tk;
+			llm_gemm(0, 1, rows, keys, D, scale, qb + i0 * qs, (int)qs, kb, (int)ks, 0, pb, Tk);
+			for (int i = i0; i < i0 + rows; i++) {
+				float *row = p + (size_t)i * Tk;
+				int last = off + i;
+				float mx = row[0];
+				for (int j = 1; j <= last; j++)
+					mx = row[j] > mx ? row[j] : mx;
+				float sum = 0;
+				for (int j = 0; j <= last; j++) {
+					row[j] = expf(row[j] - mx);
+					sum += row[j];
+				}
+				float inv = 1.0f / sum;
+				for (int j = 0; j <= last; j++)
+					row[j] *= inv;
+				for (int j = last + 1; j < Tk; j++)
+					row[j] = 0;
+			}
+			llm_gemm(0, 0, rows, D, keys, 1, pb, Tk, vb, (int)ks, 0, ob + i0 * qs, (int)qs);
+		}
+	}
+}
+
 void llm_attention_fwd(float *out, float *att, const float *q, const float *k, const float *v,
                        int B, int Tq, int Tk, int H, int KVH, int D)
 {
-	int rep = H / KVH, off = Tk - Tq;
+	att_args a = { .out = out, .att = att, .q = q, .k = k, .v = v, .Tq = Tq, .Tk = Tk, .H = H,
+		       .KVH = KVH, .D = D };
+	llm_ops_parallel((size_t)B * KVH, attention_fwd_item, &a);
+}
+
+static void attention_bwd_item(void *ctx, size_t item, int worker)
+{
+	const att_args *a = ctx;
+	int Tq = a->Tq, Tk = a->Tk, H = a->H, KVH = a->KVH, D = a->D;
+	int rep = H / KVH, off = Tk - Tq, b = (int)(item / (size_t)KVH), g = (int)(item % (size_t)KVH);
 	size_t qs = (size_t)H * D, ks = (size_t)KVH * D;
 	float scale = 1.0f / sqrtf((float)D);
-	for (int b = 0; b < B; b++)
-		for (int h = 0; h < H; h++) {
-			const float *qb = q + (size_t)b * Tq * qs + (size_t)h * D;
-			const float *kb = k + (size_t)b * Tk * ks + (size_t)(h / rep) * D;
-			const float *vb = v + (size_t)b * Tk * ks + (size_t)(h / rep) * D;
-			float *ob = out + (size_t)b * Tq * qs + (size_t)h * D;
-			float *p = att + ((size_t)b * H + h) * Tq * Tk;
-			for (int i0 = 0; i0 < Tq; i0 += ATT_BLOCK) {
-				int rows = Tq - i0 < ATT_BLOCK ? Tq - i0 : ATT_BLOCK, keys = off + i0 + rows;
-				float *pb = p + (size_t)i0 * Tk;
-				llm_gemm(0, 1, rows, keys, D, scale, qb + i0 * qs, (int)qs, kb, (int)ks, 0, pb,
-				         Tk);
-				for (int i = i0; i < i0 + rows; i++) {
-					float *row = p + (size_t)i * Tk;
-					int last = off + i;
-					float mx = row[0];
-					for (int j = 1; j <= last; j++)
-						mx = row[j] > mx ? row[j] : mx;
-					float sum = 0;
-					for (int j = 0; j <= last; j++) {
-						row[j] = expf(row[j] - mx);
-						sum += row[j];
-					}
-					float inv = 1.0f / sum;
-					for (int j = 0; j <= last; j++)
-						row[j] *= inv;
-					for (int j = last + 1; j < Tk; j++)
-						row[j] = 0;
-				}
-				llm_gemm(0, 0, rows, D, keys, 1, pb, Tk, vb, (int)ks, 0, ob + i0 * qs, (int)qs);
+	float *scratch = worker ? par.scratch + (size_t)(worker - 1) * Tq * Tk : a->scratch;
+	const float *k = a->k, *v = a->v, *q = a->q;
+	for (int h = g * rep; h < (g + 1) * rep; h++) {
+		size_t qo = (size_t)b * Tq * qs + (size_t)h * D;
+		size_t ko = (size_t)b * Tk * ks + (size_t)g * D;
+		const float *p = a->p + ((size_t)b * H + h) * Tq * Tk;
+		for (int i0 = 0; i0 < Tq; i0 += ATT_BLOCK) {
+			int rows = Tq - i0 < ATT_BLOCK ? Tq - i0 : ATT_BLOCK, keys = off + i0 + rows;
+			const float *pb = p + (size_t)i0 * Tk, *dob = a->dout + qo + i0 * qs;
+			float *ds = scratch + (size_t)i0 * Tk;
+			/* dP = dO V^T; dS = P * (dP - rowsum(P * dP)) (softmax backward). */
+			llm_gemm(0, 1, rows, keys, D, 1, dob, (int)qs, v + ko, (int)ks, 0, ds, Tk);
+			for (int i = i0; i < i0 + rows; i++) {
+				const float *pr = p + (size_t)i * Tk;
+				float *dr = scratch + (size_t)i * Tk;
+				int last = off + i;
+				float dot = 0;
+				for (int j = 0; j <= last; j++)
+					dot += pr[j] * dr[j];
+				for (int j = 0; j <= last; j++)
+					dr[j] = pr[j] * (dr[j] - dot);
+				for (int j = last + 1; j < keys; j++)
+					dr[j] = 0;
 			}
+			llm_gemm(0, 0, rows, D, keys, scale, ds, Tk, k + ko, (int)ks, 1, a->dq + qo + i0 * qs,
+			         (int)qs);
+			llm_gemm(1, 0, keys, D, rows, scale, ds, Tk, q + qo + i0 * qs, (int)qs, 1,
+			         a->dk + ko, (int)ks);
+			llm_gemm(1, 0, keys, D, rows, 1, pb, Tk, dob, (int)qs, 1, a->dv + ko, (int)ks);
 		}
+	}
 }
 
 void llm_attention_bwd(float *dq, float *dk, float *dv, float *scratch, const float *dout,
                        const float *q, const float *k, const float *v, const float *att, int B,
                        int Tq, int Tk, int H, int KVH, int D)
 {
-	int rep = H / KVH, off = Tk - Tq;
-	size_t qs = (size_t)H * D, ks = (size_t)KVH * D;
-	float scale = 1.0f / sqrtf((float)D);
-	for (int b = 0; b < B; b++)
-		for (int h = 0; h < H; h++) {
-			size_t qo = (size_t)b * Tq * qs + (size_t)h * D;
-			size_t ko = (size_t)b * Tk * ks + (size_t)(h / rep) * D;
-			const float *p = att + ((size_t)b * H + h) * Tq * Tk;
-			for (int i0 = 0; i0 < Tq; i0 += ATT_BLOCK) {
-				int rows = Tq - i0 < ATT_BLOCK ? Tq - i0 : ATT_BLOCK, keys = off + i0 + rows;
-				const float *pb = p + (size_t)i0 * Tk, *dob = dout + qo + i0 * qs;
-				float *ds = scratch + (size_t)i0 * Tk;
-				/* dP = dO V^T; dS = P * (dP - rowsum(P * dP)) (softmax backward). */
-				llm_gemm(0, 1, rows, keys, D, 1, dob, (int)qs, v + ko, (int)ks, 0, ds, Tk);
-				for (int i = i0; i < i0 + rows; i++) {
-					const float *pr = p + (size_t)i * Tk;
-					float *dr = scratch + (size_t)i * Tk;
-					int last = off + i;
-					float dot = 0;
-					for (int j = 0; j <= last; j++)
-						dot += pr[j] * dr[j];
-					for (int j = 0; j <= last; j++)
-						dr[j] = pr[j] * (dr[j] - dot);
-					for (int j = last + 1; j < keys; j++)
-						dr[j] = 0;
-				}
-				llm_gemm(0, 0, rows, D, keys, scale, ds, Tk, k + ko, (int)ks, 1,
-				         dq + qo + i0 * qs, (int)qs);
-				llm_gemm(1, 0, keys, D, rows, scale, ds, Tk, q + qo + i0 * qs, (int)qs, 1,
-				         dk + ko, (int)ks);
-				llm_gemm(1, 0, keys, D, rows, 1, pb, Tk, dob, (int)qs, 1, dv + ko, (int)ks);
-			}
+	att_args a = { .dq = dq, .dk = dk, .dv = dv, .scratch = scratch, .dout = dout, .q = q,
+		       .k = k, .v = v, .p = att, .Tq = Tq, .Tk = Tk, .H = H, .KVH = KVH,
+		       .D = D };
+	size_t items = (size_t)B * KVH;
+	if (par_take(items)) {
+		/* Workers other than 0 take their scratch from ours; the pool is held, so no other
+		 * job can be growing it. */
+		size_t need = (size_t)(par.workers - 1) * Tq * Tk;
+		if (need > par.scratch_cap) {
+			free(par.scratch);
+			par.scratch = llm_malloc(need * sizeof *par.scratch);
+			par.scratch_cap = need;
 		}
+		llm_pool_run(par.pool, items, attention_bwd_item, &a);
+		pthread_mutex_unlock(&par.drive);
+		return;
+	}
+	for (size_t i = 0; i < items; i++)
+		attention_bwd_item(&a, i, 0);
+}
+
+typedef struct {
+	float *out, *dgate, *dup;
+	const float *gate, *up, *dout, *x, *y;
+} elem_args;
+
+static void swiglu_fwd_range(const void *args, size_t lo, size_t hi)
+{
+	const elem_args *a = args;
+	for (size_t i = lo; i < hi; i++) {
+		float g = a->gate[i];
+		a->out[i] = g / (1.0f + expf(-g)) * a->up[i];
+	}
 }
 
 void llm_swiglu_fwd(float *out, const float *gate, const float *up, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		float g = gate[i];
-		out[i] = g / (1.0f + expf(-g)) * up[i];
+	elem_args a = { .out = out, .gate = gate, .up = up };
+	par_range(n, 4096, swiglu_fwd_range, &a);
+}
+
+static void swiglu_bwd_range(const void *args, size_t lo, size_t hi)
+{
+	const elem_args *a = args;
+	for (size_t i = lo; i < hi; i++) {
+		float g = a->gate[i], s = 1.0f / (1.0f + expf(-g));
+		a->dgate[i] += a->dout[i] * a->up[i] * s * (1.0f + g * (1.0f - s));
+		a->dup[i] += a->dout[i] * g * s;
 	}
 }
 
 void llm_swiglu_bwd(float *dgate, float *dup, const float *dout, const float *gate,
                     const float *up, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		float g = gate[i], s = 1.0f / (1.0f + expf(-g));
-		dgate[i] += dout[i] * up[i] * s * (1.0f + g * (1.0f - s));
-		dup[i] += dout[i] * g * s;
-	}
+	elem_args a = { .dgate = dgate, .dup = dup, .dout = dout, .gate = gate, .up = up };
+	par_range(n, 4096, swiglu_bwd_range, &a);
+}
+
+static void residual_range(const void *args, size_t lo, size_t hi)
+{
+	const elem_args *a = args;
+	for (size_t i = lo; i < hi; i++)
+		a->out[i] = a->x[i] + a->y[i];
 }
 
 void llm_residual_fwd(float *out, const float *a, const float *b, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		out[i] = a[i] + b[i];
+	elem_args e = { .out = out, .x = a, .y = b };
+	par_range(n, 16384, residual_range, &e);
 }
 
 /* Row maximum and log-sum-exp; the sum in double because V reaches 10^5 terms. */
@@ -348,31 +658,54 @@ static float row_logsumexp(const float *x, int V)
 	return mx + (float)log(s);
 }
 
+typedef struct {
+	float *losses, *lse, *dlogits;
+	const float *logits, *lse_in, *dloss;
+	const int32_t *targets;
+	int V;
+} xent_args;
+
+static void xent_fwd_rows(const void *args, size_t lo, size_t hi)
+{
+	const xent_args *a = args;
+	for (size_t n = lo; n < hi; n++) {
+		const float *x = a->logits + n * a->V;
+		float l = row_logsumexp(x, a->V);
+		if (a->lse)
+			a->lse[n] = l;
+		a->losses[n] = a->targets[n] < 0 ? 0 : l - x[a->targets[n]];
+	}
+}
+
 void llm_xent_fwd(float *losses, float *lse, const float *logits, const int32_t *targets, int N,
                   int V)
 {
-	for (int n = 0; n < N; n++) {
-		const float *x = logits + (size_t)n * V;
-		float l = row_logsumexp(x, V);
-		if (lse)
-			lse[n] = l;
-		losses[n] = targets[n] < 0 ? 0 : l - x[targets[n]];
+	xent_args a = { .losses = losses, .lse = lse, .logits = logits, .targets = targets, .V = V };
+	par_range((size_t)N, 8, xent_fwd_rows, &a);
+}
+
+static void xent_bwd_rows(const void *args, size_t lo, size_t hi)
+{
+	const xent_args *a = args;
+	int V = a->V;
+	for (size_t n = lo; n < hi; n++) {
+		const float *x = a->logits + n * V;
+		float *d = a->dlogits + n * V;
+		if (a->targets[n] < 0) {
+			memset(d, 0, (size_t)V * sizeof *d);
+			continue;
+		}
+		float l = a->lse_in ? a->lse_in[n] : row_logsumexp(x, V), g = a->dloss[n];
+		for (int j = 0; j < V; j++)
+			d[j] = expf(x[j] - l) * g;
+		d[a->targets[n]] -= g;
 	}
 }
 
 void llm_xent_bwd(float *dlogits, const float *logits, const float *lse, const int32_t *targets,
                   const float *dloss, int N, int V)
 {
-	for (int n = 0; n < N; n++) {
-		const float *x = logits + (size_t)n * V;
-		float *d = dlogits + (size_t)n * V;
-		if (targets[n] < 0) {
-			memset(d, 0, (size_t)V * sizeof *d);
-			continue;
-		}
-		float l = lse ? lse[n] : row_logsumexp(x, V), g = dloss[n];
-		for (int j = 0; j < V; j++)
-			d[j] = expf(x[j] - l) * g;
-		d[targets[n]] -= g;
-	}
+	xent_args a = { .dlogits = dlogits, .logits = logits, .lse_in = lse, .targets = targets,
+		        .dloss = dloss, .V = V };
+	par_range((size_t)N, 8, xent_bwd_rows, &a);
 }
