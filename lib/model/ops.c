@@ -115,6 +115,134 @@ static void par_range(size_t n, size_t grain, range_fn *f, const void *args)
 	llm_ops_parallel(k, range_piece, &j);
 }
 
+/* ---- exponentials ------------------------------------------------------------------------ */
+
+/*
+ * The softmaxes, the cross-entropy and SwiGLU spend most of their time in expf, one call per
+ * element. exps() gives the bits of expf four at a time: glibc's expf (2.28 on) is a table of
+ * 2^(i/32) and a cubic in double precision, which its x86-64 FMA build (the one its ifunc picks
+ * on a CPU with AVX2 and FMA) evaluates as the fused steps below; the same steps on four lanes
+ * give the same double, hence the same float. Elements whose |x| reaches 88, infinities and
+ * NaNs take glibc's own expf, as do machines without AVX2/FMA and any libm whose expf differs
+ * on the probe values (exp_ready checks them once); on this machine every float was compared.
+ */
+typedef void exps_fn(float *y, const float *x, float sub, int neg, size_t n);
+
+/* y[i] = expf(neg ? -(x[i] - sub) : x[i] - sub); y may alias x. */
+static void exps_libm(float *y, const float *x, float sub, int neg, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		float a = x[i] - sub;
+		y[i] = expf(neg ? -a : a);
+	}
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+static const uint64_t exp2f_tab[32] = {
+	0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+	0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+	0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+	0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+	0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+	0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+	0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+	0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
+};
+
+__attribute__((target("avx2,fma"))) static void exps_avx2(float *y, const float *x, float sub,
+                                                          int neg, size_t n)
+{
+	const __m256d inv_ln2n = _mm256_castsi256_pd(_mm256_set1_epi64x(0x40471547652b82fe));
+	const __m256d shift = _mm256_castsi256_pd(_mm256_set1_epi64x(0x4338000000000000));
+	const __m256d c0 = _mm256_castsi256_pd(_mm256_set1_epi64x(0x3ebc6af84b912394));
+	const __m256d c1 = _mm256_castsi256_pd(_mm256_set1_epi64x(0x3f2ebfce50fac4f3));
+	const __m256d c2 = _mm256_castsi256_pd(_mm256_set1_epi64x(0x3f962e42ff0c52d6));
+	const __m256d one = _mm256_set1_pd(1.0);
+	const __m128 vsub = _mm_set1_ps(sub), sign = _mm_set1_ps(neg ? -0.0f : 0.0f);
+	/* |x| >= 88 (top 12 bits, sign dropped, at or above 0x42a): glibc's special cases. */
+	const __m128i big = _mm_set1_epi32(0x42b00000 - 1), abs = _mm_set1_epi32(0x7fffffff);
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		__m128 a = _mm_xor_ps(_mm_sub_ps(_mm_loadu_ps(x + i), vsub), sign);
+		__m128i bits = _mm_and_si128(_mm_castps_si128(a), abs);
+		if (_mm_movemask_epi8(_mm_cmpgt_epi32(bits, big))) {
+			float t[4];
+			_mm_storeu_ps(t, a);
+			for (int j = 0; j < 4; j++)
+				y[i + j] = expf(t[j]);
+			continue;
+		}
+		__m256d xd = _mm256_cvtps_pd(a);
+		__m256d kd = _mm256_fmadd_pd(inv_ln2n, xd, shift);
+		__m256i ki = _mm256_castpd_si256(kd);
+		kd = _mm256_sub_pd(kd, shift);
+		__m256d r = _mm256_fmsub_pd(inv_ln2n, xd, kd);
+		__m256i t = _mm256_i64gather_epi64((const long long *)exp2f_tab,
+		                                   _mm256_and_si256(ki, _mm256_set1_epi64x(31)), 8);
+		t = _mm256_add_epi64(t, _mm256_slli_epi64(ki, 47));
+		__m256d z = _mm256_fmadd_pd(c0, r, c1), r2 = _mm256_mul_pd(r, r);
+		__m256d p = _mm256_fmadd_pd(c2, r, one);
+		p = _mm256_fmadd_pd(z, r2, p);
+		p = _mm256_mul_pd(p, _mm256_castsi256_pd(t));
+		_mm_storeu_ps(y + i, _mm256_cvtpd_ps(p));
+	}
+	exps_libm(y + i, x + i, sub, neg, n - i);
+}
+
+/* The probe: both sides of zero, the largest arguments short of the special cases, the
+ * smallest normal results, and a spread in between. */
+static int exps_agrees(exps_fn *f)
+{
+	enum { PROBE = 4096 };
+	float x[PROBE], a[PROBE], b[PROBE];
+	for (int i = 0; i < PROBE; i++)
+		x[i] = -87.9f + 175.8f * (float)i / (PROBE - 1) + (float)(i % 7) * 1e-3f;
+	f(a, x, 0, 0, PROBE);
+	exps_libm(b, x, 0, 0, PROBE);
+	return memcmp(a, b, sizeof a) == 0;
+}
+
+static exps_fn *exps_pick(void)
+{
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+	    exps_agrees(exps_avx2))
+		return exps_avx2;
+	return exps_libm;
+}
+#else
+static exps_fn *exps_pick(void)
+{
+	return exps_libm;
+}
+#endif
+
+/* Loops that need a sum or more arithmetic after the exponential go by blocks of EXP_BLOCK
+ * elements, the exponentials first, into a buffer on the stack. */
+enum { EXP_BLOCK = 256 };
+
+static exps_fn *exps_impl;
+static pthread_once_t exps_once = PTHREAD_ONCE_INIT;
+
+static void exps_init(void)
+{
+	exps_impl = exps_pick();
+}
+
+static void exps(float *y, const float *x, float sub, int neg, size_t n)
+{
+	pthread_once(&exps_once, exps_init);
+	exps_impl(y, x, sub, neg, n);
+}
+
+int llm_ops_fast_exp(void)
+{
+	pthread_once(&exps_once, exps_init);
+	return exps_impl != exps_libm;
+}
+
 /* ---- products ---------------------------------------------------------------------------- */
 
 static void gemm1(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A,
@@ -508,10 +636,9 @@ static void attention_fwd_item(void *ctx, size_t item, int worker)
 				for (int j = 1; j <= last; j++)
 					mx = row[j] > mx ? row[j] : mx;
 				float sum = 0;
-				for (int j = 0; j <= last; j++) {
-					row[j] = expf(row[j] - mx);
+				exps(row, row, mx, 0, (size_t)last + 1);
+				for (int j = 0; j <= last; j++)
 					sum += row[j];
-				}
 				float inv = 1.0f / sum;
 				for (int j = 0; j <= last; j++)
 					row[j] *= inv;
@@ -604,9 +731,14 @@ typedef struct {
 static void swiglu_fwd_range(const void *args, size_t lo, size_t hi)
 {
 	const elem_args *a = args;
-	for (size_t i = lo; i < hi; i++) {
-		float g = a->gate[i];
-		a->out[i] = g / (1.0f + expf(-g)) * a->up[i];
+	float e[EXP_BLOCK];
+	for (size_t i0 = lo; i0 < hi; i0 += EXP_BLOCK) {
+		size_t len = hi - i0 < EXP_BLOCK ? hi - i0 : EXP_BLOCK;
+		exps(e, a->gate + i0, 0, 1, len);
+		for (size_t j = 0; j < len; j++) {
+			float g = a->gate[i0 + j];
+			a->out[i0 + j] = g / (1.0f + e[j]) * a->up[i0 + j];
+		}
 	}
 }
 
@@ -619,10 +751,16 @@ void llm_swiglu_fwd(float *out, const float *gate, const float *up, size_t n)
 static void swiglu_bwd_range(const void *args, size_t lo, size_t hi)
 {
 	const elem_args *a = args;
-	for (size_t i = lo; i < hi; i++) {
-		float g = a->gate[i], s = 1.0f / (1.0f + expf(-g));
-		a->dgate[i] += a->dout[i] * a->up[i] * s * (1.0f + g * (1.0f - s));
-		a->dup[i] += a->dout[i] * g * s;
+	float e[EXP_BLOCK];
+	for (size_t i0 = lo; i0 < hi; i0 += EXP_BLOCK) {
+		size_t len = hi - i0 < EXP_BLOCK ? hi - i0 : EXP_BLOCK;
+		exps(e, a->gate + i0, 0, 1, len);
+		for (size_t j = 0; j < len; j++) {
+			size_t i = i0 + j;
+			float g = a->gate[i], s = 1.0f / (1.0f + e[j]);
+			a->dgate[i] += a->dout[i] * a->up[i] * s * (1.0f + g * (1.0f - s));
+			a->dup[i] += a->dout[i] * g * s;
+		}
 	}
 }
 
@@ -653,8 +791,13 @@ static float row_logsumexp(const float *x, int V)
 	for (int j = 1; j < V; j++)
 		mx = x[j] > mx ? x[j] : mx;
 	double s = 0;
-	for (int j = 0; j < V; j++)
-		s += expf(x[j] - mx);
+	float e[EXP_BLOCK];
+	for (int j0 = 0; j0 < V; j0 += EXP_BLOCK) {
+		int len = V - j0 < EXP_BLOCK ? V - j0 : EXP_BLOCK;
+		exps(e, x + j0, mx, 0, (size_t)len);
+		for (int j = 0; j < len; j++)
+			s += e[j];
+	}
 	return mx + (float)log(s);
 }
 
@@ -696,8 +839,9 @@ static void xent_bwd_rows(const void *args, size_t lo, size_t hi)
 			continue;
 		}
 		float l = a->lse_in ? a->lse_in[n] : row_logsumexp(x, V), g = a->dloss[n];
+		exps(d, x, l, 0, (size_t)V);
 		for (int j = 0; j < V; j++)
-			d[j] = expf(x[j] - l) * g;
+			d[j] *= g;
 		d[a->targets[n]] -= g;
 	}
 }

@@ -620,6 +620,43 @@ static void test_threads(void)
 	free(x), free(w), free(g), free(up), free(qi), free(ki), free(vi), free(logits);
 }
 
+/* The exponentials run four at a time where the CPU allows (llm_ops_fast_exp): each value must
+ * be libm's expf to the bit, the special cases (below -88, above 88, infinities) included. */
+static void test_exp_bits(void)
+{
+	enum { N = 3, V = 1000, S = 4099 };
+	float *x = malloc((size_t)N * V * sizeof *x), *d = malloc((size_t)N * V * sizeof *d);
+	float lse[N], loss[N], dloss[N] = { 1, 0.5f, -2 };
+	int32_t tgt[N] = { 3, 999, 0 };
+	for (int i = 0; i < N * V; i++)
+		x[i] = (float)(llm_rng_normal(&rng) * (i % 5 == 0 ? 60 : 4));
+	x[7] = INFINITY;
+	x[V + 8] = -INFINITY;
+	x[2 * V + 9] = -200;
+	llm_xent_fwd(loss, lse, x, tgt, N, V);
+	llm_xent_bwd(d, x, lse, tgt, dloss, N, V);
+	int bad = 0;
+	for (int n = 0; n < N; n++)
+		for (int j = 0; j < V; j++) {
+			float want = expf(x[n * V + j] - lse[n]) * dloss[n] - (j == tgt[n] ? dloss[n] : 0);
+			bad += memcmp(&want, &d[n * V + j], sizeof want) != 0;
+		}
+	CHECK_EQ_INT(bad, 0);
+	float *g = malloc(S * sizeof *g), *u = malloc(S * sizeof *u), *o = malloc(S * sizeof *o);
+	for (int i = 0; i < S; i++) {
+		g[i] = (float)(llm_rng_normal(&rng) * (i % 3 ? 3 : 40));
+		u[i] = (float)llm_rng_normal(&rng);
+	}
+	llm_swiglu_fwd(o, g, u, S);
+	bad = 0;
+	for (int i = 0; i < S; i++) {
+		float want = g[i] / (1.0f + expf(-g[i])) * u[i];
+		bad += memcmp(&want, &o[i], sizeof want) != 0;
+	}
+	CHECK_EQ_INT(bad, 0);
+	free(x), free(d), free(g), free(u), free(o);
+}
+
 int main(void)
 {
 	llm_rng_seed(&rng, 12345);
@@ -632,5 +669,6 @@ int main(void)
 	RUN(test_swiglu);
 	RUN(test_xent);
 	RUN(test_threads);
+	RUN(test_exp_bits);
 	return unit_done();
 }
