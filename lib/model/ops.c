@@ -784,12 +784,37 @@ void llm_residual_fwd(float *out, const float *a, const float *b, size_t n)
 	par_range(n, 16384, residual_range, &e);
 }
 
+/* The maximum of x[0 .. n-1] as the loop `mx = x[j] > mx ? x[j] : mx` from mx = x[0] finds it.
+ * Eight running maxima give the same value whatever the order, but for the sign of a zero
+ * maximum (the loop keeps the first of +0 and -0) and for NaN (the loop ignores a NaN after
+ * x[0], as each lane does): a zero maximum is found again by the loop. */
+static float row_max(const float *x, int n)
+{
+	float mx = x[0];
+	int j = 1;
+	if (n >= 16 && !isnan(mx)) {
+		float m[8];
+		for (int l = 0; l < 8; l++)
+			m[l] = mx;
+		for (; j + 8 <= n; j += 8)
+			for (int l = 0; l < 8; l++)
+				m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
+		for (int l = 0; l < 8; l++)
+			mx = m[l] > mx ? m[l] : mx;
+		if (mx == 0) {
+			mx = x[0];
+			j = 1;
+		}
+	}
+	for (; j < n; j++)
+		mx = x[j] > mx ? x[j] : mx;
+	return mx;
+}
+
 /* Row maximum and log-sum-exp; the sum in double because V reaches 10^5 terms. */
 static float row_logsumexp(const float *x, int V)
 {
-	float mx = x[0];
-	for (int j = 1; j < V; j++)
-		mx = x[j] > mx ? x[j] : mx;
+	float mx = row_max(x, V);
 	double s = 0;
 	float e[EXP_BLOCK];
 	for (int j0 = 0; j0 < V; j0 += EXP_BLOCK) {
