@@ -115,6 +115,22 @@ static void par_range(size_t n, size_t grain, range_fn *f, const void *args)
 	llm_ops_parallel(k, range_piece, &j);
 }
 
+typedef struct {
+	float *x;
+} zero_args;
+
+static void zero_range(const void *args, size_t lo, size_t hi)
+{
+	const zero_args *a = args;
+	memset(a->x + lo, 0, (hi - lo) * sizeof *a->x);
+}
+
+void llm_ops_zero(float *x, size_t n)
+{
+	zero_args a = { x };
+	par_range(n, 1 << 16, zero_range, &a);
+}
+
 /* ---- exponentials ------------------------------------------------------------------------ */
 
 /*

@@ -46,6 +46,8 @@ int llm_ops_threads(void);
 /* f(ctx, i, worker) for every i in [0, n) on the ops' threads (core/pool.h's contract; worker
  * < llm_ops_threads()), or in order on the caller when there is no pool or it is busy. */
 void llm_ops_parallel(size_t n, llm_pool_fn *f, void *ctx);
+/* x[0 .. n-1] = 0 on the ops' threads (the gradients, the backward's buffers). */
+void llm_ops_zero(float *x, size_t n);
 /* Nonzero when expf runs four lanes at a time (x86-64 with AVX2 and FMA, and a libm whose
  * expf gives the same bits on a probe), zero when each element calls libm's expf. */
 int llm_ops_fast_exp(void);
