@@ -40,6 +40,7 @@ struct llm_backend {
 	double peak;
 	llm_lossscale ls; /* the CPU's, disabled */
 	float *acc;       /* CPU, accum > 1: the step's gradient */
+	double *moved;    /* CPU: per tensor, the squared change of the last update */
 	llm_cudamodel *gpu;
 };
 
@@ -87,17 +88,37 @@ static int cpu_grad_norm(llm_backend *b, double *norm, double *scale)
 	return LLM_OK;
 }
 
+typedef struct {
+	llm_backend *b;
+	const llm_optim_config *c;
+	double lr, clip;
+	int64_t t;
+	double *moved; /* per tensor */
+} apply_job;
+
+static void apply_tensor(void *ctx, size_t i, int worker)
+{
+	(void)worker;
+	apply_job *j = ctx;
+	llm_backend *b = j->b;
+	float *p = llm_model_params(b->m), *G = cpu_grads(b);
+	const llm_tensor *ten = llm_model_tensor(b->m, i);
+	size_t o = ten->offset;
+	j->moved[i] = llm_adamw_update(p + o, G + o, b->am + o, b->av + o, ten->numel, j->clip, j->lr,
+	                               ten->decay ? j->c->weight_decay : 0, j->c, j->t);
+}
+
+/* The tensors on the ops' threads, each whole on one, and their distances summed in tensor
+ * order afterwards: the same sum for any thread count. */
 static int cpu_apply(llm_backend *b, const llm_optim_config *c, double lr, int64_t t, double clip,
                      double *moved)
 {
-	float *p = llm_model_params(b->m), *G = cpu_grads(b);
+	size_t n = llm_model_ntensors(b->m);
+	apply_job j = { b, c, lr, clip, t, b->moved };
+	llm_ops_parallel(n, apply_tensor, &j);
 	double sum = 0;
-	for (size_t i = 0; i < llm_model_ntensors(b->m); i++) {
-		const llm_tensor *ten = llm_model_tensor(b->m, i);
-		size_t o = ten->offset;
-		sum += llm_adamw_update(p + o, G + o, b->am + o, b->av + o, ten->numel, clip, lr,
-		                        ten->decay ? c->weight_decay : 0, c, t);
-	}
+	for (size_t i = 0; i < n; i++)
+		sum += b->moved[i];
 	*moved = sum;
 	return LLM_OK;
 }
@@ -141,6 +162,7 @@ static int cpu_open(llm_backend *b)
 {
 	if (b->o.accum > 1)
 		b->acc = llm_calloc(b->n, sizeof *b->acc);
+	b->moved = llm_calloc(llm_model_ntensors(b->m), sizeof *b->moved);
 	llm_lossscale_init(&b->ls, 0);
 	snprintf(b->name, sizeof b->name, "%s", llm_ops_backend());
 	b->peak = llm_ops_peak_flops();
@@ -261,6 +283,7 @@ void llm_backend_free(llm_backend *b)
 		return;
 	llm_cudamodel_free(b->gpu);
 	free(b->acc);
+	free(b->moved);
 	free(b);
 }
 

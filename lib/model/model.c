@@ -391,7 +391,7 @@ void llm_model_init(llm_model *m, uint64_t seed)
 
 void llm_model_zero_grad(llm_model *m)
 {
-	memset(m->grads, 0, m->nparams * sizeof *m->grads);
+	llm_ops_zero(m->grads, m->nparams);
 }
 
 /* Carve all activation buffers for (B, T) out of one allocation. */
@@ -546,37 +546,37 @@ void llm_model_backward(llm_model *m, float scale)
 	for (int n = 0; n < N; n++)
 		m->losses[n] = scale;
 	llm_xent_bwd(m->logits, m->logits, m->lse, m->targets, m->losses, N, m->V);
-	memset(m->d_ln, 0, NC * sizeof(float));
+	llm_ops_zero(m->d_ln, NC);
 	llm_matmul_bwd(m->d_ln, lm_head(m, m->grads), m->logits, m->lnf, lm_head(m, m->params), N, C,
 	               m->V);
-	memset(m->d_res, 0, NC * sizeof(float));
+	llm_ops_zero(m->d_res, NC);
 	llm_rmsnorm_bwd(m->d_res, final_norm(m, m->grads), m->d_ln, m->res_final,
 	                final_norm(m, m->params), m->rstdf, N, C);
 	for (int l = m->L - 1; l >= 0; l--) {
 		layer_acts *a = &m->la[l];
 		/* out = mid + down(h): d_res flows to mid unchanged, plus the MLP branch. */
 		float *dh = m->d_i1, *dgate = m->d_i2, *dup = m->d_i3;
-		memset(dh, 0, NI * sizeof(float));
+		llm_ops_zero(dh, NI);
 		llm_matmul_bwd(dh, G(m, l, T_DOWN), m->d_res, a->h, P(m, l, T_DOWN), N, I, C);
-		memset(dgate, 0, NI * sizeof(float));
-		memset(dup, 0, NI * sizeof(float));
+		llm_ops_zero(dgate, NI);
+		llm_ops_zero(dup, NI);
 		llm_swiglu_bwd(dgate, dup, dh, a->gate, a->up, NI);
-		memset(m->d_ln, 0, NC * sizeof(float));
+		llm_ops_zero(m->d_ln, NC);
 		llm_matmul_bwd(m->d_ln, G(m, l, T_GATE), dgate, a->ln2, P(m, l, T_GATE), N, C, I);
 		llm_matmul_bwd(m->d_ln, G(m, l, T_UP), dup, a->ln2, P(m, l, T_UP), N, C, I);
 		llm_rmsnorm_bwd(m->d_res, G(m, l, T_LN2), m->d_ln, a->mid, P(m, l, T_LN2), a->rstd2, N,
 		                C);
 		/* mid = res + o_proj(attention): same pattern. */
-		memset(m->d_attn, 0, (size_t)N * qd * sizeof(float));
+		llm_ops_zero(m->d_attn, (size_t)N * qd);
 		llm_matmul_bwd(m->d_attn, G(m, l, T_O), m->d_res, a->atty, P(m, l, T_O), N, qd, C);
-		memset(m->d_q, 0, (size_t)N * qd * sizeof(float));
-		memset(m->d_k, 0, (size_t)N * kvd * sizeof(float));
-		memset(m->d_v, 0, (size_t)N * kvd * sizeof(float));
+		llm_ops_zero(m->d_q, (size_t)N * qd);
+		llm_ops_zero(m->d_k, (size_t)N * kvd);
+		llm_ops_zero(m->d_v, (size_t)N * kvd);
 		llm_attention_bwd(m->d_q, m->d_k, m->d_v, m->d_scratch, m->d_attn, a->q, a->k, a->v,
 		                  a->att, m->B, m->T, m->T, m->H, m->KVH, m->D);
 		llm_rope_bwd(m->d_q, m->d_q, m->pos, N, m->H, m->D, theta);
 		llm_rope_bwd(m->d_k, m->d_k, m->pos, N, m->KVH, m->D, theta);
-		memset(m->d_ln, 0, NC * sizeof(float));
+		llm_ops_zero(m->d_ln, NC);
 		llm_matmul_bwd(m->d_ln, G(m, l, T_Q), m->d_q, a->ln1, P(m, l, T_Q), N, C, qd);
 		llm_matmul_bwd(m->d_ln, G(m, l, T_K), m->d_k, a->ln1, P(m, l, T_K), N, C, kvd);
 		llm_matmul_bwd(m->d_ln, G(m, l, T_V), m->d_v, a->ln1, P(m, l, T_V), N, C, kvd);

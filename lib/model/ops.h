@@ -11,17 +11,22 @@
  * them. The one exception is llm_xent_bwd, which starts the chain and overwrites dlogits.
  * Unless stated, outputs must not alias inputs.
  *
- * Matrix products go through llm_gemm: cblas_sgemm when built with LLM_HAVE_BLAS (OpenBLAS,
- * which runs its own threads; see llm_ops_set_threads), portable loops otherwise. Everything
- * else is single-threaded loops whose cost is small beside the products.
+ * Matrix products go through llm_gemm: cblas_sgemm when built with LLM_HAVE_BLAS (OpenBLAS),
+ * portable loops otherwise. With llm_ops_set_threads(n > 1) the products, attention and the
+ * row-wise loops are split over n threads of one pool (core/pool.h) and OpenBLAS runs on one:
+ * every output element is computed by the same operations in the same order as on one thread,
+ * so results do not depend on the thread count.
  *
- * Thread safety: all functions are pure on their arguments and may run concurrently.
+ * Thread safety: all functions are pure on their arguments and may run concurrently; the pool
+ * serves one caller at a time, and a call that finds it busy runs on its own thread.
  */
 #ifndef LLM_OPS_H
 #define LLM_OPS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/pool.h"
 
 /*
  * C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, row-major, with leading dimensions
@@ -31,8 +36,21 @@
 void llm_gemm(int trans_a, int trans_b, int M, int N, int K, float alpha, const float *A, int lda,
               const float *B, int ldb, float beta, float *C, int ldc);
 
-/* Threads used by matrix products (OpenBLAS); 0 leaves the library default. */
+/* Threads for the ops from now on: n > 1 starts a pool of n (llm-train's --threads), 1 runs
+ * everything on the caller, 0 means one per online core. Until it is called the ops run on
+ * the caller, with OpenBLAS's own threads (one per core) in the products. Call it before the
+ * ops run, from one thread. A pool that cannot start leaves the n threads to OpenBLAS. */
 void llm_ops_set_threads(int n);
+/* The threads the ops run on (1 without a pool). */
+int llm_ops_threads(void);
+/* f(ctx, i, worker) for every i in [0, n) on the ops' threads (core/pool.h's contract; worker
+ * < llm_ops_threads()), or in order on the caller when there is no pool or it is busy. */
+void llm_ops_parallel(size_t n, llm_pool_fn *f, void *ctx);
+/* x[0 .. n-1] = 0 on the ops' threads (the gradients, the backward's buffers). */
+void llm_ops_zero(float *x, size_t n);
+/* Nonzero when expf runs four lanes at a time (x86-64 with AVX2 and FMA, and a libm whose
+ * expf gives the same bits on a probe), zero when each element calls libm's expf. */
+int llm_ops_fast_exp(void);
 /* "OpenBLAS" or "portable loops": what llm_gemm runs on. */
 const char *llm_ops_backend(void);
 /* Measured fp32 matrix-product throughput of this machine in FLOP/s (runs ~0.2 s of products);

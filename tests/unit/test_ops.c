@@ -519,6 +519,144 @@ static void test_xent(void)
 	CHECK(check_grad(&c, x) < 1e-4);
 }
 
+/* Threads: every op at three threads gives the bits of one thread (ops.h). The shapes pass
+ * the size below which an op stays on its caller, and cut products at rows that are not a
+ * multiple of the pieces' alignment. */
+enum { TH_B = 2, TH_T = 150, TH_N = TH_B * TH_T, TH_C = 96, TH_I = 200, TH_H = 4, TH_KVH = 2,
+       TH_D = TH_C / TH_H, TH_V = 300 };
+
+typedef struct {
+	float *mm, *dinp, *dw, *ln, *rstd, *dln, *dnw, *q, *k, *dq, *att, *atty, *dqa, *dka, *dva, *sw,
+		*dg, *du, *res, *loss, *lse, *dlog;
+} th_out;
+
+static float *th_rand(size_t n)
+{
+	float *x = malloc(n * sizeof *x);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)(llm_rng_normal(&rng) * 0.5);
+	return x;
+}
+
+static float *th_zero(size_t n) { return calloc(n, sizeof(float)); }
+
+static const float *th_x, *th_w, *th_g, *th_up, *th_qi, *th_ki, *th_vi, *th_logits;
+static int32_t th_pos[TH_N], th_tgt[TH_N];
+
+static void th_run(th_out *o)
+{
+	size_t NC = (size_t)TH_N * TH_C, NI = (size_t)TH_N * TH_I, kv = (size_t)TH_KVH * TH_D;
+	o->mm = th_zero(NI);
+	llm_matmul_fwd(o->mm, th_x, th_w, TH_N, TH_C, TH_I);
+	o->dinp = th_zero(NC);
+	o->dw = th_zero((size_t)TH_I * TH_C);
+	llm_matmul_bwd(o->dinp, o->dw, th_g, th_x, th_w, TH_N, TH_C, TH_I);
+	o->ln = th_zero(NC);
+	o->rstd = th_zero(TH_N);
+	llm_rmsnorm_fwd(o->ln, o->rstd, th_x, th_w, TH_N, TH_C, 1e-5f);
+	o->dln = th_zero(NC);
+	o->dnw = th_zero(TH_C);
+	llm_rmsnorm_bwd(o->dln, o->dnw, th_g, th_x, th_w, o->rstd, TH_N, TH_C);
+	o->q = th_zero(NC);
+	llm_rope_fwd(o->q, th_qi, th_pos, TH_N, TH_H, TH_D, 10000);
+	o->k = th_zero((size_t)TH_N * kv);
+	memcpy(o->k, th_ki, (size_t)TH_N * kv * sizeof(float));
+	llm_rope_fwd(o->k, o->k, th_pos, TH_N, TH_KVH, TH_D, 10000);
+	o->dq = th_zero(NC);
+	llm_rope_bwd(o->dq, th_g, th_pos, TH_N, TH_H, TH_D, 10000);
+	o->att = th_zero((size_t)TH_B * TH_H * TH_T * TH_T);
+	o->atty = th_zero(NC);
+	llm_attention_fwd(o->atty, o->att, o->q, o->k, th_vi, TH_B, TH_T, TH_T, TH_H, TH_KVH, TH_D);
+	o->dqa = th_zero(NC);
+	o->dka = th_zero((size_t)TH_N * kv);
+	o->dva = th_zero((size_t)TH_N * kv);
+	float *scratch = th_zero((size_t)TH_T * TH_T);
+	llm_attention_bwd(o->dqa, o->dka, o->dva, scratch, th_g, o->q, o->k, th_vi, o->att, TH_B, TH_T,
+	                  TH_T, TH_H, TH_KVH, TH_D);
+	free(scratch);
+	o->sw = th_zero(NI);
+	llm_swiglu_fwd(o->sw, th_g, th_up, NI);
+	o->dg = th_zero(NI);
+	o->du = th_zero(NI);
+	llm_swiglu_bwd(o->dg, o->du, th_up, th_g, th_up, NI);
+	o->res = th_zero(NI);
+	llm_residual_fwd(o->res, o->sw, th_up, NI);
+	o->loss = th_zero(TH_N);
+	o->lse = th_zero(TH_N);
+	llm_xent_fwd(o->loss, o->lse, th_logits, th_tgt, TH_N, TH_V);
+	o->dlog = th_zero((size_t)TH_N * TH_V);
+	memcpy(o->dlog, th_logits, (size_t)TH_N * TH_V * sizeof(float));
+	llm_xent_bwd(o->dlog, o->dlog, o->lse, th_tgt, o->res, TH_N, TH_V);
+}
+
+static void test_threads(void)
+{
+	size_t NC = (size_t)TH_N * TH_C, NI = (size_t)TH_N * TH_I, kv = (size_t)TH_KVH * TH_D;
+	float *x = th_rand(NC), *w = th_rand((size_t)TH_I * TH_C), *g = th_rand(NI), *up = th_rand(NI);
+	float *qi = th_rand(NC), *ki = th_rand((size_t)TH_N * kv), *vi = th_rand((size_t)TH_N * kv);
+	float *logits = th_rand((size_t)TH_N * TH_V);
+	th_x = x, th_w = w, th_g = g, th_up = up, th_qi = qi, th_ki = ki, th_vi = vi, th_logits = logits;
+	for (int n = 0; n < TH_N; n++) {
+		th_pos[n] = n % TH_T;
+		th_tgt[n] = n % 7 == 3 ? -1 : (int32_t)(llm_rng_next(&rng) % TH_V);
+	}
+	th_out one, three;
+	llm_ops_set_threads(1);
+	th_run(&one);
+	llm_ops_set_threads(3);
+	CHECK_EQ_INT(llm_ops_threads(), 3);
+	th_run(&three);
+	llm_ops_set_threads(1);
+	size_t sizes[] = { NI, NC, (size_t)TH_I * TH_C, NC, TH_N, NC, TH_C, NC, (size_t)TH_N * kv, NC,
+		           (size_t)TH_B * TH_H * TH_T * TH_T, NC, NC, (size_t)TH_N * kv,
+		           (size_t)TH_N * kv, NI, NI, NI, NI, TH_N, TH_N, (size_t)TH_N * TH_V };
+	float **a = (float **)&one, **b = (float **)&three;
+	CHECK_EQ_INT(sizeof one / sizeof *a, sizeof sizes / sizeof *sizes);
+	for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+		CHECK_MEM(a[i], sizes[i] * sizeof(float), b[i], sizes[i] * sizeof(float));
+		free(a[i]);
+		free(b[i]);
+	}
+	free(x), free(w), free(g), free(up), free(qi), free(ki), free(vi), free(logits);
+}
+
+/* The exponentials run four at a time where the CPU allows (llm_ops_fast_exp): each value must
+ * be libm's expf to the bit, the special cases (below -88, above 88, infinities) included. */
+static void test_exp_bits(void)
+{
+	enum { N = 3, V = 1000, S = 4099 };
+	float *x = malloc((size_t)N * V * sizeof *x), *d = malloc((size_t)N * V * sizeof *d);
+	float lse[N], loss[N], dloss[N] = { 1, 0.5f, -2 };
+	int32_t tgt[N] = { 3, 999, 0 };
+	for (int i = 0; i < N * V; i++)
+		x[i] = (float)(llm_rng_normal(&rng) * (i % 5 == 0 ? 60 : 4));
+	x[7] = INFINITY;
+	x[V + 8] = -INFINITY;
+	x[2 * V + 9] = -200;
+	llm_xent_fwd(loss, lse, x, tgt, N, V);
+	llm_xent_bwd(d, x, lse, tgt, dloss, N, V);
+	int bad = 0;
+	for (int n = 0; n < N; n++)
+		for (int j = 0; j < V; j++) {
+			float want = expf(x[n * V + j] - lse[n]) * dloss[n] - (j == tgt[n] ? dloss[n] : 0);
+			bad += memcmp(&want, &d[n * V + j], sizeof want) != 0;
+		}
+	CHECK_EQ_INT(bad, 0);
+	float *g = malloc(S * sizeof *g), *u = malloc(S * sizeof *u), *o = malloc(S * sizeof *o);
+	for (int i = 0; i < S; i++) {
+		g[i] = (float)(llm_rng_normal(&rng) * (i % 3 ? 3 : 40));
+		u[i] = (float)llm_rng_normal(&rng);
+	}
+	llm_swiglu_fwd(o, g, u, S);
+	bad = 0;
+	for (int i = 0; i < S; i++) {
+		float want = g[i] / (1.0f + expf(-g[i])) * u[i];
+		bad += memcmp(&want, &o[i], sizeof want) != 0;
+	}
+	CHECK_EQ_INT(bad, 0);
+	free(x), free(d), free(g), free(u), free(o);
+}
+
 int main(void)
 {
 	llm_rng_seed(&rng, 12345);
@@ -530,5 +668,7 @@ int main(void)
 	RUN(test_attention);
 	RUN(test_swiglu);
 	RUN(test_xent);
+	RUN(test_threads);
+	RUN(test_exp_bits);
 	return unit_done();
 }
