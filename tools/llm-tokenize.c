@@ -10,8 +10,8 @@
  * (and one line up to --max-line).
  * decode: token stream or JSONL with "tokens" -> JSONL documents; one record in memory.
  * train: the distinct pieces of the input and, while training, their adjacent pairs, within
- * --memory (default a quarter of physical memory): beyond it counts spill to --tmpdir and the
- * rarest pieces are left out of training (lib/tok/bpe_train.h).
+ * --memory (default a quarter of physical memory): beyond it counts spill to --tmpdir and
+ * training goes in rounds on the pieces that fit (lib/tok/bpe_train.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +43,7 @@ static const char usage[] =
 enum {
 	OPT_MERGES = TOOL_OPT_FIRST_PRIVATE, OPT_PATTERN, OPT_SPECIAL_TOKENS, OPT_EOS, OPT_NO_EOS, OPT_BOS, OPT_SPECIAL,
 	OPT_META, OPT_KEEP_SPECIAL, OPT_VOCAB_SIZE, OPT_MIN_FREQ, OPT_TIKTOKEN,
-	OPT_MEMORY, OPT_TMPDIR
+	OPT_MEMORY, OPT_TMPDIR, OPT_SUPERBPE
 };
 
 static const struct tool_option cli_options[] = {
@@ -83,8 +83,10 @@ static const struct tool_option cli_options[] = {
 	            "add a special token (repeatable; default <|endoftext|>)"),
 	TOOL_OPTION("tiktoken", 0, "FILE", OPT_TIKTOKEN, "also write the ranks as a tiktoken file"),
 	TOOL_OPTION("memory", 0, "SIZE", OPT_MEMORY,
-	            "piece counts beyond SIZE spill to disk, and training keeps the\n"
-	            "most frequent pieces that fit (default: a quarter of memory)"),
+	            "piece counts beyond SIZE spill to disk, and training goes in\n"
+	            "rounds on the pieces that fit (default: a quarter of memory)"),
+	TOOL_OPTION("superbpe", 0, "T", OPT_SUPERBPE,
+	            "SuperBPE: from T tokens on, learn merges across spaces"),
 	TOOL_OPTION("tmpdir", 0, "DIR", OPT_TMPDIR,
 	            "temporary files there (default: $TMPDIR, else /tmp)"),
 	TOOL_TEXT(""),
@@ -113,7 +115,7 @@ struct opts {
 	bool eos, bos, keep_special;
 	char *meta_list;
 	const char *meta_keys[32];
-	long long vocab_size, min_freq;
+	long long vocab_size, min_freq, superbpe;
 	size_t memory;
 };
 
@@ -894,10 +896,13 @@ static void train_report(const struct opts *o, const llm_bpe_trainer *tr, llm_ru
 	llm_buf_adds(&b, ", \"pruned_bytes_fraction\": ");
 	llm_json_put_f64(&b, bfrac);
 	llm_buf_addf(&b, ", \"min_count\": %llu, \"pairs\": %llu, \"runs\": %u, \"merge_passes\": %u, "
-	             "\"retrains\": %u, \"memory_limit\": %zu, \"peak_memory\": %zu, \"vocab_size\": %zu}",
+	             "\"retrains\": %u, \"rounds\": %u, \"first_merges\": %llu, \"exact_merges\": %llu, "
+	             "\"superbpe_from\": %llu, \"memory_limit\": %zu, \"peak_memory\": %zu, "
+	             "\"vocab_size\": %zu}",
 	             (unsigned long long)st.min_count, (unsigned long long)st.pairs, st.runs,
-	             st.merge_passes, st.retrains, o->memory, st.peak_memory,
-	             llm_bpe_trainer_vocab_size(tr));
+	             st.merge_passes, st.retrains, st.rounds, (unsigned long long)st.first_merges,
+	             (unsigned long long)st.exact_merges, (unsigned long long)st.superbpe_from,
+	             o->memory, st.peak_memory, llm_bpe_trainer_vocab_size(tr));
 	llm_run_stats_extra(run, b.p);
 	llm_buf_release(&b);
 }
@@ -920,6 +925,8 @@ static int cmd_train(struct opts *o, int nfiles, char **files)
 	if (llm_bpe_trainer_new_seq(&tr, pats ? pats : &pattern, pats ? npat : 1) != LLM_OK)
 		usage_error("%s", llm_last_error());
 	llm_bpe_trainer_set_memory(tr, o->memory, o->tmpdir);
+	if (o->superbpe && llm_bpe_trainer_set_superbpe(tr, NULL, (size_t)o->superbpe) != LLM_OK)
+		usage_error("--superbpe: %s", llm_last_error());
 	llm_run *run = tool_run_new(&o->co);
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
@@ -1054,6 +1061,7 @@ int main(int argc, char **argv)
 				usage_error("--memory: at least 1M");
 			break;
 		case OPT_TMPDIR: o.tmpdir = optarg; break;
+		case OPT_SUPERBPE: o.superbpe = tool_int("--superbpe", optarg, 256, 1 << 24); break;
 		default: tool_bad_option();
 		}
 	}
