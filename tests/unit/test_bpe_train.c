@@ -2,9 +2,10 @@
  * test_bpe_train.c — BPE training within a memory budget: piece counts spilled to disk and
  * merged back give the same tokenizer, byte for byte, as counting in memory (many runs, merges
  * of runs, pieces longer than the read windows and the write buffer); pruning keeps exactly
- * the pieces seen at least min_count times (checked against counts known by construction and
- * against an unlimited trainer fed only those pieces) and reports what it dropped; memory
- * stays within the budget.
+ * the pieces seen at least min_count times for the first round (checked against counts known
+ * by construction and against an unlimited trainer fed only those pieces) and reports what it
+ * dropped; later rounds reach the vocabulary, the merges before the first pruned round being
+ * the unlimited run's; SuperBPE learns tokens across spaces; memory stays within the budget.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -171,8 +172,8 @@ static void test_spilled_long_pieces(void)
 
 /*
  * Pruning to a budget keeps exactly the pieces seen at least min_count times: the counts
- * reported match those known by construction, and the tokenizer equals that of an unlimited
- * trainer fed only the kept pieces.
+ * reported match those known by construction, the first round's merges are those of an
+ * unlimited trainer fed only the kept pieces, and the later rounds reach the vocabulary.
  */
 static void check_pruned(size_t nwords, size_t ntexts, size_t budget, size_t table, bool spills)
 {
