@@ -1674,12 +1674,15 @@ static size_t encode_len(const llm_bpe_trainer *tr, const mergemap *mm, encoder 
 #define LWORD_PER_SYM 4
 
 /* Whether a word seen count times is in the sample for threshold t (see ws_from_runs): with
- * probability count / t, by its hash, so the same piece is kept or not whatever the order. */
-static bool sampled(uint64_t hash, uint64_t count, uint64_t t)
+ * probability count / t, by its hash, so the same piece is kept or not whatever the order,
+ * and salted by the round: the pieces a round sampled are mostly merged whole by its end,
+ * and the next must draw others, not the same ones again. */
+static bool sampled(uint64_t hash, uint64_t salt, uint64_t count, uint64_t t)
 {
 	if (count >= t)
 		return true;
-	return (double)(mixkey(hash) >> 11) * 0x1p-53 < (double)count / (double)t;
+	uint64_t x = mixkey(hash ^ mixkey(salt + 0x9e3779b97f4a7c15ULL));
+	return (double)(x >> 11) * 0x1p-53 < (double)count / (double)t;
 }
 
 /* The expected training memory of the sample for threshold t. */
@@ -1749,7 +1752,7 @@ static int ws_from_runs(llm_bpe_trainer *tr, const llm_bpe_trainer *src, wordset
 			if ((rc = merger_rewind(&m)) != LLM_OK)
 				break;
 			while ((rc = merger_next(&m, &hash, &count, &key)) == LLM_OK) {
-				if (!sampled(hash, count, *threshold))
+				if (!sampled(hash, tr->nmerges, count, *threshold))
 					continue;
 				size_t n = encode_len(tr, &mm, &enc, key.p, key.len, &sym, &csym);
 				if (n >= 2) {
@@ -1775,7 +1778,7 @@ static int ws_from_runs(llm_bpe_trainer *tr, const llm_bpe_trainer *src, wordset
 				break;
 		}
 		while ((rc = merger_next(&m, &hash, &count, &key)) == LLM_OK) {
-			if (pass == 1 && !sampled(hash, count, *threshold))
+			if (pass == 1 && !sampled(hash, tr->nmerges, count, *threshold))
 				continue;
 			size_t n = encode_len(tr, &mm, &enc, key.p, key.len, &sym, &csym);
 			if (n < 2)
