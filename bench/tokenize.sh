@@ -15,7 +15,8 @@
 # cache no warmer the second time. llm-tokenize and tiktoken are timed in TOK_ROUNDS
 # alternating rounds (default 5), best of them for each (tokenize_peers.py bench --llm):
 # a shared host's speed drifts, and timed a minute apart their ratio moved by a third.
-# Then --threads scaling by CPU time, and training a 32k vocabulary beside HF's BPE trainer.
+# Then --threads scaling by CPU time, training a 32k vocabulary beside HF's BPE trainer, within
+# --memory, and SuperBPE beside BPE (tokens per byte held apart, peak memory).
 # TOK_ENCODINGS="cl100k_base o200k_base" and TOK_HF=0 shorten a run.
 . "$(dirname "$0")/lib.sh"
 
@@ -173,7 +174,7 @@ echo "$line"
 # Training within --memory: wall time, peak resident size, and what was pruned to fit, on
 # all of samples/corpus (its CJK and code runs make many long, unique pieces).
 cat "$TOP"/samples/corpus/*.jsonl >"$W/tok-all.jsonl"
-for m in default 64M 16M 4M; do
+for m in default 64M 16M 4M 1M; do
 	a=
 	[ "$m" = default ] || a="--memory $m"
 	# shellcheck disable=SC2086
@@ -184,9 +185,52 @@ for m in default 64M 16M 4M; do
 	import json, sys
 	t = json.load(open(sys.argv[1]))["train"]
 	wall, rss = sys.argv[3].split()
-	print("train 32k on samples/corpus, --memory %s: %.1fs, peak RSS %.1f MB, %d tokens, pruned "
-	      "%d of %d pieces (%.1f%% of occurrences, %.1f%% of bytes), %d runs on disk"
+	print("train 32k on samples/corpus, --memory %s: %.1fs, peak RSS %.1f MB, %d tokens, first "
+	      "round left out %d of %d pieces (%.1f%% of occurrences, %.1f%% of bytes), %d runs on "
+	      "disk, %d rounds, %d merges exact"
 	      % (sys.argv[2], float(wall), int(rss) / 1024, t["vocab_size"], t["pruned_pieces"],
-	         t["pieces"], 100 * t["pruned_fraction"], 100 * t["pruned_bytes_fraction"], t["runs"]))
+	         t["pieces"], 100 * t["pruned_fraction"], 100 * t["pruned_bytes_fraction"], t["runs"],
+	         t["rounds"], t["exact_merges"]))
 	PY
+done
+
+# SuperBPE beside BPE at 32k tokens (the second stage from 24k), trained on the samples'
+# English and Chinese less every tenth document, tokens per byte of the held-apart tenths,
+# unlimited and within 4M; and the trainer's peak resident size on half and all of it.
+python3 - "$TOP/samples/corpus" "$W" <<-\PY
+import glob, json, sys
+src, out = sys.argv[1], sys.argv[2]
+train = open(f"{out}/sb-train.jsonl", "w", encoding="utf-8")
+held = {l: open(f"{out}/sb-held-{l}.jsonl", "w", encoding="utf-8") for l in ("zh", "en")}
+n = 0
+for f in sorted(glob.glob(src + "/*.jsonl")):
+    for line in open(f, encoding="utf-8"):
+        d = json.loads(line)
+        lang = "zh" if str(d.get("lang", "")).startswith("zh") else d.get("lang")
+        if lang in held:
+            n += 1
+            (held[lang] if n % 10 == 0 else train).write(json.dumps({"text": d["text"]}, ensure_ascii=False) + "\n")
+PY
+head -n "$(($(wc -l <"$W/sb-train.jsonl") / 2))" "$W/sb-train.jsonl" >"$W/sb-half.jsonl"
+tpb() {
+	llm-tokenize -q -t "$1" --no-eos -f jsonl "$W/sb-held-$2.jsonl" -o "$W/sb-ids.jsonl" &&
+	python3 -c 'import json, sys
+b = sum(len(json.loads(l)["text"].encode()) for l in open(sys.argv[1]))
+t = sum(len(json.loads(l)["tokens"]) for l in open(sys.argv[2]))
+print("%.4f" % (t / b))' "$W/sb-held-$2.jsonl" "$W/sb-ids.jsonl"
+}
+for m in 1G 4M; do
+	for kind in bpe superbpe; do
+		a=
+		[ "$kind" = superbpe ] && a="--superbpe 24000"
+		for inp in half train; do
+			# shellcheck disable=SC2086
+			/usr/bin/time -o "$W/tok-time" -f "%U %M" llm-tokenize train -q --memory $m $a \
+				--vocab-size 32000 -o "$W/sb-tok.json" "$W/sb-$inp.jsonl" ||
+				{ echo "failed: train $kind --memory $m" >&2; continue; }
+			echo "train 32k $kind --memory $m on $(wc -c <"$W/sb-$inp.jsonl") bytes:" \
+				"$(awk '{printf "%.1f s CPU, peak RSS %.1f MB", $1, $2 / 1024}' "$W/tok-time");" \
+				"tokens per byte held apart: en $(tpb "$W/sb-tok.json" en), zh $(tpb "$W/sb-tok.json" zh)"
+		done
+	done
 done

@@ -27,7 +27,7 @@ static const char usage[] =
 enum {
 	OPT_MERGES = TOOL_OPT_FIRST_PRIVATE, OPT_PATTERN, OPT_SPECIAL_TOKENS, OPT_EOS, OPT_NO_EOS, OPT_BOS, OPT_SPECIAL,
 	OPT_META, OPT_KEEP_SPECIAL, OPT_VOCAB_SIZE, OPT_MIN_FREQ, OPT_TIKTOKEN,
-	OPT_MEMORY, OPT_TMPDIR, OPT_SAMPLE, OPT_ALPHA, OPT_NBEST, OPT_SEED
+	OPT_MEMORY, OPT_TMPDIR, OPT_SUPERBPE, OPT_SAMPLE, OPT_ALPHA, OPT_NBEST, OPT_SEED
 };
 
 static const struct tool_option cli_options[] = {
@@ -77,8 +77,10 @@ static const struct tool_option cli_options[] = {
 	            "add a special token (repeatable; default <|endoftext|>)"),
 	TOOL_OPTION("tiktoken", 0, "FILE", OPT_TIKTOKEN, "also write the ranks as a tiktoken file"),
 	TOOL_OPTION("memory", 0, "SIZE", OPT_MEMORY,
-	            "piece counts beyond SIZE spill to disk, and training keeps the\n"
-	            "most frequent pieces that fit (default: a quarter of memory)"),
+	            "piece counts beyond SIZE spill to disk, and training goes in\n"
+	            "rounds on the pieces that fit (default: a quarter of memory)"),
+	TOOL_OPTION("superbpe", 0, "T", OPT_SUPERBPE,
+	            "SuperBPE: from T tokens on, learn merges across spaces"),
 	TOOL_OPTION("tmpdir", 0, "DIR", OPT_TMPDIR,
 	            "temporary files there (default: $TMPDIR, else /tmp)"),
 	TOOL_TEXT(""),
@@ -173,6 +175,7 @@ int main(int argc, char **argv)
 				usage_error("--memory: at least 1M");
 			break;
 		case OPT_TMPDIR: o.tmpdir = optarg; break;
+		case OPT_SUPERBPE: o.superbpe = tool_int("--superbpe", optarg, 256, 1 << 24); break;
 		case OPT_SAMPLE: o.sample = true; break;
 		case OPT_ALPHA: o.alpha = tool_double("--alpha", optarg, 0, 1e6); break;
 		case OPT_NBEST: o.nbest = (int)tool_int("--nbest", optarg, -1, 1024); break;

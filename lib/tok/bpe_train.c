@@ -645,15 +645,21 @@ struct llm_bpe_trainer {
 	uint64_t fsize;
 	runinfo *runs;
 	size_t nruns, cruns;
+	size_t src_first;  /* runs [src_first, nruns) hold every piece once counting is over */
 	llm_bpe_train_stats stats;
 	int failed;        /* a spill failed: no more adds */
 	/* the result */
 	strmap tokens; /* token bytes -> id */
-	uint32_t *merge_l, *merge_r;
+	uint32_t *merge_l, *merge_r, *merge_to; /* merge i: (l, r) -> to */
 	size_t nmerges, cmerges;
 	char **specials;
 	size_t nspecials;
 	bool trained;
+	bool exact;                /* no round so far left pieces out */
+	/* SuperBPE: the pieces of the second stage's pre-tokenizer, counted by a trainer of
+	 * their own, and the vocabulary size at which that stage begins */
+	llm_bpe_trainer *super;
+	size_t transition;
 };
 
 static void note_memory(llm_bpe_trainer *tr, size_t bytes)
@@ -678,6 +684,7 @@ int llm_bpe_trainer_new_seq(llm_bpe_trainer **out, const char *const *patterns, 
 	tr->st = llm_calloc(n, sizeof *tr->st);
 	tr->npat = n;
 	tr->fd = -1;
+	tr->exact = true;
 	pt_init(&tr->words);
 	strmap_init(&tr->tokens);
 	for (size_t i = 0; i < n; i++) {
@@ -712,9 +719,11 @@ void llm_bpe_trainer_free(llm_bpe_trainer *tr)
 	strmap_release(&tr->tokens);
 	free(tr->merge_l);
 	free(tr->merge_r);
+	free(tr->merge_to);
 	for (size_t i = 0; i < tr->nspecials; i++)
 		free(tr->specials[i]);
 	free(tr->specials);
+	llm_bpe_trainer_free(tr->super);
 	free(tr);
 }
 
@@ -729,6 +738,28 @@ void llm_bpe_trainer_set_memory(llm_bpe_trainer *tr, size_t budget, const char *
 void llm_bpe_trainer_set_table_memory(llm_bpe_trainer *tr, size_t bytes)
 {
 	tr->table_limit = bytes;
+	if (tr->super)
+		tr->super->table_limit = bytes;
+}
+
+int llm_bpe_trainer_set_superbpe(llm_bpe_trainer *tr, const char *pattern, size_t transition)
+{
+	if (tr->super)
+		return llm_fail(LLM_EINVAL, "the trainer is already a SuperBPE trainer");
+	if (transition < 256)
+		return llm_fail(LLM_EINVAL, "SuperBPE transition %zu is below the 256 byte tokens",
+		                transition);
+	int rc = llm_bpe_trainer_new(&tr->super, pattern ? pattern : LLM_BPE_SUPERBPE_PATTERN);
+	if (rc)
+		return rc;
+	/* Both tables count at once: each takes half of the table's share. */
+	if (tr->table_limit > 1)
+		tr->table_limit /= 2;
+	tr->super->budget = tr->budget;
+	tr->super->table_limit = tr->table_limit;
+	tr->super->tmpdir = tr->tmpdir;
+	tr->transition = transition;
+	return LLM_OK;
 }
 
 static void add_run(llm_bpe_trainer *tr, uint64_t off, uint64_t end)
@@ -804,7 +835,11 @@ int llm_bpe_trainer_add(llm_bpe_trainer *tr, const char *text, size_t len)
 	if (tr->failed)
 		return llm_fail(tr->failed, "an earlier piece count could not be written");
 	int rc = add_pieces(tr, text, len, 0);
-	note_memory(tr, pt_memory(&tr->words));
+	if (rc == LLM_OK && tr->super) {
+		rc = add_pieces(tr->super, text, len, 0);
+		tr->failed = tr->super->failed;
+	}
+	note_memory(tr, pt_memory(&tr->words) + (tr->super ? pt_memory(&tr->super->words) : 0));
 	return rc;
 }
 
@@ -815,23 +850,28 @@ static size_t budget_less(size_t budget, size_t fixed)
 	return budget > fixed ? budget - fixed : 1;
 }
 
+/* The smallest count whose words, with all more frequent ones, fit in budget (0: no limit)
+ * at fixed bytes per word and per_unit + allowance per unit (byte or symbol) of the words. */
+static uint64_t pick_threshold(const histogram *h, size_t budget, double fixed, double per_unit,
+                               double allowance)
+{
+	if (!budget)
+		return 1;
+	double acc = 0;
+	for (size_t b = NBUCKETS; b-- > 1;) {
+		acc += (double)h->pieces[b] * fixed + (double)h->bytes[b] * (per_unit + allowance);
+		if (acc > (double)budget)
+			return hlow(b + 1);
+	}
+	return 1;
+}
+
 /* The smallest count whose pieces, with all more frequent ones, fit in budget for training
  * (0: no limit). Sets the pruned totals of the stats. */
 static uint64_t pick_min_count(llm_bpe_trainer *tr, const histogram *h, size_t budget,
                                double allowance)
 {
-	uint64_t t = 1;
-	if (budget) {
-		double acc = 0;
-		for (size_t b = NBUCKETS; b-- > 1;) {
-			acc += (double)h->pieces[b] * WORD_FIXED +
-			       (double)h->bytes[b] * (WORD_PER_BYTE + allowance);
-			if (acc > (double)budget) {
-				t = hlow(b + 1);
-				break;
-			}
-		}
-	}
+	uint64_t t = pick_threshold(h, budget, WORD_FIXED, WORD_PER_BYTE, allowance);
 	llm_bpe_train_stats *st = &tr->stats;
 	st->min_count = t;
 	st->pruned_pieces = st->pruned_occurrences = st->pruned_bytes = 0;
@@ -882,8 +922,34 @@ static void table_histogram(const ptable *t, histogram *h)
 		hist_add(h, t->cnt[i], pt_len(t, i));
 }
 
-/* No runs: the pieces are all in the table; prune it in place. */
-static void gather_table(llm_bpe_trainer *tr, histogram *h, double allowance)
+/*
+ * Write every piece of the table, in table order, as the one run later rounds of training
+ * read the pieces from (see train_rounds): unsorted, which only merging runs would mind.
+ */
+static int dump_table(llm_bpe_trainer *tr)
+{
+	const ptable *t = &tr->words;
+	if (tr->fd < 0 && (tr->fd = llm_tmpfd(tr->tmpdir)) < 0)
+		return tr->fd;
+	fwriter w = { tr->fd, tr->fsize, llm_malloc(WBUF_SIZE), 0, LLM_OK };
+	for (size_t i = 0; i < t->n; i++) {
+		const char *s = t->bytes + t->off[i];
+		size_t n = pt_len(t, i);
+		fw_record(&w, llm_hash64(s, n, 0), t->cnt[i], s, n);
+	}
+	fw_flush(&w);
+	free(w.buf);
+	if (w.err)
+		return w.err;
+	tr->src_first = tr->nruns;
+	add_run(tr, tr->fsize, w.pos);
+	tr->fsize = w.pos;
+	return LLM_OK;
+}
+
+/* No runs: the pieces are all in the table; prune it in place, after writing it out for the
+ * later rounds when it loses pieces. */
+static int gather_table(llm_bpe_trainer *tr, histogram *h, double allowance)
 {
 	ptable *t = &tr->words;
 	free(t->slot);
@@ -892,7 +958,9 @@ static void gather_table(llm_bpe_trainer *tr, histogram *h, double allowance)
 	set_totals(tr, h);
 	uint64_t mc = pick_min_count(tr, h, tr->budget ? budget_less(tr->budget, sizeof *h) : 0,
 	                             allowance);
+	int rc = mc > 1 ? dump_table(tr) : LLM_OK;
 	pt_prune(t, mc); /* also gives back the growth slack, which the estimate leaves out */
+	return rc;
 }
 
 /* Merge the fanout runs from tr->runs[first] into one run at the end of the file. */
@@ -965,29 +1033,47 @@ static int keep_frequent(llm_bpe_trainer *tr, merger *m, histogram *h, llm_buf *
 
 /* Spill what the table holds, then merge the runs: more runs than the read windows allow
  * are first merged into longer runs, fanout at a time; the rest are read together. */
-static int gather_runs(llm_bpe_trainer *tr, histogram *h, double allowance)
+/* The read windows' share of the budget. */
+static size_t window_budget(const llm_bpe_trainer *tr)
 {
-	int rc;
+	return tr->budget ? tr->budget / 8 : (size_t)64 << 20;
+}
+
+/* The read window per run for reading n runs at once. */
+static size_t run_window(const llm_bpe_trainer *tr, size_t n)
+{
+	size_t window = window_budget(tr) / n;
+	return window > MAX_WINDOW ? MAX_WINDOW : window < MIN_WINDOW ? MIN_WINDOW : window;
+}
+
+/* Spill what the table holds and free it, then merge the runs, fanout at a time, into
+ * longer ones until the read windows can take them all at once: runs [src_first, nruns). */
+static int merge_down(llm_bpe_trainer *tr, llm_buf *key)
+{
+	int rc = LLM_OK;
 	if (tr->words.n && (rc = spill(tr)) != LLM_OK)
 		return rc;
 	pt_release(&tr->words);
-	/* Read windows: an eighth of the budget, at least MIN_WINDOW per run. */
-	size_t wbudget = tr->budget ? tr->budget / 8 : (size_t)64 << 20;
+	size_t wbudget = window_budget(tr);
 	size_t fanout = wbudget / MIN_WINDOW < 2 ? 2 : wbudget / MIN_WINDOW;
 	size_t first = 0;
-	llm_buf key = LLM_BUF_INIT;
-	for (rc = LLM_OK; !rc && tr->nruns - first > fanout; first += fanout) {
+	for (; !rc && tr->nruns - first > fanout; first += fanout) {
 		size_t window = wbudget / fanout > MAX_WINDOW ? MAX_WINDOW : wbudget / fanout;
-		rc = merge_some_runs(tr, first, fanout, window, &key);
+		rc = merge_some_runs(tr, first, fanout, window, key);
 	}
+	tr->src_first = first;
+	return rc;
+}
+
+/* Merge the runs, then keep the pieces seen often enough for the budget. */
+static int gather_runs(llm_bpe_trainer *tr, histogram *h, double allowance)
+{
+	llm_buf key = LLM_BUF_INIT;
+	int rc = merge_down(tr, &key);
 	if (!rc) {
-		size_t nr = tr->nruns - first, window = wbudget / nr;
-		if (window > MAX_WINDOW)
-			window = MAX_WINDOW;
-		if (window < MIN_WINDOW)
-			window = MIN_WINDOW;
+		size_t nr = tr->nruns - tr->src_first;
 		merger m;
-		if ((rc = merger_open(&m, tr->fd, tr->runs + first, nr, window)) == LLM_OK)
+		if ((rc = merger_open(&m, tr->fd, tr->runs + tr->src_first, nr, run_window(tr, nr))) == LLM_OK)
 			rc = keep_frequent(tr, &m, h, &key, allowance);
 		merger_close(&m);
 	}
@@ -1006,7 +1092,7 @@ static int gather(llm_bpe_trainer *tr, double allowance)
 	if (tr->nruns)
 		rc = gather_runs(tr, h, allowance);
 	else
-		gather_table(tr, h, allowance);
+		rc = gather_table(tr, h, allowance);
 	free(h);
 	return rc;
 }
@@ -1236,32 +1322,68 @@ static void train_release(trainstate *s)
 	free(s->nsym);
 }
 
-/* The symbols of tr->words (their bytes) and the counts of their adjacent pairs; *words_held:
- * the bytes the words take. */
-static void train_init(trainstate *s, const ptable *wd, size_t limit, size_t *words_held)
+/*
+ * The words of one round: symbols back to back (word w's nsym[w] at sym + off[w]) and their
+ * counts. The first round borrows off and cnt from the piece table; later rounds own them.
+ */
+typedef struct {
+	uint32_t *sym, *nsym;
+	uint64_t *off, *cnt;
+	size_t n, nsyms;
+	size_t held;  /* the bytes all of it takes (the piece table's, for the first round) */
+	bool owned;
+} wordset;
+
+static void ws_release(wordset *ws)
+{
+	free(ws->sym);
+	free(ws->nsym);
+	if (ws->owned) {
+		free(ws->off);
+		free(ws->cnt);
+	}
+	memset(ws, 0, sizeof *ws);
+}
+
+/* The first round's words: the bytes of the pieces in tr->words. */
+static void ws_from_table(wordset *ws, const ptable *wd)
+{
+	memset(ws, 0, sizeof *ws);
+	ws->n = wd->n;
+	ws->nsyms = wd->blen;
+	ws->sym = llm_malloc((wd->blen ? wd->blen : 1) * sizeof *ws->sym);
+	ws->nsym = llm_malloc((wd->n ? wd->n : 1) * sizeof *ws->nsym);
+	ws->off = wd->off;
+	ws->cnt = wd->cnt;
+	ws->held = pt_memory(wd) + wd->blen * sizeof *ws->sym + wd->n * sizeof *ws->nsym;
+	for (size_t i = 0; i < wd->blen; i++)
+		ws->sym[i] = (unsigned char)wd->bytes[i];
+	for (size_t w = 0; w < wd->n; w++)
+		ws->nsym[w] = (uint32_t)pt_len(wd, w);
+}
+
+/* Take the words (their symbols become the state's) and count their adjacent pairs. */
+static void train_init(trainstate *s, wordset *ws, size_t limit)
 {
 	memset(s, 0, sizeof *s);
 	s->mask = 1023;
 	s->slot = llm_calloc(s->mask + 1, sizeof *s->slot);
 	s->limit = limit;
-	size_t nw = wd->n;
-	s->sym = llm_malloc((wd->blen ? wd->blen : 1) * sizeof *s->sym);
-	s->nsym = llm_malloc((nw ? nw : 1) * sizeof *s->nsym);
-	s->off = wd->off;
-	s->freq = wd->cnt;
-	*words_held = pt_memory(wd) + wd->blen * sizeof *s->sym + nw * sizeof *s->nsym;
-	s->held = *words_held + (s->mask + 1) * sizeof *s->slot;
-	for (size_t i = 0; i < wd->blen; i++)
-		s->sym[i] = (unsigned char)wd->bytes[i];
-	for (size_t w = 0; w < nw; w++)
-		s->nsym[w] = (uint32_t)pt_len(wd, w);
-	for (size_t w = 0; w < nw && !s->over; w++) {
+	s->sym = ws->sym;
+	s->nsym = ws->nsym;
+	ws->sym = ws->nsym = NULL;
+	s->off = ws->off;
+	s->freq = ws->cnt;
+	s->held = ws->held + (s->mask + 1) * sizeof *s->slot;
+	for (size_t w = 0; w < ws->n && !s->over; w++) {
 		const uint32_t *sy = s->sym + s->off[w];
 		for (uint32_t i = 0; i + 1 < s->nsym[w]; i++)
 			inc(s, sy[i], sy[i + 1], (uint32_t)w, (int64_t)s->freq[w]);
 		s->over |= limit && s->held > limit;
 	}
-	push_dirty(s);
+	/* Over the limit the state is dropped untrained: its heap would only pass it further. */
+	if (!s->over)
+		push_dirty(s);
 }
 
 /* The most frequent pair, taken off the heap once its top is up to date; NULL when no pair
@@ -1280,9 +1402,9 @@ static pairinfo *best_pair(trainstate *s, uint64_t min_freq)
 	return NULL;
 }
 
-/* The id of the token a + b: the one it already is, else *next_id, taken. */
-static uint32_t merged_token(llm_bpe_trainer *tr, uint32_t a, uint32_t b, uint32_t *next_id,
-                             llm_buf *bytes)
+/* The id of the token a + b: the one it already is, else the next one. Token ids equal
+ * their index in tr->tokens: the bytes first, then each new token in turn. */
+static uint32_t merged_token(llm_bpe_trainer *tr, uint32_t a, uint32_t b, llm_buf *bytes)
 {
 	llm_buf_reset(bytes);
 	for (int side = 0; side < 2; side++) {
@@ -1294,19 +1416,21 @@ static uint32_t merged_token(llm_bpe_trainer *tr, uint32_t a, uint32_t b, uint32
 	if (existing >= 0)
 		return (uint32_t)tr->tokens.val[existing];
 	size_t k = strmap_get(&tr->tokens, bytes->p, bytes->len);
-	tr->tokens.val[k] = *next_id;
-	return (*next_id)++;
+	tr->tokens.val[k] = k;
+	return (uint32_t)k;
 }
 
-static void add_merge(llm_bpe_trainer *tr, uint32_t a, uint32_t b)
+static void add_merge(llm_bpe_trainer *tr, uint32_t a, uint32_t b, uint32_t to)
 {
 	if (tr->nmerges == tr->cmerges) {
 		tr->cmerges = tr->cmerges ? tr->cmerges * 2 : 1024;
 		tr->merge_l = llm_realloc(tr->merge_l, tr->cmerges * sizeof *tr->merge_l);
 		tr->merge_r = llm_realloc(tr->merge_r, tr->cmerges * sizeof *tr->merge_r);
+		tr->merge_to = llm_realloc(tr->merge_to, tr->cmerges * sizeof *tr->merge_to);
 	}
 	tr->merge_l[tr->nmerges] = a;
 	tr->merge_r[tr->nmerges] = b;
+	tr->merge_to[tr->nmerges] = to;
 	tr->nmerges++;
 }
 
@@ -1351,29 +1475,37 @@ static void apply_merge(trainstate *s, pairinfo *p, uint32_t a, uint32_t b, uint
 	push_dirty(s);
 }
 
+/* How a round of training ended. */
+enum {
+	ROUND_DONE,  /* the vocabulary is complete, or no pair is left to merge */
+	ROUND_NEXT,  /* pieces were left out and may now matter more than the pairs left: next round */
+	ROUND_OVER,  /* the pairs outgrew the budget (after this round's merges, if any) */
+};
+
 /*
- * Learn the merges from tr->words into tr->tokens and tr->merge_*. 1 when the training state
- * outgrew limit (0: none) before the vocabulary was complete: the caller prunes and starts
- * again.
+ * One round: learn merges from the words ws (taken) into tr->tokens and tr->merge_*, until
+ * the vocabulary is complete, no pair is seen min_freq times, or the state outgrows limit
+ * (0: none). threshold: the words seen fewer times were left out of this round (1: none);
+ * once the most frequent pair is seen fewer times than that, a pair of the left-out words
+ * may be as frequent, and the round ends (after one merge at least, so that every round
+ * makes progress). *pair_bytes: what the pairs took at the end.
  */
-static int train_words(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_freq, size_t nspecials,
-                       size_t limit, size_t *pair_bytes)
+static int train_words(llm_bpe_trainer *tr, wordset *ws, size_t vocab_size, uint64_t min_freq,
+                       size_t nspecials, size_t limit, uint64_t threshold, size_t *pair_bytes)
 {
 	trainstate s;
-	size_t words_held;
-	train_init(&s, &tr->words, limit, &words_held);
-	for (int c = 0; c < 256; c++) {
-		char ch = (char)c;
-		size_t k = strmap_get(&tr->tokens, &ch, 1);
-		tr->tokens.val[k] = (uint64_t)c;
-	}
+	size_t words_held = ws->held, first = tr->nmerges;
+	train_init(&s, ws, limit);
 	llm_buf bytes = LLM_BUF_INIT;
-	/* Token ids equal their index in tr->tokens: bytes first, then each new token in turn. */
-	uint32_t next_id = 256;
-	pairinfo *p;
-	while (!s.over && next_id + nspecials < vocab_size && (p = best_pair(&s, min_freq))) {
-		uint32_t a = p->l, b = p->r, nid = merged_token(tr, a, b, &next_id, &bytes);
-		add_merge(tr, a, b);
+	int end = ROUND_DONE;
+	pairinfo *p = NULL;
+	while (!s.over && tr->tokens.n + nspecials < vocab_size && (p = best_pair(&s, min_freq))) {
+		if ((uint64_t)p->count < threshold && tr->nmerges > first) {
+			end = ROUND_NEXT;
+			break;
+		}
+		uint32_t a = p->l, b = p->r, nid = merged_token(tr, a, b, &bytes);
+		add_merge(tr, a, b, nid);
 		apply_merge(&s, p, a, b, nid);
 		note_memory(tr, s.held);
 		s.over |= limit && s.held > limit;
@@ -1383,8 +1515,412 @@ static int train_words(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_freq
 	if (s.n > tr->stats.pairs)
 		tr->stats.pairs = s.n;
 	*pair_bytes = s.held - words_held;
+	bool complete = tr->tokens.n + nspecials >= vocab_size;
+	if (s.over && !complete)
+		end = ROUND_OVER;
+	else if (end == ROUND_DONE && !complete && !p && threshold > 1 && tr->nmerges > first)
+		end = ROUND_NEXT; /* the words kept ran out of pairs, the left-out ones may not have */
 	train_release(&s);
-	return s.over && next_id + nspecials < vocab_size;
+	return end;
+}
+
+/* ---- later rounds: every piece again, encoded with the merges so far ---- */
+
+/* The merges so far by pair, for encoding: open addressing on (l + 1) << 32 | r. */
+typedef struct {
+	uint64_t *key; /* 0: empty */
+	uint32_t *rank;
+	size_t mask;
+} mergemap;
+
+static void mm_build(mergemap *mm, const llm_bpe_trainer *tr)
+{
+	size_t slots = 1024;
+	while (slots < 2 * tr->nmerges)
+		slots *= 2;
+	mm->key = llm_calloc(slots, sizeof *mm->key);
+	mm->rank = llm_malloc(slots * sizeof *mm->rank);
+	mm->mask = slots - 1;
+	for (size_t m = 0; m < tr->nmerges; m++) {
+		uint64_t k = ((uint64_t)tr->merge_l[m] + 1) << 32 | tr->merge_r[m];
+		size_t i = mixkey(k) & mm->mask;
+		while (mm->key[i])
+			i = (i + 1) & mm->mask;
+		mm->key[i] = k;
+		mm->rank[i] = (uint32_t)m;
+	}
+}
+
+static void mm_release(mergemap *mm)
+{
+	free(mm->key);
+	free(mm->rank);
+}
+
+static uint32_t mm_rank(const mergemap *mm, uint32_t l, uint32_t r)
+{
+	uint64_t k = ((uint64_t)l + 1) << 32 | r;
+	for (size_t i = mixkey(k) & mm->mask; mm->key[i]; i = (i + 1) & mm->mask)
+		if (mm->key[i] == k)
+			return mm->rank[i];
+	return UINT32_MAX;
+}
+
+/* Scratch space of encode_piece: per symbol its neighbours, and a heap of (rank, position). */
+typedef struct {
+	uint32_t *prev, *next;
+	uint64_t *heap;
+	size_t cap;
+} encoder;
+
+static void enc_release(encoder *e)
+{
+	free(e->prev);
+	free(e->next);
+	free(e->heap);
+}
+
+static void eheap_push(uint64_t *h, size_t *n, uint64_t x)
+{
+	size_t i = (*n)++;
+	for (; i > 0 && h[(i - 1) / 2] > x; i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = x;
+}
+
+static uint64_t eheap_pop(uint64_t *h, size_t *n)
+{
+	uint64_t top = h[0], x = h[--*n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= x)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = x;
+	return top;
+}
+
+/*
+ * The symbols of piece s[0..n) after the merges so far, into sym (n entries): the pair of
+ * the lowest rank first, the leftmost of equal ones, as the written tokenizer encodes. The
+ * number of symbols. O(n log n): a long piece (a paragraph of Chinese is one SuperBPE piece)
+ * must not cost a pass per merge.
+ */
+static size_t encode_piece(const llm_bpe_trainer *tr, const mergemap *mm, encoder *e,
+                           const char *s, size_t n, uint32_t *sym)
+{
+	if (n > e->cap) {
+		e->cap = n + n / 2;
+		e->prev = llm_realloc(e->prev, e->cap * sizeof *e->prev);
+		e->next = llm_realloc(e->next, e->cap * sizeof *e->next);
+		e->heap = llm_realloc(e->heap, e->cap * sizeof *e->heap);
+	}
+	size_t nh = 0;
+	for (size_t i = 0; i < n; i++) {
+		sym[i] = (unsigned char)s[i];
+		e->prev[i] = (uint32_t)i - 1; /* UINT32_MAX for the first */
+		e->next[i] = (uint32_t)(i + 1 < n ? i + 1 : UINT32_MAX);
+	}
+	for (size_t i = 0; i + 1 < n; i++) {
+		uint32_t r = mm_rank(mm, sym[i], sym[i + 1]);
+		if (r != UINT32_MAX)
+			eheap_push(e->heap, &nh, (uint64_t)r << 32 | i);
+	}
+	while (nh) {
+		uint64_t top = eheap_pop(e->heap, &nh);
+		uint32_t r = (uint32_t)(top >> 32), i = (uint32_t)top, j = e->next[i];
+		/* Out of date: i was merged away (its next is then itself) or now pairs otherwise. */
+		if (j == UINT32_MAX || j == i || sym[i] != tr->merge_l[r] || sym[j] != tr->merge_r[r])
+			continue;
+		sym[i] = tr->merge_to[r];
+		e->next[i] = e->next[j];
+		if (e->next[j] != UINT32_MAX)
+			e->prev[e->next[j]] = i;
+		e->next[j] = j; /* gone */
+		uint32_t p = e->prev[i], q = e->next[i], rk;
+		if (p != UINT32_MAX && (rk = mm_rank(mm, sym[p], sym[i])) != UINT32_MAX)
+			eheap_push(e->heap, &nh, (uint64_t)rk << 32 | p);
+		if (q != UINT32_MAX && (rk = mm_rank(mm, sym[i], sym[q])) != UINT32_MAX)
+			eheap_push(e->heap, &nh, (uint64_t)rk << 32 | i);
+	}
+	size_t k = 0;
+	for (uint32_t i = n ? 0 : UINT32_MAX; i != UINT32_MAX; i = e->next[i])
+		sym[k++] = sym[i];
+	return k;
+}
+
+/* encode_piece into *sym, grown to the piece's length. */
+static size_t encode_len(const llm_bpe_trainer *tr, const mergemap *mm, encoder *e, const char *s,
+                         size_t n, uint32_t **sym, size_t *csym)
+{
+	if (n > *csym) {
+		*csym = n + n / 2;
+		*sym = llm_realloc(*sym, *csym * sizeof **sym);
+	}
+	return encode_piece(tr, mm, e, s, n, *sym);
+}
+
+/* Training memory of a later round's words besides the pair allowance: offset + count +
+ * symbol count (20) per word, and a 32-bit id per symbol. */
+#define LWORD_FIXED 20
+#define LWORD_PER_SYM 4
+
+/* Whether a word seen count times is in the sample for threshold t (see ws_from_runs): with
+ * probability count / t, by its hash, so the same piece is kept or not whatever the order,
+ * and salted by the round: the pieces a round sampled are mostly merged whole by its end,
+ * and the next must draw others, not the same ones again. */
+static bool sampled(uint64_t hash, uint64_t salt, uint64_t count, uint64_t t)
+{
+	if (count >= t)
+		return true;
+	uint64_t x = mixkey(hash ^ mixkey(salt + 0x9e3779b97f4a7c15ULL));
+	return (double)(x >> 11) * 0x1p-53 < (double)count / (double)t;
+}
+
+/* The expected training memory of the sample for threshold t. */
+static double sample_memory(const histogram *h, uint64_t t, double per_sym)
+{
+	double acc = 0;
+	for (size_t b = 1; b < NBUCKETS; b++) {
+		uint64_t c = hlow(b);
+		double share = c >= t ? 1 : (double)c / (double)t;
+		acc += share * ((double)h->pieces[b] * LWORD_FIXED + (double)h->bytes[b] * per_sym);
+	}
+	return acc;
+}
+
+/* The smallest threshold whose sample is expected to fit in budget. */
+static uint64_t sample_threshold(const histogram *h, size_t budget, double allowance)
+{
+	double per_sym = LWORD_PER_SYM + allowance;
+	uint64_t lo = 1, hi = 1;
+	while (sample_memory(h, hi, per_sym) > (double)budget && hi < ((uint64_t)1 << 62))
+		hi *= 2;
+	while (lo < hi) { /* the memory only falls as the threshold rises */
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (sample_memory(h, mid, per_sym) > (double)budget)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * A later round's words: every piece of src on disk (runs [src_first, nruns)), encoded with the
+ * merges so far; those left with one symbol have no pairs and are dropped. Of the others, all
+ * those seen at least T times are kept, and a sample of the rarer ones: a word seen c < T
+ * times with probability c / T, counted T times, so that every pair's count stays right on
+ * average. Keeping only the frequent words would leave out what many rare ones share (a
+ * CJK run is mostly a piece of its own, yet its character pairs are frequent). T is the
+ * smallest threshold whose sample is expected to fit in the budget with the pair allowance
+ * per symbol. Two passes: the first counts (the histogram), the second keeps.
+ */
+static int ws_from_runs(llm_bpe_trainer *tr, const llm_bpe_trainer *src, wordset *ws,
+                        double allowance, uint64_t *threshold)
+{
+	memset(ws, 0, sizeof *ws);
+	ws->owned = true;
+	*threshold = 1;
+	size_t nr = src->nruns - src->src_first, window = run_window(tr, nr);
+	mergemap mm;
+	mm_build(&mm, tr);
+	histogram *h = llm_malloc(sizeof *h);
+	memset(h, 0, sizeof *h);
+	llm_buf key = LLM_BUF_INIT;
+	uint32_t *sym = NULL;
+	size_t csym = 0;
+	encoder enc = { NULL, NULL, NULL, 0 };
+	merger m;
+	int rc = merger_open(&m, src->fd, src->runs + src->src_first, nr, window);
+	uint64_t hash, count;
+	for (int pass = 0; pass < 2 && rc == LLM_OK; pass++) {
+		if (pass == 1) {
+			size_t reserve = sizeof *h + merger_memory(&m) + key.cap + csym * sizeof *sym;
+			*threshold = tr->budget ? sample_threshold(h, budget_less(tr->budget, reserve),
+			                                           allowance) : 1;
+			/* The sizes of the sample, counted exactly: a third pass would cost more. */
+			ws->n = ws->nsyms = 0;
+			if ((rc = merger_rewind(&m)) != LLM_OK)
+				break;
+			while ((rc = merger_next(&m, &hash, &count, &key)) == LLM_OK) {
+				if (!sampled(hash, tr->nmerges, count, *threshold))
+					continue;
+				size_t n = encode_len(tr, &mm, &enc, key.p, key.len, &sym, &csym);
+				if (n >= 2) {
+					ws->n++;
+					ws->nsyms += n;
+				}
+			}
+			if (rc != LLM_EOF)
+				break;
+			if (ws->n > PT_MAX_PIECES) {
+				rc = llm_fail(LLM_EUNSUPPORTED, "more than %zu distinct pieces to train on",
+				              PT_MAX_PIECES);
+				break;
+			}
+			ws->sym = llm_malloc((ws->nsyms ? ws->nsyms : 1) * sizeof *ws->sym);
+			ws->nsym = llm_malloc((ws->n ? ws->n : 1) * sizeof *ws->nsym);
+			ws->off = llm_malloc((ws->n ? ws->n : 1) * sizeof *ws->off);
+			ws->cnt = llm_malloc((ws->n ? ws->n : 1) * sizeof *ws->cnt);
+			ws->held = ws->nsyms * sizeof *ws->sym + ws->n * LWORD_FIXED;
+			note_memory(tr, ws->held + reserve);
+			ws->n = ws->nsyms = 0;
+			if ((rc = merger_rewind(&m)) != LLM_OK)
+				break;
+		}
+		while ((rc = merger_next(&m, &hash, &count, &key)) == LLM_OK) {
+			if (pass == 1 && !sampled(hash, tr->nmerges, count, *threshold))
+				continue;
+			size_t n = encode_len(tr, &mm, &enc, key.p, key.len, &sym, &csym);
+			if (n < 2)
+				continue;
+			if (pass == 0) {
+				hist_add(h, count, n);
+				continue;
+			}
+			ws->off[ws->n] = ws->nsyms;
+			ws->cnt[ws->n] = count > *threshold ? count : *threshold;
+			ws->nsym[ws->n++] = (uint32_t)n;
+			memcpy(ws->sym + ws->nsyms, sym, n * sizeof *sym);
+			ws->nsyms += n;
+		}
+		if (rc == LLM_EOF)
+			rc = LLM_OK;
+	}
+	merger_close(&m);
+	free(sym);
+	enc_release(&enc);
+	llm_buf_release(&key);
+	free(h);
+	mm_release(&mm);
+	if (rc)
+		ws_release(ws);
+	return rc;
+}
+
+/* The second stage's pieces, all on disk (and none in memory) before the first stage trains:
+ * the runs merged down, or the table written out as one run. */
+static int super_to_disk(llm_bpe_trainer *tr)
+{
+	llm_bpe_trainer *sp = tr->super;
+	int rc;
+	if (sp->nruns == 0) {
+		free(sp->words.slot);
+		sp->words.slot = NULL;
+		rc = dump_table(sp);
+		pt_release(&sp->words);
+	} else {
+		llm_buf key = LLM_BUF_INIT;
+		rc = merge_down(sp, &key);
+		llm_buf_release(&key);
+	}
+	tr->stats.runs += sp->stats.runs;
+	tr->stats.merge_passes += sp->stats.merge_passes;
+	note_memory(tr, sp->stats.peak_memory);
+	return rc;
+}
+
+/* The pair allowance after a round whose pairs outgrew it: at least double it, and more if
+ * they took more per unit (byte or symbol) than it allowed. */
+static double larger_allowance(double allowance, size_t pair_bytes, size_t units)
+{
+	double used = units ? (double)pair_bytes / (double)units : 0;
+	allowance = 2 * (used > allowance ? used : allowance);
+	return allowance < PAIR_ALLOWANCE ? PAIR_ALLOWANCE : allowance;
+}
+
+/* After a round: the leading merges still those of a run without a budget. */
+static void note_exact(llm_bpe_trainer *tr, uint64_t threshold)
+{
+	tr->exact = tr->exact && threshold <= 1;
+	if (tr->exact)
+		tr->stats.exact_merges = tr->nmerges;
+}
+
+/*
+ * Rounds on the pieces of src on disk, each encoded with the merges so far, until the
+ * vocabulary has vocab_size tokens (with nspecials to come) or no pair is left. A round that
+ * outgrew the budget before its first merge is tried again with a larger pair allowance.
+ */
+static int train_from_disk(llm_bpe_trainer *tr, const llm_bpe_trainer *src, size_t vocab_size,
+                           uint64_t min_freq, size_t nspecials, double allowance)
+{
+	for (;;) {
+		wordset ws;
+		uint64_t threshold;
+		int rc = ws_from_runs(tr, src, &ws, allowance, &threshold);
+		if (rc)
+			return rc;
+		if (!ws.n) {
+			ws_release(&ws);
+			return LLM_OK; /* no piece has a pair left, or none fits */
+		}
+		size_t before = tr->nmerges, units = ws.nsyms, pair_bytes;
+		int end = train_words(tr, &ws, vocab_size, min_freq, nspecials, tr->budget, threshold,
+		                      &pair_bytes);
+		ws_release(&ws);
+		tr->stats.rounds++;
+		note_exact(tr, threshold);
+		if (end == ROUND_DONE)
+			return LLM_OK;
+		if (end == ROUND_OVER) {
+			allowance = larger_allowance(allowance, pair_bytes, units);
+			tr->stats.retrains += tr->nmerges == before;
+		}
+	}
+}
+
+/*
+ * Train round after round within the budget (see bpe_train.h). The first round trains on
+ * the pieces gather kept, and while it outgrows the budget before its first merge, again on
+ * fewer of them. When it ends early, every piece is read again from disk for the later
+ * rounds (train_from_disk). The vocabulary stops at vocab_size tokens (with nspecials).
+ */
+static int train_rounds(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_freq,
+                        size_t nspecials)
+{
+	wordset ws;
+	ws_from_table(&ws, &tr->words);
+	uint64_t threshold = tr->stats.min_count;
+	double allowance = 0;
+	int rc, end;
+	for (;;) {
+		size_t units = ws.nsyms, pair_bytes;
+		end = train_words(tr, &ws, vocab_size, min_freq, nspecials, tr->budget, threshold,
+		                  &pair_bytes);
+		ws_release(&ws);
+		note_exact(tr, threshold);
+		if (end == ROUND_OVER)
+			allowance = larger_allowance(allowance, pair_bytes, units);
+		if (end != ROUND_OVER || tr->nmerges)
+			break;
+		/* The first round again, on fewer of the pieces in memory; the others stay on
+		 * disk for the later rounds. */
+		tr->stats.retrains++;
+		if (tr->nruns == 0 && (rc = dump_table(tr)) != LLM_OK)
+			return rc;
+		regather(tr, allowance);
+		threshold = tr->stats.min_count;
+		ws_from_table(&ws, &tr->words);
+	}
+	tr->stats.rounds = 1;
+	tr->stats.first_merges = tr->nmerges;
+	if (end == ROUND_DONE)
+		return LLM_OK;
+	/* Every piece was in memory, none on disk: write them out for the next round. */
+	if (tr->nruns == 0 && (rc = dump_table(tr)) != LLM_OK)
+		return rc;
+	pt_release(&tr->words);
+	return train_from_disk(tr, tr, vocab_size, min_freq, nspecials, allowance);
 }
 
 int llm_bpe_trainer_train(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_freq,
@@ -1407,32 +1943,33 @@ int llm_bpe_trainer_train(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_f
 	if (tr->failed)
 		return llm_fail(tr->failed, "an earlier piece count could not be written");
 	tr->trained = true;
-	/* The first try keeps every piece whose words fit and lets the pairs take the rest: a
+	/* The first round keeps every piece whose words fit and lets the pairs take the rest: a
 	 * budget that the unlimited run fits in changes nothing. Only when the pairs outgrow it
-	 * are pieces pruned, for an allowance measured on that try. */
-	double allowance = 0;
-	int rc = gather(tr, allowance);
-	if (rc)
-		return rc;
+	 * are pieces left out, for an allowance measured on that round. */
+	for (int c = 0; c < 256; c++) {
+		char ch = (char)c;
+		size_t k = strmap_get(&tr->tokens, &ch, 1);
+		tr->tokens.val[k] = (uint64_t)c;
+	}
+	int rc = tr->super ? super_to_disk(tr) : LLM_OK;
+	if (rc == LLM_OK)
+		rc = gather(tr, 0);
+	if (rc == LLM_OK && tr->super) {
+		size_t t = tr->transition < vocab_size - nspecials ? tr->transition : vocab_size - nspecials;
+		rc = train_rounds(tr, t, min_freq, 0);
+		pt_release(&tr->words);
+		tr->stats.superbpe_from = tr->nmerges;
+		if (rc == LLM_OK)
+			rc = train_from_disk(tr, tr->super, vocab_size, min_freq, nspecials, 0);
+	} else if (rc == LLM_OK) {
+		rc = train_rounds(tr, vocab_size, min_freq, nspecials);
+	}
 	if (tr->fd >= 0) {
 		close(tr->fd);
 		tr->fd = -1;
 	}
-	size_t pair_bytes;
-	while (train_words(tr, vocab_size, min_freq, nspecials, tr->budget, &pair_bytes) &&
-	       tr->words.n) {
-		/* The pairs outgrew the allowance: at least double it, and more if they took more
-		 * per byte than it allowed, then train again on fewer pieces. */
-		double used = tr->words.blen ? (double)pair_bytes / (double)tr->words.blen : 0;
-		allowance = 2 * (used > allowance ? used : allowance);
-		if (allowance < PAIR_ALLOWANCE)
-			allowance = PAIR_ALLOWANCE;
-		regather(tr, allowance);
-		tr->stats.retrains++;
-		strmap_release(&tr->tokens);
-		strmap_init(&tr->tokens);
-		tr->nmerges = 0;
-	}
+	if (rc)
+		return rc;
 	pt_release(&tr->words);
 	tr->specials = llm_malloc((nspecials + 1) * sizeof *tr->specials);
 	for (size_t i = 0; i < nspecials; i++)
@@ -1476,14 +2013,15 @@ void llm_bpe_trainer_write_hf(const llm_bpe_trainer *tr, llm_buf *out)
 		                  "\"normalized\": false, \"special\": true}");
 	}
 	llm_buf_adds(out, "\n  ],\n  \"normalizer\": null,\n  \"pre_tokenizer\": ");
-	if (tr->npat == 1 && strcmp(tr->patterns[0], llm_pretok_named("gpt2")) == 0) {
+	const llm_bpe_trainer *pt = tr->super ? tr->super : tr; /* whose pre-tokenizer encodes */
+	if (pt->npat == 1 && strcmp(pt->patterns[0], llm_pretok_named("gpt2")) == 0) {
 		llm_buf_adds(out, "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, "
 		                  "\"trim_offsets\": true, \"use_regex\": true}");
 	} else {
 		llm_buf_adds(out, "{\"type\": \"Sequence\", \"pretokenizers\": [");
-		for (size_t i = 0; i < tr->npat; i++) {
+		for (size_t i = 0; i < pt->npat; i++) {
 			llm_buf_adds(out, "{\"type\": \"Split\", \"pattern\": {\"Regex\": ");
-			llm_json_put_str(out, tr->patterns[i], strlen(tr->patterns[i]));
+			llm_json_put_str(out, pt->patterns[i], strlen(pt->patterns[i]));
 			llm_buf_adds(out, "}, \"behavior\": \"Isolated\", \"invert\": false}, ");
 		}
 		llm_buf_adds(out, "{\"type\": \"ByteLevel\", \"add_prefix_space\": false, "

@@ -19,7 +19,6 @@
  * pair, a 40-byte entry, 8 to 16 bytes of slots and a 16-byte heap entry (about 100 bytes
  * with growth slack) plus a list of the pieces it occurs in (4 bytes each, 16 of allocation).
  * On the samples at 32k tokens the pairs and lists take 30 bytes per byte of the pieces.
- * Not bounded by the budget: about 100 bytes per vocabulary token.
  * Counting pairs costs O(total symbols); each merge touches only the pieces that contain it.
  *
  * With a budget (llm_bpe_trainer_set_memory), what the above holds stays within it:
@@ -30,13 +29,30 @@
  *    passes when there are too many runs for 4 KiB windows), summing each piece's counts;
  *  - training first keeps every piece whose words (5n + 20 bytes per piece) fit, so that a
  *    budget the unlimited run fits in gives the unlimited run's tokenizer. When the pairs
- *    outgrow the budget, training starts again (llm_bpe_train_stats.retrains) from the most
- *    frequent pieces whose training state fits: all pieces seen at least T times, T the
- *    smallest count for which 5n + 20 bytes per piece plus a pair allowance per byte do (twice
- *    what the pairs took per byte, at least 40); and again with a larger allowance if they
- *    still outgrow it. An array that would grow past the budget grows by an eighth instead,
- *    and training stops after that merge, so the budget is passed by at most an eighth of one
- *    array.
+ *    outgrow the budget before the first merge, that round starts again
+ *    (llm_bpe_train_stats.retrains) from the most frequent pieces whose training state fits:
+ *    all pieces seen at least T times, T the smallest count for which 5n + 20 bytes per piece
+ *    plus a pair allowance per byte do (twice what the pairs took per byte, at least 40).
+ *    An array that would grow past the budget grows by an eighth instead, and the round
+ *    stops after that merge, so the budget is passed by at most an eighth of one array.
+ *  - the vocabulary is reached in rounds (llm_bpe_train_stats.rounds), not cut short by the
+ *    budget: a round ends when its pairs outgrow the budget, or, when it left pieces out (T
+ *    above 1), once its most frequent pair is seen fewer than T times (a pair of the pieces
+ *    left out may then be as frequent) or its pieces have no pair left. Every piece (all of
+ *    them are on disk: the runs, or the table written out) is then read again and encoded
+ *    with the merges so far; those left with one token are done; of the others the next
+ *    round keeps those seen at least T' times and a sample of the rarer ones, each seen c
+ *    times kept with probability c / T' (by its hash: the same whatever the order) and
+ *    counted T' times, so that a pair's count stays right on average even when it comes
+ *    from many rare pieces, as Chinese characters do. T' is the smallest threshold whose
+ *    sample is expected to fit (20 bytes per word, 4 per token, the pair allowance per
+ *    token). Each round makes one merge at least, so training ends.
+ *  - which merges are exact: as long as no round has left a piece out, the merges are those
+ *    of a run without a budget (llm_bpe_train_stats.exact_merges counts them): a round on
+ *    every piece, encoded with the merges so far, continues the same greedy choice with the
+ *    same counts and ties. After a round that left pieces out they are an approximation
+ *    (the counts of the pieces kept, then of samples).
+ *  - the merges and the vocabulary, about 100 bytes per token, are not within the budget.
  * Pieces seen equally often are kept or pruned together: the result depends neither on the
  * order of the input nor on where runs were cut. When nothing is pruned the tokenizer is the
  * same, byte for byte, as without a budget, spilled or not. Pruned pieces are mostly long and
@@ -70,6 +86,27 @@ void llm_bpe_trainer_set_memory(llm_bpe_trainer *tr, size_t budget, const char *
  * pruning. */
 void llm_bpe_trainer_set_table_memory(llm_bpe_trainer *tr, size_t bytes);
 
+/*
+ * SuperBPE (Liu et al. 2025, "SuperBPE: Space Travel for Language Models"): train the
+ * ordinary subword merges only until the vocabulary has transition tokens, then go on
+ * learning merges on the pieces of a second pre-tokenizer, pattern (NULL:
+ * LLM_BPE_SUPERBPE_PATTERN), which does not split at spaces, so that the later tokens may
+ * span several words ("superwords"). The second stage's pieces, counted while adding, start
+ * as the tokens of the first stage's merges. The tokenizer written pre-tokenizes with pattern
+ * alone, as SuperBPE's tokenizers do, and encoding applies every merge by rank in its pieces.
+ * Both pieces tables count at once, in half of the table's share each; the second stage
+ * trains in rounds within the budget as later rounds do (above). Call after
+ * llm_bpe_trainer_set_memory and before the first add. LLM_EINVAL on a bad pattern or a
+ * transition below 256.
+ */
+int llm_bpe_trainer_set_superbpe(llm_bpe_trainer *tr, const char *pattern, size_t transition);
+
+/* The second stage's pre-tokenizer of the SuperBPE scripts (github.com/PythonNut/superbpe,
+ * scripts/extend_tokenizer.sh): one to three digits, runs of two or more punctuation
+ * characters with the line breaks after them, and runs of spaces before a space or a line
+ * break are pieces; the text between them, words and the single spaces before them, is one. */
+#define LLM_BPE_SUPERBPE_PATTERN "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]{2,}[\\r\\n/]*| +(?!\\S)"
+
 /* Count the pieces of one text (UTF-8; invalid bytes are pieces of their own). LLM_EIO when
  * a run cannot be written; every later add or train then fails too. */
 int llm_bpe_trainer_add(llm_bpe_trainer *tr, const char *text, size_t len);
@@ -85,14 +122,20 @@ int llm_bpe_trainer_train(llm_bpe_trainer *tr, size_t vocab_size, uint64_t min_f
 typedef struct {
 	uint64_t pieces, occurrences;     /* distinct pieces of the input, and their occurrences */
 	uint64_t bytes;                   /* bytes of the occurrences (of the text) */
-	uint64_t pruned_pieces;           /* distinct pieces left out of training */
+	uint64_t pruned_pieces;           /* distinct pieces left out of the first round */
 	uint64_t pruned_occurrences;      /* their occurrences */
 	uint64_t pruned_bytes;            /* and the bytes of those */
-	uint64_t min_count;               /* pieces seen fewer times were pruned (1: none) */
+	uint64_t min_count;               /* the first round left out pieces seen fewer times */
 	uint64_t pairs;                   /* distinct adjacent pairs made while training */
 	unsigned runs;                    /* sorted runs written to disk while counting */
 	unsigned merge_passes;            /* merges of runs into longer runs before training */
-	unsigned retrains;                /* restarts with fewer pieces when the pairs outgrew */
+	unsigned retrains;                /* rounds tried again with fewer pieces when the pairs
+	                                   * outgrew the budget before the round's first merge */
+	unsigned rounds;                  /* rounds of training (see above) */
+	uint64_t first_merges;            /* merges learned in the first round */
+	uint64_t superbpe_from;           /* SuperBPE: the first stage's merges */
+	uint64_t exact_merges;            /* the leading merges that are those of a run without a
+	                                   * budget: all of them when no round left pieces out */
 	size_t peak_memory;               /* most bytes held by the counted and trained state */
 } llm_bpe_train_stats;
 

@@ -88,7 +88,7 @@ test_expect_success PIECES 'the pruning report is exact (pieces counted in Pytho
 	llm-tokenize train -q --pattern gpt2 --memory 1M --vocab-size 2000 --stats st2.json -o tok2.json docs.jsonl &&
 	test "$(stat st2.json runs)" -gt 0 && test "$(stat st2.json pruned_pieces)" -gt 0 &&
 	check_report st2.json docs.jsonl &&
-	llm-tokenize train -q --pattern gpt2 --memory 4M --vocab-size 2000 --stats st4.json -o tok4.json docs.jsonl &&
+	llm-tokenize train -q --pattern gpt2 --memory 3M --vocab-size 2000 --stats st4.json -o tok4.json docs.jsonl &&
 	test "$(stat st4.json runs)" = 0 && test "$(stat st4.json pruned_pieces)" -gt 0 &&
 	check_report st4.json docs.jsonl
 '
@@ -116,6 +116,36 @@ test_expect_success 'a budget the unlimited run fits in gives the unlimited toke
 		--stats stf.json -o fit.json all.jsonl &&
 	test "$(stat stf.json pruned_pieces) $(stat stf.json retrains)" = "0 0" &&
 	cmp unl.json fit.json
+'
+
+# Before, training stopped where the pieces kept had no pair left: 3043 tokens here. Now later
+# rounds read every piece again from disk, encoded with the merges so far.
+test_expect_success '--memory 1M reaches the vocabulary asked for, in rounds' '
+	llm-tokenize train --pattern gpt2 --memory 1M --tmpdir tmp --vocab-size 5000 --stats str.json \
+		-o rounds.json all.jsonl 2>err &&
+	! test_grep "not 5000" err &&
+	test "$(stat str.json vocab_size)" = 5000 &&
+	test "$(stat str.json rounds)" -gt 1 &&
+	test "$(stat str.json peak_memory)" -le $((1048576 * 9 / 8)) &&
+	test -z "$(ls tmp)" &&
+	llm-tokenize -q -t rounds.json docs.jsonl -o r.tok &&
+	llm-tokenize decode -q -t rounds.json r.tok >rback.jsonl &&
+	same_texts docs.jsonl rback.jsonl
+'
+
+# A budget that holds every piece but not all their pairs: the first round trains on all of
+# them, so its merges are the unlimited run'"'"'s (exact_merges), and the later ones finish.
+test_expect_success 'the merges before the first pruned round are those of the unlimited run' '
+	llm-tokenize train -q --pattern gpt2 --vocab-size 2000 --memory 4M --stats stx.json -o tokx.json docs.jsonl &&
+	test "$(stat stx.json pruned_pieces)" = 0 && test "$(stat stx.json rounds)" -gt 1 &&
+	n=$(stat stx.json exact_merges) && test "$n" -gt 50 &&
+	python3 - tok.json tokx.json "$n" <<-\EOF
+	import json, sys
+	a, b = (json.load(open(f))["model"]["merges"] for f in sys.argv[1:3])
+	n = int(sys.argv[3])
+	assert a[:n] == b[:n] and len(b) == len(a), (len(a), len(b))
+	assert a != b  # the later rounds sample: not the unlimited tokenizer
+	EOF
 '
 
 test_expect_success 'a larger budget prunes less' '

@@ -26,7 +26,7 @@ struct tok_opts {
 	int nspecials;
 	bool eos, bos, keep_special;
 	const char *meta_keys[32];   /* NULL-terminated */
-	long long vocab_size, min_freq;
+	long long vocab_size, min_freq, superbpe;
 	size_t memory;
 	bool sample;                 /* --sample: subword regularization */
 	int nbest;

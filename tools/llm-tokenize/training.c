@@ -3,8 +3,8 @@
  * write it as a tokenizer.json (and a tiktoken rank file).
  *
  * Memory: the distinct pieces of the input and, while training, their adjacent pairs, within
- * --memory (default a quarter of physical memory): beyond it counts spill to --tmpdir and the
- * rarest pieces are left out of training (lib/tok/bpe_train.h).
+ * --memory (default a quarter of physical memory): beyond it counts spill to --tmpdir and
+ * training goes in rounds on the pieces that fit (lib/tok/bpe_train.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,9 +57,13 @@ static void train_report(const struct tok_opts *o, const llm_bpe_trainer *tr, ll
 	llm_buf_adds(&b, ", \"pruned_bytes_fraction\": ");
 	llm_json_put_f64(&b, bfrac);
 	llm_buf_addf(&b, ", \"min_count\": %llu, \"pairs\": %llu, \"runs\": %u, \"merge_passes\": %u, "
-	             "\"retrains\": %u, \"memory_limit\": %zu, \"peak_memory\": %zu, \"vocab_size\": %zu}",
+	             "\"retrains\": %u, \"rounds\": %u, \"first_merges\": %llu, \"exact_merges\": %llu, "
+	             "\"superbpe_from\": %llu, \"memory_limit\": %zu, \"peak_memory\": %zu, "
+	             "\"vocab_size\": %zu}",
 	             (unsigned long long)st.min_count, (unsigned long long)st.pairs, st.runs,
-	             st.merge_passes, st.retrains, o->memory, st.peak_memory,
+	             st.merge_passes, st.retrains, st.rounds, (unsigned long long)st.first_merges,
+	             (unsigned long long)st.exact_merges, (unsigned long long)st.superbpe_from,
+	             o->memory, st.peak_memory,
 	             llm_bpe_trainer_vocab_size(tr));
 	llm_run_stats_extra(run, b.p);
 	llm_buf_release(&b);
@@ -83,6 +87,8 @@ int tok_train(struct tok_opts *o, int nfiles, char **files)
 	if (llm_bpe_trainer_new_seq(&tr, pats ? pats : &pattern, pats ? npat : 1) != LLM_OK)
 		usage_error("%s", llm_last_error());
 	llm_bpe_trainer_set_memory(tr, o->memory, o->tmpdir);
+	if (o->superbpe && llm_bpe_trainer_set_superbpe(tr, NULL, (size_t)o->superbpe) != LLM_OK)
+		usage_error("--superbpe: %s", llm_last_error());
 	llm_run *run = tool_run_new(&o->co);
 	llm_json_rec rec;
 	llm_json_rec_init(&rec);
