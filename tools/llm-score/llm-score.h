@@ -110,6 +110,10 @@ void score_pass_close(struct pass *p);
 /* The input being read, for messages. */
 const char *score_pass_name(const struct pass *p);
 
+/* The scorer's opener of transformer models (scoremodel.c, text/score.h's llm_score_opener):
+ * a classifier or regressor directory, or a language model scored by perplexity. */
+int score_model_open(void *arg, const char *path, llm_score_model *out);
+
 /* ---- the subcommands ---- */
 
 int score_cmd_score(const struct cfg *c, char **files, int nfiles);  /* scorefilter.c */

@@ -243,6 +243,7 @@ void score_job_open(struct job *j, const struct cfg *c)
 	memset(j, 0, sizeof *j);
 	j->c = c;
 	j->sc = llm_scorer_new();
+	llm_scorer_set_opener(j->sc, score_model_open, NULL);
 	for (int i = 0; i < c->nmodels; i++) {
 		int rc = llm_scorer_add(j->sc, c->models[i], c->label);
 		if (rc == LLM_EINVAL || rc == LLM_ENOTFOUND)
