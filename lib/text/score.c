@@ -213,6 +213,12 @@ int llm_scorer_check(const llm_scorer *sc, const char *name, size_t len, const c
 }
 const char *llm_scorer_name(const llm_scorer *sc, size_t i) { return sc->names[i].name; }
 
+int llm_scorer_is_value(const llm_scorer *sc, size_t i)
+{
+	const model *m = &sc->models[sc->names[i].model];
+	return !m->m && m->ext.value;
+}
+
 llm_scorer_scratch *llm_scorer_scratch_new(const llm_scorer *sc)
 {
 	llm_scorer_scratch *s = llm_calloc(1, sizeof *s);

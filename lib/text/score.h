@@ -88,6 +88,8 @@ const char *llm_scorer_name(const llm_scorer *sc, size_t i);
 int llm_scorer_check(const llm_scorer *sc, const char *name, size_t len, const char *label);
 /* Index of name[0..len), or -1. */
 int llm_scorer_find(const llm_scorer *sc, const char *name, size_t len);
+/* Whether name i is the value of a model of one value (no probability). */
+int llm_scorer_is_value(const llm_scorer *sc, size_t i);
 
 typedef struct llm_scorer_scratch llm_scorer_scratch;
 llm_scorer_scratch *llm_scorer_scratch_new(const llm_scorer *sc);

@@ -107,8 +107,16 @@ static void emit_sketched(struct pass *p, score_item *it, const char *line)
 				warn_once(p, name.p ? name.p : "", "is not a number");
 			continue;
 		}
-		if (llm_scoresketch_add(p->acc, name.p ? name.p : "", name.len, x) != LLM_OK)
-			warn_once(p, name.p ? name.p : "", "is not a probability in [0, 1.00001]");
+		/* a model's value (a perplexity) is sketched as a value, any other score as a
+		 * probability */
+		int i = llm_scorer_find(p->j->sc, name.p ? name.p : "", name.len);
+		if (i >= 0 && llm_scorer_is_value(p->j->sc, (size_t)i)) {
+			if (llm_scoresketch_add_value(p->acc, name.p, name.len, x) != LLM_OK)
+				warn_once(p, name.p, "is not a finite number");
+		} else if (llm_scoresketch_add(p->acc, name.p ? name.p : "", name.len, x) != LLM_OK) {
+			warn_once(p, name.p ? name.p : "", "is not a probability in [0, 1.00001] (a "
+			          "value score is sketched with its model, -m)");
+		}
 	}
 	llm_buf_release(&name);
 }

@@ -8,9 +8,10 @@
  * text (special-token text is not special), nothing added: what transformers' tokenizer
  * gives with the tokenizer_config.json llmkit writes (no BOS, no EOS added). A classifier
  * reads the first max_position_embeddings tokens. The perplexity is CCNet's measure on the
- * model's tokens: exp of the mean negative log-likelihood of every token given those before
- * it, over windows of max_position_embeddings + 1 tokens that share their boundary token
- * (the tokenizer's BOS first, when it has one, so that the first token is scored too).
+ * model's tokens, exp of the mean negative log-likelihood of every token of the document,
+ * computed as `llm-eval loss --mode rolling` computes it for a document alone (eval.h:
+ * lm-evaluation-harness's loglikelihood_rolling, the first token given the BOS, else the
+ * end-of-text token).
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@
 #include <sys/stat.h>
 
 #include "llm-score.h"
-#include "model/backend.h"
+#include "model/eval.h"
 #include "model/hf.h"
 #include "model/seqcls.h"
 #include "tok/bpe.h"
@@ -28,7 +29,7 @@ typedef struct {
 	llm_seqcls *sc;  /* a classifier, or */
 	llm_model *lm;   /* a language model (perplexity) */
 	llm_bpe *bpe;
-	int64_t bos;
+	int64_t bos;     /* the prefix token of the perplexity's first window */
 	int max_len;
 	const char **labels; /* the classifier's names, as the scorer reads them */
 	const char *value_label[1];
@@ -42,7 +43,6 @@ typedef struct {
 	size_t cap;
 	llm_seqcls_runner *run;   /* classifier */
 	llm_model *view;          /* language model */
-	llm_backend *b;
 	float *logits;
 } tscratch;
 
@@ -68,15 +68,12 @@ static void *tscratch_new(void *ctx)
 		rc = llm_seqcls_runner_new(&s->run, t->sc);
 		s->logits = llm_calloc((size_t)llm_seqcls_nlabels(t->sc), sizeof *s->logits);
 	} else {
-		llm_backend_options o;
-		llm_backend_options_init(&o);
 		s->view = llm_model_view(t->lm);
-		rc = llm_backend_open(&s->b, s->view, NULL, NULL, &o);
+		rc = LLM_OK;
 	}
 	if (!s->enc || rc != LLM_OK) {
 		llm_bpe_enc_free(s->enc);
 		llm_seqcls_runner_free(s->run);
-		llm_backend_free(s->b);
 		llm_model_free(s->view);
 		free(s->logits);
 		free(s);
@@ -91,23 +88,20 @@ static void tscratch_free(void *p)
 	llm_bpe_enc_free(s->enc);
 	llm_ids_release(&s->ids);
 	llm_seqcls_runner_free(s->run);
-	llm_backend_free(s->b);
 	llm_model_free(s->view);
 	free(s->tok);
 	free(s->logits);
 	free(s);
 }
 
-/* The text's tokens into s->tok[0..n) (BOS first when bos >= 0); n returned. */
-static size_t encode(tscratch *s, const char *text, size_t len, int64_t bos)
+/* The text's tokens into s->tok[0..n); n returned. */
+static size_t encode(tscratch *s, const char *text, size_t len)
 {
 	s->ids.n = 0;
-	if (bos >= 0)
-		llm_ids_push(&s->ids, (uint32_t)bos);
 	/* an encoding error (a pre-tokenizer failure) leaves the text's tokens out: the
 	 * document scores as one the model knows nothing of */
 	if (llm_bpe_encode(s->enc, text, len, LLM_BPE_SPECIAL_IGNORE, &s->ids) != LLM_OK)
-		s->ids.n = bos >= 0;
+		s->ids.n = 0;
 	if (s->ids.n > s->cap) {
 		s->cap = s->ids.n;
 		s->tok = llm_realloc(s->tok, s->cap * sizeof *s->tok);
@@ -122,7 +116,7 @@ static int score_seqcls(void *ctx, void *scratch, const char *text, size_t len, 
 	const tmodel *t = ctx;
 	tscratch *s = scratch;
 	int nl = llm_seqcls_nlabels(t->sc);
-	size_t n = encode(s, text, len, -1);
+	size_t n = encode(s, text, len);
 	if (n == 0) {
 		memset(out, 0, (size_t)nl * sizeof *out);
 		return 1;
@@ -135,27 +129,27 @@ static int score_seqcls(void *ctx, void *scratch, const char *text, size_t len, 
 	return 0;
 }
 
+/* The document alone in lm-evaluation-harness's rolling windows (eval.h), on the
+ * scratch's view of the model. */
 static int score_ppl(void *ctx, void *scratch, const char *text, size_t len, float *out)
 {
 	const tmodel *t = ctx;
 	tscratch *s = scratch;
-	size_t n = encode(s, text, len, t->bos);
-	double nll = 0;
-	int64_t count = 0;
-	for (size_t at = 0; at + 1 < n; at += (size_t)t->max_len) {
-		int T = n - at - 1 < (size_t)t->max_len ? (int)(n - at - 1) : t->max_len;
-		double loss;
-		int64_t k;
-		if (llm_backend_eval(s->b, s->tok + at, s->tok + at + 1, 1, T, &loss, &k) != LLM_OK)
-			abort(); /* lengths and ids are checked: nothing is left to fail */
-		nll += loss * (double)k;
-		count += k;
-	}
-	if (!count) {
-		out[0] = 0;
+	s->ids.n = 0;
+	if (llm_bpe_encode(s->enc, text, len, LLM_BPE_SPECIAL_IGNORE, &s->ids) != LLM_OK)
+		s->ids.n = 0;
+	out[0] = 0;
+	if (s->ids.n == 0)
 		return 1;
-	}
-	out[0] = (float)exp(nll / (double)count);
+	/* a few windows per forward: a long document's windows run together */
+	llm_evaluator *ev = llm_evaluator_new(s->view, t->max_len, 4, NULL, t->bos);
+	llm_eval_sums sum;
+	if (llm_eval_doc_rolling(ev, NULL, text, len, s->ids.v, s->ids.n) != LLM_OK ||
+	    llm_eval_flush(ev) != LLM_OK)
+		abort(); /* lengths and ids are checked: nothing is left to fail */
+	llm_eval_total(ev, &sum);
+	llm_evaluator_free(ev);
+	out[0] = (float)llm_eval_ppl(&sum);
 	return 0;
 }
 
@@ -191,7 +185,14 @@ int score_model_open(void *arg, const char *path, llm_score_model *out)
 		return rc;
 	}
 	t->max_len = c->max_position_embeddings;
-	t->bos = llm_bpe_bos(t->bpe);
+	/* lm-evaluation-harness's prefix token: BOS, else end-of-text (what precedes a
+	 * document in llmkit's training windows) */
+	t->bos = llm_bpe_bos(t->bpe) >= 0 ? llm_bpe_bos(t->bpe) : llm_bpe_eos(t->bpe);
+	if (t->lm && t->bos < 0) {
+		tmodel_free(t);
+		return llm_fail(LLM_EFORMAT, "%s: its tokenizer has no beginning- or end-of-text token "
+		                "to condition a document's first token on", path);
+	}
 	*out = (llm_score_model){ .ctx = t, .scratch_new = tscratch_new,
 		                  .scratch_free = tscratch_free, .free = tmodel_free };
 	if (t->sc) {

@@ -41,7 +41,9 @@ static int bucket_item(const struct job *j, score_worker *w, score_item *it,
 			return reject(it, "no_score", "no score '%s' to bucket", name);
 		int b = llm_scoresketch_bucket(j->sk, i, x, j->c->nbuckets);
 		if (!b)
-			return reject(it, "bad_score", "score '%s' is not a probability", name);
+			return reject(it, "bad_score", llm_scoresketch_is_value(j->sk, i) ?
+			              "score '%s' is not a finite number" : "score '%s' is not a probability",
+			              name);
 		w->bucket[i] = b;
 		sum += b;
 		best = b > best ? b : best;
