@@ -22,6 +22,7 @@
 #include "llm-score.h"
 #include "model/eval.h"
 #include "model/hf.h"
+#include "model/ops.h"
 #include "model/seqcls.h"
 #include "tok/bpe.h"
 
@@ -164,6 +165,9 @@ int score_model_open(void *arg, const char *path, llm_score_model *out)
 	(void)arg;
 	if (!is_dir(path))
 		return LLM_ENOTFOUND;
+	/* --threads are the parallelism, a document per worker: each worker's products run
+	 * on its own thread, not on OpenBLAS's threads over every core */
+	llm_ops_set_threads(1);
 	tmodel *t = llm_calloc(1, sizeof *t);
 	llm_hf_info info;
 	int rc = llm_seqcls_is(path) ? llm_seqcls_open(&t->sc, path, &info)
