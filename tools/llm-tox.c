@@ -63,7 +63,8 @@ static const struct tool_option cli_options[] = {
 	            "train, normalize: the Chinese words too (a model trained so\n"
 	            "gets them when it filters)"),
 	TOOL_OPTION("model", 0, "FILE", OPT_MODEL,
-	            "fastText model (.bin or .ftz); default samples/tox/tox.bin"),
+	            "fastText model (.bin or .ftz), or a transformer classifier's\n"
+	            "directory (second stage); default samples/tox/tox.bin"),
 	TOOL_OPTION("no-model", 0, NULL, OPT_NO_MODEL, "no model stage"),
 	TOOL_OPTION("label", 0, "NAME", OPT_LABEL, "the model's toxic label (default toxic)"),
 	TOOL_OPTION("threshold", 0, "T", OPT_THRESHOLD,

@@ -86,6 +86,11 @@ void tox_policy_for(const struct cfg *c, const char *lang, size_t len, const cha
 /* The word lists and the model of the options, ready (load failures die). */
 llm_tox *tox_make(const struct cfg *c);
 
+/* A transformer classifier's directory as the model stage (toxmodel.c): its label's
+ * probability, on what the rules pass. The load's error, or LLM_ENOTFOUND without label. */
+int tox_model_is_dir(const char *path);
+int tox_model_open(llm_tox *t, const char *path, const char *label);
+
 /* ---- the subcommands ---- */
 
 int tox_cmd_filter(const struct cfg *c, char **files, int nfiles);    /* toxfilter.c */

@@ -145,7 +145,9 @@ llm_tox *tox_make(const struct cfg *c)
 		if (!m) {
 			m = tool_data_path(path, sizeof path, "samples/tox/tox.bin");
 		}
-		if (llm_tox_set_model(t, m, c->label) != LLM_OK) {
+		int rc = tox_model_is_dir(m) ? tox_model_open(t, m, c->label)
+		                             : llm_tox_set_model(t, m, c->label);
+		if (rc != LLM_OK) {
 			if (c->model)
 				die_lib();
 			die("default model: %s (use --model FILE or --no-model)", llm_last_error());
