@@ -145,7 +145,8 @@ $(MODEL_PROGS): BLAS_LDLIBS = $(PROBE_BLAS_STATIC)
 
 ifeq ($(HAVE_CUDA)$(if $(CU_SRC),1),11)
   LIBCUDA := $(B)/libllmcuda.a
-  CUDA_USERS := $(MODEL_PROGS) $(filter $(B)/unit/test_cuda% $(B)/unit/test_train,$(UNITS))
+  CUDA_USERS := $(MODEL_PROGS) $(BINDIR)/llm-score $(BINDIR)/llm-tox \
+    $(filter $(B)/unit/test_cuda% $(B)/unit/test_train $(B)/unit/test_seqcls,$(UNITS))
   $(CUDA_USERS): $(LIBCUDA)
   $(CUDA_USERS): CUDA_LDLIBS = $(LIBCUDA) $(LIBLLM) $(PROBE_CUDA_LDLIBS)
 endif

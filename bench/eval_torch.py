@@ -43,7 +43,9 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def forward(W, c, tokens):
+def hidden(W, c, tokens):
+    """The final norm's output [B, T, C]: what the language-model head and a classifier's score
+    head read."""
     B, T = tokens.shape
     C, H = c["hidden_size"], c["num_attention_heads"]
     KVH = c.get("num_key_value_heads", H)
@@ -73,9 +75,12 @@ def forward(W, c, tokens):
         n = rms(x, W[p + "post_attention_layernorm.weight"], eps)
         g = F.silu(n @ W[p + "mlp.gate_proj.weight"].T) * (n @ W[p + "mlp.up_proj.weight"].T)
         x = x + g @ W[p + "mlp.down_proj.weight"].T
-    x = rms(x, W["model.norm.weight"], eps)
+    return rms(x, W["model.norm.weight"], eps)
+
+
+def forward(W, c, tokens):
     head = W.get("lm_head.weight", W["model.embed_tokens.weight"])
-    return x @ head.T
+    return hidden(W, c, tokens) @ head.T
 
 
 def main():

@@ -22,6 +22,7 @@
 #include "text/fasttext.h"
 #include "text/timemask.h"
 #include "text/zhseg.h"
+#include "batchloop.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -142,21 +143,12 @@ static void set_param(llm_recipe *r, const char *arg)
 
 /* One record of a batch. */
 typedef struct {
-	size_t off, len;  /* in the batch's bytes */
-	uint64_t lineno;
-	int toolong;      /* the line was over --max-line (off/len hold its head) */
-	size_t full_len;
+	tool_batch_line ln; /* first: the loop's (batchloop.h) */
 	llm_json_rec rec;
 	llm_buf out;
 	llm_clean_result res;
 	size_t words;     /* --segment: words written */
 } item;
-
-typedef struct {
-	llm_buf data;
-	item *items;
-	size_t n, cap;
-} batch;
 
 /* --segment's scratch: the kept record is parsed again and written with the words added. */
 typedef struct {
@@ -199,23 +191,19 @@ struct ctx {
 	llm_pool *pool;
 	size_t batch_bytes;
 	size_t judged_max; /* --judged-text */
-	batch b[2];         /* the one being read and the one being cleaned */
-	int cur;            /* b[cur] is read */
-	int job;            /* b[job] is cleaned, when pending */
-	bool pending;       /* b[job] is being cleaned, or cleaned and not yet written */
-	const char *name;
+	tool_batchloop loop;
 };
 
 /* Clean record i of the batch being cleaned with worker w's scratch. */
-static void clean_item(void *ctx, size_t i, int w)
+static void clean_item(void *ctx, tool_batch *b, size_t i, int w)
 {
 	struct ctx *c = ctx;
-	batch *b = &c->b[c->job];
-	item *it = &b->items[i];
+	item *it = tool_batch_item(&c->loop, b, i);
 	worker *wk = &c->workers[w];
-	if (it->toolong)
+	if (it->ln.too_long)
 		return;
-	llm_clean_record(wk->cl, b->data.p + it->off, it->len, &it->rec, &it->out, &it->res);
+	llm_clean_record(wk->cl, tool_batch_text(b, &it->ln), it->ln.len, &it->rec, &it->out,
+	                 &it->res);
 	it->words = 0;
 	if (wk->seg && it->res.status == LLM_CLEAN_KEEP)
 		add_words(wk->seg, it);
@@ -252,31 +240,33 @@ static void extra_judged(llm_buf *x, const llm_buf *text, size_t max)
 }
 
 /* Account and write the records of a cleaned batch, in order. */
-static void write_batch(struct ctx *c, batch *b)
+static void write_batch(void *ctx, tool_batch *b)
 {
+	struct ctx *c = ctx;
+	const char *name = c->loop.name;
 	llm_buf extra = LLM_BUF_INIT;
 	for (size_t i = 0; i < b->n; i++) {
-		item *it = &b->items[i];
-		const char *line = b->data.p + it->off;
-		if (it->toolong) {
+		item *it = tool_batch_item(&c->loop, b, i);
+		const char *line = tool_batch_text(b, &it->ln);
+		if (it->ln.too_long) {
 			if (c->co->strict)
-				die("%s:%llu: line longer than --max-line (%zu bytes)", c->name,
-				    (unsigned long long)it->lineno, it->full_len);
-			llm_warn_at(c->name, it->lineno, "line longer than --max-line (%zu bytes)", it->full_len);
+				die("%s:%llu: line longer than --max-line (%zu bytes)", name,
+				    (unsigned long long)it->ln.lineno, it->ln.full_len);
+			llm_warn_at(name, it->ln.lineno, "line longer than --max-line (%zu bytes)", it->ln.full_len);
 			llm_clean_tally_add(c->tally, NULL, NULL, "line_too_long");
-			int dom = llm_run_in(c->run, it->full_len + 1, NULL, 0);
+			int dom = llm_run_in(c->run, it->ln.full_len + 1, NULL, 0);
 			llm_buf_reset(&extra);
-			llm_buf_addf(&extra, "\"length\": %zu", it->full_len);
-			if (llm_run_reject(c->run, dom, "line_too_long", line, it->len, NULL, extra.p,
-			                   c->name, it->lineno) != LLM_OK)
+			llm_buf_addf(&extra, "\"length\": %zu", it->ln.full_len);
+			if (llm_run_reject(c->run, dom, "line_too_long", line, it->ln.len, NULL, extra.p,
+			                   name, it->ln.lineno) != LLM_OK)
 				die_lib();
 			continue;
 		}
 		llm_clean_result *r = &it->res;
 		llm_clean_tally_add(c->tally, r->domain, r->lang, r->status == LLM_CLEAN_KEEP ? NULL : r->reason);
 		bool parsed = r->status != LLM_CLEAN_BAD || strcmp(r->reason, "bad_json") != 0;
-		int dom = parsed ? llm_run_in_rec(c->run, it->len + 1, &it->rec)
-		                 : llm_run_in(c->run, it->len + 1, NULL, 0);
+		int dom = parsed ? llm_run_in_rec(c->run, it->ln.len + 1, &it->rec)
+		                 : llm_run_in(c->run, it->ln.len + 1, NULL, 0);
 		dom = llm_run_lang(c->run, dom, r->lang, strlen(r->lang));
 		if (r->status == LLM_CLEAN_KEEP) {
 			if (llm_writer_write(c->out, it->out.p, it->out.len) != LLM_OK ||
@@ -290,18 +280,18 @@ static void write_batch(struct ctx *c, batch *b)
 		} else {
 			if (r->status == LLM_CLEAN_BAD) {
 				if (c->co->strict)
-					die("%s:%llu: %s", c->name, (unsigned long long)it->lineno, r->err_msg);
+					die("%s:%llu: %s", name, (unsigned long long)it->ln.lineno, r->err_msg);
 				if (parsed)
-					llm_warn_at(c->name, it->lineno, "%s", r->err_msg);
+					llm_warn_at(name, it->ln.lineno, "%s", r->err_msg);
 				else
-					llm_warn_at(c->name, it->lineno, "bad JSON at byte %zu: %s",
+					llm_warn_at(name, it->ln.lineno, "bad JSON at byte %zu: %s",
 					            r->err_pos + 1, r->err_msg);
 			}
 			extra_value(&extra, r);
 			if (r->status == LLM_CLEAN_DROP && r->html)
 				extra_judged(&extra, &it->out, c->judged_max);
-			if (llm_run_reject(c->run, dom, r->reason, line, it->len, parsed ? &it->rec : NULL,
-			                   extra.len ? extra.p : NULL, c->name, it->lineno) != LLM_OK)
+			if (llm_run_reject(c->run, dom, r->reason, line, it->ln.len, parsed ? &it->rec : NULL,
+			                   extra.len ? extra.p : NULL, name, it->ln.lineno) != LLM_OK)
 				die_lib();
 		}
 		for (int k = 0; k < LLM_FILTER_NCOUNTERS; k++)
@@ -324,92 +314,26 @@ static void write_batch(struct ctx *c, batch *b)
 	 * --batch bytes together; the rest is freed and grown again when needed. */
 	size_t kept = 0;
 	for (size_t i = 0; i < b->cap; i++) {
-		llm_buf *o = &b->items[i].out;
+		llm_buf *o = &((item *)tool_batch_item(&c->loop, b, i))->out;
 		if (kept + o->cap <= c->batch_bytes)
 			kept += o->cap;
 		else
 			llm_buf_release(o);
 	}
-	b->n = 0;
-	llm_buf_reset(&b->data);
 }
 
-/* The batch being cleaned, when there is one: wait for it and write it. */
-static void drain(struct ctx *c)
+static void item_init(void *p)
 {
-	if (!c->pending)
-		return;
-	llm_pool_wait(c->pool);
-	write_batch(c, &c->b[c->job]);
-	c->pending = false;
+	item *it = p;
+	llm_json_rec_init(&it->rec);
+	llm_buf_init(&it->out);
 }
 
-/* Start cleaning the batch just read and write the previous one meanwhile; the next batch
- * is read into the other buffer. One thread cleans on the caller: there is nothing to
- * overlap, so the batch is written at once and one buffer is enough. */
-static void submit(struct ctx *c)
+static void item_release(void *p)
 {
-	if (c->pending)
-		llm_pool_wait(c->pool);
-	batch *prev = c->pending ? &c->b[c->job] : NULL;
-	c->job = c->cur;
-	llm_pool_start(c->pool, c->b[c->job].n, clean_item, c);
-	if (prev)
-		write_batch(c, prev);
-	c->pending = true;
-	if (llm_pool_workers(c->pool) == 1)
-		drain(c);
-	else
-		c->cur ^= 1;
-}
-
-/* A line of the input, added to the batch being read. */
-static void batch_add(struct ctx *c, const tool_lines *in)
-{
-	batch *b = &c->b[c->cur];
-	if (b->n == b->cap) {
-		b->cap = b->cap ? 2 * b->cap : 1024;
-		b->items = llm_realloc(b->items, b->cap * sizeof *b->items);
-		for (size_t i = b->n; i < b->cap; i++) {
-			llm_json_rec_init(&b->items[i].rec);
-			llm_buf_init(&b->items[i].out);
-		}
-	}
-	item *it = &b->items[b->n++];
-	it->toolong = in->too_long;
-	it->full_len = in->full_len;
-	/* an over-long line's reject keeps no more than --max-line of its head */
-	it->len = it->toolong && c->co->max_line < in->len ? c->co->max_line : in->len;
-	it->off = b->data.len;
-	it->lineno = in->lineno;
-	llm_buf_add(&b->data, in->line, it->len);
-}
-
-static int clean_one(struct ctx *c, const char *path)
-{
-	tool_lines in;
-	if (tool_lines_open(&in, path, c->co, c->run) != LLM_OK) {
-		llm_error("%s", llm_last_error());
-		return 1;
-	}
-	c->name = in.name;
-	while (tool_lines_next(&in)) {
-		batch_add(c, &in);
-		/* items point into data by offset, so growing data never invalidates them */
-		batch *b = &c->b[c->cur];
-		if (b->data.len >= c->batch_bytes || b->n >= 65536)
-			submit(c);
-	}
-	/* every batch of an input is written before the next input begins (its name and
-	 * accounting) */
-	if (c->b[c->cur].n)
-		submit(c);
-	drain(c);
-	if (tool_lines_close(&in) != LLM_OK) {
-		llm_error("%s", llm_last_error());
-		return 1;
-	}
-	return 0;
+	item *it = p;
+	llm_json_rec_release(&it->rec);
+	llm_buf_release(&it->out);
 }
 
 static char *langs_copy;
@@ -652,6 +576,11 @@ static void ctx_open(struct ctx *x, const struct args *a, const llm_zhseg_dict *
 	if (llm_writer_open(&x->out, a->co.output) != LLM_OK)
 		die_lib();
 	x->run = tool_run_new(&a->co);
+	/* A batch is written by size, or at 65536 documents (small records' items). */
+	tool_batchloop_init(&x->loop,
+	                    &(tool_batchloop_ops){ sizeof(item), clean_item, write_batch,
+	                                           item_init, item_release },
+	                    x->pool, x, a->batch_bytes, 65536, &a->co);
 	x->tally = llm_clean_tally_new();
 }
 
@@ -671,14 +600,7 @@ static int ctx_close(struct ctx *x)
 		wordfield_free(x->workers[t].seg);
 	}
 	free(x->workers);
-	for (int k = 0; k < 2; k++) {
-		for (size_t i = 0; i < x->b[k].cap; i++) {
-			llm_json_rec_release(&x->b[k].items[i].rec);
-			llm_buf_release(&x->b[k].items[i].out);
-		}
-		free(x->b[k].items);
-		llm_buf_release(&x->b[k].data);
-	}
+	tool_batchloop_release(&x->loop);
 	return failed;
 }
 
@@ -707,9 +629,9 @@ int main(int argc, char **argv)
 	ctx_open(&x, &a, l.zh);
 	int failed = 0;
 	if (optind == argc)
-		failed |= clean_one(&x, "-");
+		failed |= tool_batchloop_file(&x.loop, "-", x.run);
 	for (int i = optind; i < argc; i++)
-		failed |= clean_one(&x, argv[i]);
+		failed |= tool_batchloop_file(&x.loop, argv[i], x.run);
 	failed |= ctx_close(&x);
 	loaded_release(&l);
 	args_release(&a);

@@ -26,14 +26,18 @@
 #include "model/report.h"
 #include "model/runlog.h"
 #include "model/train.h"
+#include "llm-train/llm-train.h"
+#include "model/seqcls.h"
 #include "tool.h"
 
 static const char usage[] =
 	"usage: llm-train --data MANIFEST [--model NAME | --config FILE] [options]\n"
 	"       llm-train --smoke [--run-dir DIR]\n"
 	"       llm-train --list-models [--vocab N]\n"
+	"       llm-train classify --init CKPT -o DIR [options] [file ...]\n"
 	"\n"
-	"Train a LLaMA-style decoder on the shards of MANIFEST (manifest.json or its directory).\n"
+	"Train a LLaMA-style decoder on the shards of MANIFEST (manifest.json or its directory);\n"
+	"classify: fine-tune a classifier or regressor on labelled JSONL from a pretrained one.\n"
 	"\n";
 
 enum {
@@ -43,7 +47,8 @@ enum {
 	OPT_EVAL_BATCHES, OPT_PLATEAU, OPT_ON_SPIKE, OPT_SPIKE_K, OPT_SPIKE_WARMUP, OPT_LAYER_NORMS,
 	OPT_LOG_EVERY, OPT_REPORT_EVERY, OPT_FAULT, OPT_CKPT_EVERY, OPT_LIGHT_EVERY, OPT_KEEP,
 	OPT_RESUME, OPT_SMOKE, OPT_LIST, OPT_VOCAB, OPT_DEVICE, OPT_PRECISION, OPT_RECOMPUTE,
-	OPT_ZERO1, OPT_FORCE, OPT_MAX_SKIPS, OPT_TOKENIZER, OPT_THREADS
+	OPT_ZERO1, OPT_FORCE, OPT_MAX_SKIPS, OPT_TOKENIZER, OPT_THREADS, OPT_INIT, OPT_LABEL_FIELD,
+	OPT_LABELS, OPT_PROBLEM
 };
 
 static const struct tool_option cli_options[] = {
@@ -134,6 +139,22 @@ static const struct tool_option cli_options[] = {
 	            "backward to save memory (default none)"),
 	TOOL_OPTION("zero1", 0, NULL, OPT_ZERO1,
 	            "on GPUs: shard the optimizer state over the processes"),
+	TOOL_TEXT("Classifiers (llm-train classify):"),
+	TOOL_OPTION("init", 0, "CKPT", OPT_INIT,
+	            "the pretrained model: an llmkit checkpoint or run, or a Hugging\n"
+	            "Face Llama directory, with its tokenizer"),
+	TOOL_OPTION("label-field", 0, "KEY", OPT_LABEL_FIELD,
+	            "the label of each document (default label)"),
+	TOOL_OPTION("labels", 0, "LIST", OPT_LABELS,
+	            "the classes in order, comma-separated (default: those seen,\n"
+	            "sorted); documents of another label are skipped"),
+	TOOL_CHOICE("problem", 0, "P", OPT_PROBLEM, "single\0regression\0",
+	            "single (default: one class per document) or regression (the\n"
+	            "label is a number)"),
+	TOOL_COMMON('o', "classify: the classifier's directory"),
+	TOOL_COMMON(TOOL_OPT_FIELD, "classify: text field (default \"text\")"),
+	TOOL_COMMON(TOOL_OPT_STRICT, NULL),
+	TOOL_COMMON(TOOL_OPT_MAX_LINE, NULL),
 	TOOL_COMMON('q', "no progress line"),
 	TOOL_COMMON('v', NULL),
 	TOOL_COMMON(TOOL_OPT_VERSION, NULL),
@@ -141,7 +162,7 @@ static const struct tool_option cli_options[] = {
 	TOOL_OPTIONS_END,
 };
 
-static const struct tool_cli cli = { usage, cli_options, NULL };
+static const struct tool_cli cli = { usage, cli_options, "classify\0" };
 
 typedef struct {
 	llm_train_options t;
@@ -389,6 +410,24 @@ static int train(options *o)
 	return 128 + stop_signal;
 }
 
+/* llm-train classify: llm-train's schedule and batch options, a classifier's data. */
+static int classify_main(options *o, const struct tool_common *co, struct classify_args *ca,
+                         char **files, int nfiles)
+{
+	llm_train_options *t = &o->t;
+	if (!ca->init || !co->output)
+		usage_error("classify needs --init CKPT and -o DIR");
+	if (t->data || t->config || t->resume)
+		usage_error("classify: --data, --config and --resume are options of training");
+	if (!ca->label_field)
+		ca->label_field = "label";
+	if (t->opt.min_lr < 0)
+		t->opt.min_lr = t->opt.lr / 10;
+	if (t->opt.total == 0)
+		t->opt.total = t->steps;
+	return train_classify(t, ca, files, nfiles);
+}
+
 int main(int argc, char **argv)
 {
 	tool_init("llm-train");
@@ -406,8 +445,24 @@ int main(int argc, char **argv)
 	struct tool_common co;
 	tool_common_init(&co, &cli);
 	int list = 0, smoke_run = 0, vocab = 32000, threads = 0, c;
+	/* classify's options are parsed as a command line of their own */
+	int classify = argc > 1 && strcmp(argv[1], "classify") == 0;
+	struct classify_args ca = { .co = &co, .problem = LLM_SEQCLS_SINGLE };
+	if (classify) {
+		argc--;
+		argv++;
+	}
 	while ((c = tool_getopt(&co, argc, argv)) != -1) {
-		if (c == OPT_THREADS)
+		if (c == OPT_INIT)
+			ca.init = optarg;
+		else if (c == OPT_LABEL_FIELD)
+			ca.label_field = optarg;
+		else if (c == OPT_LABELS)
+			ca.labels = optarg;
+		else if (c == OPT_PROBLEM)
+			ca.problem = tool_choice("--problem", optarg, "single\0regression\0") ?
+			             LLM_SEQCLS_REGRESSION : LLM_SEQCLS_SINGLE;
+		else if (c == OPT_THREADS)
 			threads = (int)tool_int("--threads", optarg, 1, 1024);
 		else if (c == OPT_SMOKE)
 			smoke_run = 1;
@@ -418,8 +473,11 @@ int main(int argc, char **argv)
 		else
 			parse_option(&o, c, optarg);
 	}
-	if (optind < argc)
+	if (optind < argc && !classify)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!classify && (ca.init || ca.label_field || ca.labels || co.output))
+		usage_error("--init, --label-field, --labels, --problem and -o are options of "
+		            "classify");
 	if (list) {
 		llm_buf b = LLM_BUF_INIT;
 		llm_model_presets_table(vocab, &b);
@@ -430,7 +488,9 @@ int main(int argc, char **argv)
 	}
 	llm_ops_set_threads(threads ? threads : llm_mpirt_local_threads());
 	int rc;
-	if (smoke_run) {
+	if (classify) {
+		rc = classify_main(&o, &co, &ca, argv + optind, argc - optind);
+	} else if (smoke_run) {
 		rc = smoke(&o);
 	} else {
 		resolve(&o);

@@ -28,6 +28,7 @@ typedef struct {
 	int (*eval)(llm_backend *, const int32_t *, const int32_t *, int, int, double *, int64_t *);
 	int (*upload)(llm_backend *);
 	int (*download)(llm_backend *, int);
+	int (*hidden)(llm_backend *, const int32_t *, int, int, const float **);
 } backend_ops;
 
 struct llm_backend {
@@ -155,8 +156,15 @@ static int cpu_download(llm_backend *b, int optim)
 	return LLM_OK;
 }
 
+static int cpu_hidden(llm_backend *b, const int32_t *x, int B, int T, const float **hidden)
+{
+	int rc = llm_model_forward_hidden(b->m, x, B, T);
+	*hidden = rc ? NULL : llm_model_hidden(b->m);
+	return rc;
+}
+
 static const backend_ops cpu_ops = { cpu_micro, cpu_grad_norm, cpu_apply, cpu_tensor_sumsq,
-	                             cpu_param_norm, cpu_eval, cpu_upload, cpu_download };
+	                             cpu_param_norm, cpu_eval, cpu_upload, cpu_download, cpu_hidden };
 
 static int cpu_open(llm_backend *b)
 {
@@ -225,8 +233,18 @@ static int cuda_download(llm_backend *b, int optim)
 	return rc || !optim ? rc : llm_cudamodel_get_optim(b->gpu, b->am, b->av);
 }
 
+/* The CUDA model keeps its hidden states on the device and has no call that returns them:
+ * the heads on hidden states (seqcls.h) run on the CPU backend. */
+static int cuda_hidden(llm_backend *b, const int32_t *x, int B, int T, const float **hidden)
+{
+	(void)b, (void)x, (void)B, (void)T;
+	*hidden = NULL;
+	return llm_fail(LLM_EUNSUPPORTED, "the CUDA backend gives no hidden states: use the CPU");
+}
+
 static const backend_ops cuda_ops = { cuda_micro, cuda_grad_norm, cuda_apply, cuda_tensor_sumsq,
-	                              cuda_param_norm, cuda_eval, cuda_upload, cuda_download };
+	                              cuda_param_norm, cuda_eval, cuda_upload, cuda_download,
+	                              cuda_hidden };
 
 /* One GPU per process; with several, NCCL between them, its id passed along by MPI. */
 static int cuda_open(llm_backend *b)
@@ -322,4 +340,9 @@ int llm_backend_eval(llm_backend *b, const int32_t *x, const int32_t *y, int B, 
                      double *loss, int64_t *count)
 {
 	return b->ops->eval(b, x, y, B, T, loss, count);
+}
+
+int llm_backend_hidden(llm_backend *b, const int32_t *x, int B, int T, const float **hidden)
+{
+	return b->ops->hidden(b, x, B, T, hidden);
 }

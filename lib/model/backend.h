@@ -88,4 +88,10 @@ int llm_backend_param_norm(llm_backend *b, double *norm);
 int llm_backend_eval(llm_backend *b, const int32_t *inputs, const int32_t *targets, int B, int T,
                      double *loss, int64_t *count);
 
+/* Forward only, without the language-model head: *hidden points to the final norm's output
+ * [B*T, C] on the host (model.h's llm_model_hidden), valid until the next call. The CPU
+ * backend only (LLM_EUNSUPPORTED on CUDA). */
+int llm_backend_hidden(llm_backend *b, const int32_t *inputs, int B, int T,
+                       const float **hidden);
+
 #endif

@@ -7,6 +7,7 @@
 #include "hf.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,11 +54,25 @@ static int parse_config(llm_model_config *c, const char *json, size_t n, const c
 	return rc;
 }
 
-/* Load every tensor of a model for config c from the files st[0..n). */
-static int load(llm_model **out, const llm_model_config *c, llm_safetensors **st, size_t n,
-                const char *name, int *dtype)
+/* The caller's tensor of name, or NULL. */
+static llm_hf_tensor *extra_of(const llm_hf_opts *o, const char *name)
+{
+	for (size_t i = 0; o && i < o->nextra; i++)
+		if (strcmp(o->extra[i].name, name) == 0)
+			return &o->extra[i];
+	return NULL;
+}
+
+/* Load every tensor of a model for config c from the files st[0..n), and the caller's. */
+static int load(llm_model **out, const llm_model_config *c0, llm_safetensors **st, size_t n,
+                const char *name, int *dtype, const llm_hf_opts *o)
 {
 	*out = NULL;
+	llm_model_config cc = *c0;
+	const llm_model_config *c = &cc;
+	/* A headless model is built tied: it has no lm_head tensor to fill or to miss. */
+	if (o && o->headless)
+		cc.tie_word_embeddings = 1;
 	uint64_t bytes = 0;
 	for (size_t f = 0; f < n; f++)
 		for (size_t i = 0; i < llm_safetensors_count(st[f]); i++) {
@@ -77,6 +92,7 @@ static int load(llm_model **out, const llm_model_config *c, llm_safetensors **st
 		for (size_t i = 0; i < llm_safetensors_count(st[f]) && !rc; i++) {
 			const char *tn = llm_safetensors_at(st[f], i)->name;
 			if (!llm_model_find(m, tn) && !ends_with(tn, ".rotary_emb.inv_freq") &&
+			    !extra_of(o, tn) &&
 			    !(c->tie_word_embeddings && strcmp(tn, "lm_head.weight") == 0))
 				rc = llm_fail(LLM_EUNSUPPORTED, "%s: tensor '%s' has no place in a Llama model",
 				              name, tn);
@@ -95,6 +111,19 @@ static int load(llm_model **out, const llm_model_config *c, llm_safetensors **st
 		rc = llm_safetensors_read_f32(st[f], t->name, llm_model_params(m) + t->offset, t->ndim, t->shape);
 		if (rc)
 			rc = llm_fail(rc, "%s: %s", name, llm_last_error());
+	}
+	for (size_t i = 0; o && i < o->nextra && !rc; i++) {
+		llm_hf_tensor *x = &o->extra[i];
+		size_t f = 0;
+		while (f < n && !llm_safetensors_find(st[f], x->name))
+			f++;
+		x->found = f < n;
+		if (x->found && (rc = llm_safetensors_read_f32(st[f], x->name, x->data, 2, x->shape)))
+			rc = llm_fail(rc, "%s: %s", name, llm_last_error());
+		for (size_t k = 0; x->found && !rc && k < (size_t)(x->shape[0] * x->shape[1]); k++)
+			if (!isfinite(x->data[k]))
+				rc = llm_fail(LLM_EFORMAT, "%s: tensor '%s' holds a non-finite value at "
+				              "element %zu", name, x->name, k);
 	}
 	/* as llm-train refuses it on resuming: a NaN would make every score NaN */
 	if (!rc)
@@ -118,7 +147,7 @@ int llm_hf_from_mem(llm_model **m, const char *config, size_t config_len, const 
 	llm_safetensors *st;
 	if ((rc = llm_safetensors_parse(&st, data, len, name)))
 		return rc;
-	rc = load(m, &c, &st, 1, name, NULL);
+	rc = load(m, &c, &st, 1, name, NULL, NULL);
 	llm_safetensors_free(st);
 	return rc;
 }
@@ -261,6 +290,11 @@ static void read_state(const char *dir, llm_hf_info *info)
 
 int llm_hf_open(const char *path, llm_model **m, llm_hf_info *info)
 {
+	return llm_hf_open_with(path, m, info, NULL);
+}
+
+int llm_hf_open_with(const char *path, llm_model **m, llm_hf_info *info, const llm_hf_opts *o)
+{
 	*m = NULL;
 	llm_hf_info local;
 	if (!info)
@@ -306,7 +340,7 @@ int llm_hf_open(const char *path, llm_model **m, llm_hf_info *info)
 		rc = llm_safetensors_open(&st[i], files[i]);
 	if (rc == LLM_OK) {
 		snprintf(p, sizeof p, "%s/%s", dir, nfiles == 1 ? "model.safetensors" : "model-*.safetensors");
-		rc = load(m, &c, st, nfiles, p, &info->dtype);
+		rc = load(m, &c, st, nfiles, p, &info->dtype, o);
 	}
 	for (size_t i = 0; i < nfiles; i++) {
 		llm_safetensors_free(st[i]);

@@ -50,6 +50,25 @@ typedef struct {
 int llm_hf_open(const char *path, llm_model **m, llm_hf_info *info);
 void llm_hf_info_release(llm_hf_info *info);
 
+/* A tensor beside the decoder's that the caller takes (a head's: "score.weight"). */
+typedef struct {
+	const char *name;
+	int64_t shape[2]; /* its exact shape, [out, in] */
+	float *data;      /* shape[0] x shape[1] floats, filled when found */
+	int found;        /* set by the load: whether a file had it */
+} llm_hf_tensor;
+
+typedef struct {
+	int headless;         /* no language-model head: the model is built with tied embeddings
+	                       * (llm_model_get_config says so), a file's lm_head.weight is ignored */
+	llm_hf_tensor *extra; /* further tensors: accepted, read into data when present, finite */
+	size_t nextra;
+} llm_hf_opts;
+
+/* llm_hf_open with options (o NULL: llm_hf_open). A missing extra tensor is no error: the
+ * caller reads found. */
+int llm_hf_open_with(const char *path, llm_model **m, llm_hf_info *info, const llm_hf_opts *o);
+
 /*
  * What makes an llmkit checkpoint a complete Hugging Face model directory beside config.json,
  * model.safetensors and tokenizer.json (the tokenizer's own bytes), so that transformers'

@@ -261,6 +261,7 @@ struct llm_model {
 	/* backward scratch */
 	float *d_res, *d_ln, *d_attn, *d_q, *d_k, *d_v, *d_i1, *d_i2, *d_i3, *d_scratch;
 	int B, T, have_targets, fwd_done;
+	int view; /* llm_model_view: params are another model's, no gradients */
 };
 
 static void add_tensor(llm_model *m, const char *name, int layer, int64_t d0, int64_t d1)
@@ -313,12 +314,24 @@ llm_model *llm_model_new(const llm_model_config *c)
 	return m;
 }
 
+llm_model *llm_model_view(const llm_model *src)
+{
+	llm_model *m = llm_calloc(1, sizeof *m);
+	*m = (llm_model){ .cfg = src->cfg, .C = src->C, .I = src->I, .L = src->L, .H = src->H,
+		          .KVH = src->KVH, .D = src->D, .V = src->V, .ntensors = src->ntensors,
+		          .nparams = src->nparams, .params = src->params, .view = 1 };
+	m->tensors = llm_malloc(src->ntensors * sizeof *m->tensors);
+	memcpy(m->tensors, src->tensors, src->ntensors * sizeof *m->tensors);
+	return m;
+}
+
 void llm_model_free(llm_model *m)
 {
 	if (!m)
 		return;
 	free(m->tensors);
-	free(m->params);
+	if (!m->view)
+		free(m->params);
 	free(m->grads);
 	free(m->acts);
 	free(m->la);
@@ -490,8 +503,9 @@ static void layer_forward(llm_model *m, int l, layer_acts *a, float *out, const 
 	llm_residual_fwd(out, out, a->mid, (size_t)N * C);
 }
 
-int llm_model_forward(llm_model *m, const int32_t *inputs, const int32_t *targets, int B, int T,
-                      double *loss, int64_t *count)
+/* The forward up to the final norm (m->lnf), the part every head shares. */
+static int forward_trunk(llm_model *m, const int32_t *inputs, const int32_t *targets, int B,
+                         int T)
 {
 	if (B <= 0 || T <= 0 || T > m->cfg.max_position_embeddings)
 		return llm_fail(LLM_EINVAL, "sequence length %d outside 1..%d", T,
@@ -513,6 +527,26 @@ int llm_model_forward(llm_model *m, const int32_t *inputs, const int32_t *target
 	}
 	llm_rmsnorm_fwd(m->lnf, m->rstdf, m->res_final, final_norm(m, m->params), (int)N, m->C,
 	                (float)m->cfg.rms_norm_eps);
+	return LLM_OK;
+}
+
+int llm_model_forward_hidden(llm_model *m, const int32_t *inputs, int B, int T)
+{
+	int rc = forward_trunk(m, inputs, NULL, B, T);
+	m->have_targets = 0;
+	m->fwd_done = rc == LLM_OK;
+	return rc;
+}
+
+const float *llm_model_hidden(const llm_model *m) { return m->lnf; }
+
+int llm_model_forward(llm_model *m, const int32_t *inputs, const int32_t *targets, int B, int T,
+                      double *loss, int64_t *count)
+{
+	int rc = forward_trunk(m, inputs, targets, B, T);
+	if (rc)
+		return rc;
+	size_t N = (size_t)B * T;
 	llm_matmul_fwd(m->logits, m->lnf, lm_head(m, m->params), (int)N, m->C, m->V);
 	m->have_targets = targets != NULL;
 	m->fwd_done = 1;
@@ -534,14 +568,15 @@ int llm_model_forward(llm_model *m, const int32_t *inputs, const int32_t *target
 	return LLM_OK;
 }
 
+static void backward_trunk(llm_model *m);
+
 void llm_model_backward(llm_model *m, float scale)
 {
 	if (!m->fwd_done || !m->have_targets)
 		return;
 	m->fwd_done = 0;
-	int N = m->B * m->T, C = m->C, I = m->I, qd = m->H * m->D, kvd = m->KVH * m->D;
-	size_t NC = (size_t)N * C, NI = (size_t)N * I;
-	float theta = (float)m->cfg.rope_theta;
+	int N = m->B * m->T, C = m->C;
+	size_t NC = (size_t)N * C;
 	/* dloss per row: scale, reusing the losses buffer. */
 	for (int n = 0; n < N; n++)
 		m->losses[n] = scale;
@@ -549,6 +584,24 @@ void llm_model_backward(llm_model *m, float scale)
 	llm_ops_zero(m->d_ln, NC);
 	llm_matmul_bwd(m->d_ln, lm_head(m, m->grads), m->logits, m->lnf, lm_head(m, m->params), N, C,
 	               m->V);
+	backward_trunk(m);
+}
+
+void llm_model_backward_hidden(llm_model *m, const float *d_hidden)
+{
+	if (!m->fwd_done || m->view)
+		return;
+	m->fwd_done = 0;
+	memcpy(m->d_ln, d_hidden, (size_t)m->B * m->T * m->C * sizeof(float));
+	backward_trunk(m);
+}
+
+/* The backward from the gradient of the final norm's output (m->d_ln) to the embedding. */
+static void backward_trunk(llm_model *m)
+{
+	int N = m->B * m->T, C = m->C, I = m->I, qd = m->H * m->D, kvd = m->KVH * m->D;
+	size_t NC = (size_t)N * C, NI = (size_t)N * I;
+	float theta = (float)m->cfg.rope_theta;
 	llm_ops_zero(m->d_res, NC);
 	llm_rmsnorm_bwd(m->d_res, final_norm(m, m->grads), m->d_ln, m->res_final,
 	                final_norm(m, m->params), m->rstdf, N, C);

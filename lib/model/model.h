@@ -113,6 +113,25 @@ int llm_model_forward(llm_model *m, const int32_t *inputs, const int32_t *target
 /* Logits [B*T, V] of the last forward without targets (valid until the next forward). */
 const float *llm_model_logits(const llm_model *m);
 
+/*
+ * The forward without the language-model head, for the heads that read the hidden states
+ * (seqcls.h): as llm_model_forward up to the final norm, whose output [B*T, C] llm_model_hidden
+ * gives (valid until the next forward). llm_model_backward_hidden then adds, into the
+ * gradients, the backward of sum(d_hidden * hidden) over that forward: the head's gradient
+ * d_hidden [B*T, C] flows down the decoder (lm_head gets none).
+ */
+int llm_model_forward_hidden(llm_model *m, const int32_t *inputs, int B, int T);
+const float *llm_model_hidden(const llm_model *m);
+void llm_model_backward_hidden(llm_model *m, const float *d_hidden);
+
+/*
+ * A model that reads src's parameters (not copied) with activations of its own: forward only
+ * (llm_model_forward, _forward_hidden, decoding), so that several threads run one set of
+ * weights at once, each on its own view. No gradients: never init, train or backward a view.
+ * src must outlive it; free it with llm_model_free (src's parameters stay).
+ */
+llm_model *llm_model_view(const llm_model *src);
+
 /* Set every gradient to zero. */
 void llm_model_zero_grad(llm_model *m);
 /*

@@ -13,7 +13,8 @@
 
 typedef struct {
 	char *path;
-	llm_fasttext *m;
+	llm_fasttext *m;     /* NULL: an opener's model */
+	llm_score_model ext;
 } model;
 
 typedef struct {
@@ -27,11 +28,15 @@ struct llm_scorer {
 	size_t nmodels;
 	named *names;
 	size_t nnames;
+	llm_score_opener opener;
+	void *opener_arg;
 };
 
 struct llm_scorer_scratch {
+	const llm_scorer *sc;
 	size_t nmodels;
 	llm_fasttext_scratch **ft; /* per model */
+	void **ext;                /* per model: an opener's model's scratch */
 	float **prob;              /* per model: the probability of each label, 0 if unknown */
 	llm_fasttext_pred *pred;   /* room for the most labels of any model */
 	llm_buf key;               /* a key of prev, unescaped */
@@ -50,12 +55,41 @@ void llm_scorer_free(llm_scorer *sc)
 	for (size_t i = 0; i < sc->nmodels; i++) {
 		free(sc->models[i].path);
 		llm_fasttext_free(sc->models[i].m);
+		if (!sc->models[i].m && sc->models[i].ext.free)
+			sc->models[i].ext.free(sc->models[i].ext.ctx);
 	}
 	for (size_t i = 0; i < sc->nnames; i++)
 		free(sc->names[i].name);
 	free(sc->models);
 	free(sc->names);
 	free(sc);
+}
+
+void llm_scorer_set_opener(llm_scorer *sc, llm_score_opener fn, void *arg)
+{
+	sc->opener = fn;
+	sc->opener_arg = arg;
+}
+
+/* A model's labels, whichever kind it is. */
+static int nlabels(const model *m)
+{
+	return m->m ? llm_fasttext_nlabels(m->m) : m->ext.nlabels;
+}
+
+static const char *label_name(const model *m, int i)
+{
+	return m->m ? llm_fasttext_label_name(m->m, i) : m->ext.labels[i];
+}
+
+static int label_id(const model *m, const char *label)
+{
+	if (m->m)
+		return llm_fasttext_label_id(m->m, label);
+	for (int i = 0; i < m->ext.nlabels; i++)
+		if (strcmp(m->ext.labels[i], label) == 0)
+			return i;
+	return -1;
 }
 
 int llm_score_name_ok(const char *name, size_t len)
@@ -84,27 +118,30 @@ static int model_of(llm_scorer *sc, const char *path, int *out)
 			*out = (int)i;
 			return LLM_OK;
 		}
-	llm_fasttext *m;
-	int rc = llm_fasttext_load(&m, path);
+	llm_fasttext *m = NULL;
+	llm_score_model ext = { 0 };
+	int rc = sc->opener ? sc->opener(sc->opener_arg, path, &ext) : LLM_ENOTFOUND;
+	if (rc == LLM_ENOTFOUND)
+		rc = llm_fasttext_load(&m, path);
 	if (rc != LLM_OK)
 		return rc;
 	sc->models = llm_realloc(sc->models, (sc->nmodels + 1) * sizeof *sc->models);
-	sc->models[sc->nmodels] = (model){ llm_strdup(path), m };
+	sc->models[sc->nmodels] = (model){ llm_strdup(path), m, ext };
 	*out = (int)sc->nmodels++;
 	return LLM_OK;
 }
 
 /* The labels of m, for a message: "hq, cc" (the first few). */
-static void label_list(const llm_fasttext *m, char *out, size_t cap)
+static void label_list(const model *m, char *out, size_t cap)
 {
 	size_t n = 0;
 	out[0] = 0;
-	for (int i = 0; i < llm_fasttext_nlabels(m) && n + 1 < cap; i++) {
+	for (int i = 0; i < nlabels(m) && n + 1 < cap; i++) {
 		if (i == 8) {
 			snprintf(out + n, cap - n, ", ...");
 			return;
 		}
-		int w = snprintf(out + n, cap - n, "%s%s", i ? ", " : "", llm_fasttext_label_name(m, i));
+		int w = snprintf(out + n, cap - n, "%s%s", i ? ", " : "", label_name(m, i));
 		if (w < 0)
 			return;
 		n += (size_t)w;
@@ -125,7 +162,8 @@ int llm_scorer_add(llm_scorer *sc, const char *spec, const char *default_label)
 	const char *path = eq + 1, *slash = strrchr(path, '/'), *colon = strrchr(path, ':');
 	const char *label = default_label ? default_label : LLM_SCORE_LABEL;
 	char *file;
-	if (colon && (!slash || colon > slash)) {
+	int given = colon && (!slash || colon > slash);
+	if (given) {
 		file = llm_strndup(path, (size_t)(colon - path));
 		label = colon + 1;
 	} else {
@@ -137,10 +175,13 @@ int llm_scorer_add(llm_scorer *sc, const char *spec, const char *default_label)
 	else
 		rc = model_of(sc, file, &mi);
 	int li = -1;
-	if (rc == LLM_OK && strcmp(label, LLM_SCORE_ALL) != 0 &&
-	    (li = llm_fasttext_label_id(sc->models[mi].m, label)) < 0) {
+	/* a model of one value is named without a label: the label is its value's */
+	if (rc == LLM_OK && !given && !sc->models[mi].m && sc->models[mi].ext.value)
+		li = 0;
+	else if (rc == LLM_OK && strcmp(label, LLM_SCORE_ALL) != 0 &&
+	         (li = label_id(&sc->models[mi], label)) < 0) {
 		char labels[256];
-		label_list(sc->models[mi].m, labels, sizeof labels);
+		label_list(&sc->models[mi], labels, sizeof labels);
 		rc = llm_fail(LLM_ENOTFOUND, "%s has no label '%s' (its labels: %s); name one with "
 		              "%.*s=MODEL:LABEL", file, label, labels, (int)nlen, spec);
 	}
@@ -166,25 +207,41 @@ int llm_scorer_check(const llm_scorer *sc, const char *name, size_t len, const c
 	if (label && n->label >= 0)
 		return llm_fail(LLM_EINVAL, "score '%s' is one number, not a distribution of labels",
 		                n->name);
-	if (label && llm_fasttext_label_id(sc->models[n->model].m, label) < 0)
+	if (label && label_id(&sc->models[n->model], label) < 0)
 		return llm_fail(LLM_EINVAL, "score '%s' has no label '%s'", n->name, label);
 	return LLM_OK;
 }
 const char *llm_scorer_name(const llm_scorer *sc, size_t i) { return sc->names[i].name; }
 
+int llm_scorer_is_value(const llm_scorer *sc, size_t i)
+{
+	const model *m = &sc->models[sc->names[i].model];
+	return !m->m && m->ext.value;
+}
+
 llm_scorer_scratch *llm_scorer_scratch_new(const llm_scorer *sc)
 {
 	llm_scorer_scratch *s = llm_calloc(1, sizeof *s);
+	s->sc = sc;
 	s->nmodels = sc->nmodels;
 	s->ft = llm_calloc(sc->nmodels + 1, sizeof *s->ft);
+	s->ext = llm_calloc(sc->nmodels + 1, sizeof *s->ext);
 	s->prob = llm_calloc(sc->nmodels + 1, sizeof *s->prob);
 	s->set = llm_calloc(sc->nnames + 1, 1);
 	int most = 1;
 	for (size_t i = 0; i < sc->nmodels; i++) {
-		int nl = llm_fasttext_nlabels(sc->models[i].m);
+		const model *m = &sc->models[i];
+		int nl = nlabels(m);
 		s->prob[i] = llm_calloc((size_t)nl, sizeof **s->prob);
 		most = nl > most ? nl : most;
-		if (!(s->ft[i] = llm_fasttext_scratch_new(sc->models[i].m))) {
+		if (!m->m) {
+			if (!(s->ext[i] = m->ext.scratch_new(m->ext.ctx))) {
+				llm_scorer_scratch_free(s);
+				return NULL;
+			}
+			continue;
+		}
+		if (!(s->ft[i] = llm_fasttext_scratch_new(m->m))) {
 			llm_scorer_scratch_free(s);
 			return NULL;
 		}
@@ -199,9 +256,12 @@ void llm_scorer_scratch_free(llm_scorer_scratch *s)
 		return;
 	for (size_t i = 0; i < s->nmodels; i++) {
 		llm_fasttext_scratch_free(s->ft[i]);
+		if (s->ext[i])
+			s->sc->models[i].ext.scratch_free(s->ext[i]);
 		free(s->prob[i]);
 	}
 	free(s->ft);
+	free(s->ext);
 	free(s->prob);
 	llm_buf_release(&s->key);
 	free(s->set);
@@ -226,15 +286,15 @@ static void put_prob(llm_buf *out, float p)
 static void put_value(const llm_scorer *sc, const llm_scorer_scratch *s, size_t i, llm_buf *out)
 {
 	const named *n = &sc->names[i];
-	const llm_fasttext *m = sc->models[n->model].m;
+	const model *m = &sc->models[n->model];
 	const float *prob = s->prob[n->model];
 	if (n->label >= 0) {
 		put_prob(out, prob[n->label]);
 		return;
 	}
 	llm_buf_addc(out, '{');
-	for (int l = 0; l < llm_fasttext_nlabels(m); l++) {
-		const char *name = llm_fasttext_label_name(m, l);
+	for (int l = 0; l < nlabels(m); l++) {
+		const char *name = label_name(m, l);
 		if (l)
 			llm_buf_adds(out, ", ");
 		llm_json_put_str(out, name, strlen(name));
@@ -250,6 +310,11 @@ int llm_scorer_run(const llm_scorer *sc, llm_scorer_scratch *s, const char *text
 	int unknown = 0;
 	for (size_t i = 0; i < sc->nmodels; i++) {
 		const llm_fasttext *m = sc->models[i].m;
+		if (!m) {
+			const llm_score_model *x = &sc->models[i].ext;
+			unknown += x->score(x->ctx, s->ext[i], text, len, s->prob[i]) == 1;
+			continue;
+		}
 		int nl = llm_fasttext_nlabels(m);
 		int n = llm_fasttext_predict(m, s->ft[i], text, len, 0, 0.0f, s->pred);
 		memset(s->prob[i], 0, (size_t)nl * sizeof **s->prob);

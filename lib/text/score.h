@@ -10,6 +10,8 @@
  * spaces; p + 1e-5, so at most 1.00001), written with the fewest digits that read back as
  * the same float. A text with no word or n-gram the model knows (fastText's empty answer)
  * scores 0 for every label. One model file named by several names is loaded and run once.
+ * Other models come from an opener (below); their values are written the same way. A model
+ * of one value (a regressor, a perplexity) is named without a label: NAME=MODEL.
  *
  * Names: WORD (scorekeep.h: [A-Za-z_][A-Za-z0-9_-]*), not "bucket" (which --keep reserves).
  * Default label: LLM_SCORE_LABEL ("hq"), the positive label of DCLM's quality classifier
@@ -38,14 +40,40 @@ typedef struct llm_scorer llm_scorer;
 llm_scorer *llm_scorer_new(void);
 void llm_scorer_free(llm_scorer *sc);
 
+/*
+ * Models of another layer, behind calls: the transformer classifiers, regressors and
+ * language models of lib/model, which this layer may not include (llm-score's opener). A
+ * model gives nlabels values per text: probabilities, or (value set) one number that is no
+ * probability, a regression's output or a perplexity, which a score names without a label.
+ * score writes out[nlabels] for text[0..len) with the scratch of its thread and returns 0, or
+ * 1 when the model has nothing to go on (an empty text: out is 0); it cannot fail (the
+ * opener checks what could make it). free releases ctx, once, with the scorer.
+ */
+typedef struct {
+	void *ctx;
+	int nlabels;
+	const char *const *labels; /* nlabels names, valid as long as ctx */
+	int value;                 /* 1: one value, not a probability */
+	void *(*scratch_new)(void *ctx);
+	void (*scratch_free)(void *scratch);
+	int (*score)(void *ctx, void *scratch, const char *text, size_t len, float *out);
+	void (*free)(void *ctx);
+} llm_score_model;
+
+/* Asked first for every MODEL of llm_scorer_add: fill *out and return LLM_OK, LLM_ENOTFOUND
+ * when path is no model of the opener's (it is then loaded as fastText), or an error. */
+typedef int (*llm_score_opener)(void *arg, const char *path, llm_score_model *out);
+void llm_scorer_set_opener(llm_scorer *sc, llm_score_opener fn, void *arg);
+
 /* Whether name[0..len) may name a score. */
 int llm_score_name_ok(const char *name, size_t len);
 
 /*
- * Add "NAME=MODEL[:LABEL]": model file MODEL scores into NAME, by the probability of LABEL
- * (with or without "__label__"; LLM_SCORE_ALL: the distribution). Without ":LABEL" the label
- * is default_label (NULL: LLM_SCORE_LABEL). LABEL is what follows the last ':' after the last
- * '/', so a model file with ':' in its name is given with its label. LLM_EINVAL for a
+ * Add "NAME=MODEL[:LABEL]": model MODEL scores into NAME, by the probability of LABEL (with
+ * or without "__label__"; LLM_SCORE_ALL: the distribution). Without ":LABEL" the label is
+ * default_label (NULL: LLM_SCORE_LABEL), or the value of a model of one value. LABEL is what
+ * follows the last ':' after the last '/', so a model file with ':' in its name is given with
+ * its label. LLM_EINVAL for a
  * malformed spec or a name given twice, the load's error for the model, LLM_ENOTFOUND (with
  * the model's labels in the detail) when the model has no such label.
  */
@@ -60,6 +88,8 @@ const char *llm_scorer_name(const llm_scorer *sc, size_t i);
 int llm_scorer_check(const llm_scorer *sc, const char *name, size_t len, const char *label);
 /* Index of name[0..len), or -1. */
 int llm_scorer_find(const llm_scorer *sc, const char *name, size_t len);
+/* Whether name i is the value of a model of one value (no probability). */
+int llm_scorer_is_value(const llm_scorer *sc, size_t i);
 
 typedef struct llm_scorer_scratch llm_scorer_scratch;
 llm_scorer_scratch *llm_scorer_scratch_new(const llm_scorer *sc);

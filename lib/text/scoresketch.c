@@ -22,6 +22,7 @@
 
 typedef struct {
 	char *name;
+	int value;              /* a value score: low holds -v of the negatives, high the others */
 	llm_sketch *low, *high; /* scores < 0.5; TOP - score for the others */
 } entry;
 
@@ -72,7 +73,7 @@ static size_t position(const llm_scoresketch *ss, const char *name, size_t len, 
 	return lo;
 }
 
-static entry *get_or_add(llm_scoresketch *ss, const char *name, size_t len)
+static entry *get_or_add(llm_scoresketch *ss, const char *name, size_t len, int value)
 {
 	int found;
 	size_t at = position(ss, name, len, &found);
@@ -86,6 +87,7 @@ static entry *get_or_add(llm_scoresketch *ss, const char *name, size_t len)
 	ss->n++;
 	entry *e = &ss->v[at];
 	e->name = llm_strndup(name, len);
+	e->value = value;
 	e->low = llm_sketch_new(LLM_SKETCH_ALPHA);
 	e->high = llm_sketch_new(LLM_SKETCH_ALPHA);
 	return e;
@@ -104,6 +106,22 @@ static double side_value(double v, int *upper)
 	return d < LLM_SKETCH_MIN ? 0 : d;
 }
 
+/* A value score's magnitude in its half (1: high, v >= 0); -1 when it is no value. */
+static double value_side(double v, int *upper)
+{
+	if (!(fabs(v) <= LLM_SKETCH_MAX))
+		return -1;
+	*upper = v >= 0;
+	double x = fabs(v);
+	return x < LLM_SKETCH_MIN ? 0 : x;
+}
+
+static int kind_error(const char *name, size_t len, int value)
+{
+	return llm_fail(LLM_EINVAL, "score '%.*s' is sketched as a %s, not a %s", (int)len, name,
+	                value ? "value" : "probability", value ? "probability" : "value");
+}
+
 int llm_scoresketch_add(llm_scoresketch *ss, const char *name, size_t len, double v)
 {
 	int upper;
@@ -111,14 +129,34 @@ int llm_scoresketch_add(llm_scoresketch *ss, const char *name, size_t len, doubl
 	if (x < 0)
 		return llm_fail(LLM_EINVAL, "score '%.*s' is %g, not a probability in [0, %g]", (int)len,
 		                name, v, LLM_SCORESKETCH_TOP);
-	entry *e = get_or_add(ss, name, len);
+	entry *e = get_or_add(ss, name, len, 0);
+	if (e->value)
+		return kind_error(name, len, 1);
 	return llm_sketch_add(upper ? e->high : e->low, x, 1);
 }
+
+int llm_scoresketch_add_value(llm_scoresketch *ss, const char *name, size_t len, double v)
+{
+	int upper;
+	double x = value_side(v, &upper);
+	if (x < 0)
+		return llm_fail(LLM_EINVAL, "score '%.*s' is %g, not a number within +-%g", (int)len,
+		                name, v, LLM_SKETCH_MAX);
+	entry *e = get_or_add(ss, name, len, 1);
+	if (!e->value)
+		return kind_error(name, len, 0);
+	return llm_sketch_add(upper ? e->high : e->low, x, 1);
+}
+
+int llm_scoresketch_is_value(const llm_scoresketch *ss, size_t i) { return ss->v[i].value; }
 
 int llm_scoresketch_merge(llm_scoresketch *dst, const llm_scoresketch *src)
 {
 	for (size_t i = 0; i < src->n; i++) {
-		entry *e = get_or_add(dst, src->v[i].name, strlen(src->v[i].name));
+		const char *name = src->v[i].name;
+		entry *e = get_or_add(dst, name, strlen(name), src->v[i].value);
+		if (e->value != src->v[i].value)
+			return kind_error(name, strlen(name), e->value);
 		int rc = llm_sketch_merge(e->low, src->v[i].low);
 		if (rc == LLM_OK)
 			rc = llm_sketch_merge(e->high, src->v[i].high);
@@ -147,12 +185,17 @@ int llm_scoresketch_bucket(const llm_scoresketch *ss, size_t i, double v, int nb
 {
 	const entry *e = &ss->v[i];
 	int upper;
-	double x = side_value(v, &upper);
+	double x = e->value ? value_side(v, &upper) : side_value(v, &upper);
 	uint64_t nlow = llm_sketch_count(e->low), nhigh = llm_sketch_count(e->high);
 	uint64_t n = nlow + nhigh, below, same;
 	if (x < 0 || n == 0 || nbuckets < 1)
 		return 0;
-	if (!upper) {
+	if (e->value) {
+		/* below a negative value: the negatives of larger magnitude; below the others:
+		 * every negative and the smaller non-negatives */
+		llm_sketch_rank(upper ? e->high : e->low, x, &below, &same);
+		below = upper ? nlow + below : nlow - below - same;
+	} else if (!upper) {
 		llm_sketch_rank(e->low, x, &below, &same);
 	} else {
 		/* The upper half counts from the top: below v lie the whole lower half and the
@@ -172,8 +215,9 @@ void llm_scoresketch_to_json(const llm_scoresketch *ss, llm_buf *out)
 		if (i)
 			llm_buf_adds(out, ", ");
 		llm_json_put_str(out, e->name, strlen(e->name));
-		llm_buf_addf(out, ": {\"documents\": %llu, \"low\": ",
-		             (unsigned long long)llm_scoresketch_documents(ss, i));
+		llm_buf_addf(out, ": {\"documents\": %llu, %s\"low\": ",
+		             (unsigned long long)llm_scoresketch_documents(ss, i),
+		             e->value ? "\"kind\": \"value\", " : "");
 		llm_sketch_to_json(e->low, out);
 		llm_buf_adds(out, ", \"high\": ");
 		llm_sketch_to_json(e->high, out);
@@ -193,7 +237,7 @@ int llm_scoresketch_save(const llm_scoresketch *ss, const char *path)
 
 /* One half of a name's entry from its member key of obj. */
 static int load_half(llm_sketch **out, const llm_json_val *obj, const char *key, const char *path,
-                     const char *name)
+                     const char *name, int value)
 {
 	llm_json_val v = llm_json_member(obj, key);
 	if (v.type != LLM_JSON_OBJECT)
@@ -204,7 +248,8 @@ static int load_half(llm_sketch **out, const llm_json_val *obj, const char *key,
 		return llm_fail(LLM_EFORMAT, "%s: score '%s': sketch accuracy %g, not %g", path, name,
 		                llm_sketch_alpha(*out), LLM_SKETCH_ALPHA);
 	/* The lower half holds scores below 0.5, the upper one distances to the top from 0.5. */
-	double bound = strcmp(key, "low") == 0 ? 0.5 : LLM_SCORESKETCH_TOP - 0.5;
+	double bound = value ? LLM_SKETCH_MAX : strcmp(key, "low") == 0 ? 0.5
+	                                                                : LLM_SCORESKETCH_TOP - 0.5;
 	if (llm_sketch_count(*out) && !(llm_sketch_max(*out) <= bound))
 		return llm_fail(LLM_EFORMAT, "%s: score '%s': '%s' sketch holds %g, above %g", path,
 		                name, key, llm_sketch_max(*out), bound);
@@ -237,8 +282,12 @@ static int load_entries(llm_scoresketch *ss, const llm_json_val *top, const char
 		else if (position(ss, name, nlen, &found), found)
 			rc = llm_fail(LLM_EFORMAT, "%s: score '%s' appears twice", path, name);
 		llm_sketch *low = NULL, *high = NULL;
-		if (rc == LLM_OK && (rc = load_half(&low, &val, "low", path, name)) == LLM_OK &&
-		    (rc = load_half(&high, &val, "high", path, name)) == LLM_OK) {
+		llm_json_val kind = rc == LLM_OK ? llm_json_member(&val, "kind") : (llm_json_val){ 0 };
+		int value = kind.type == LLM_JSON_STRING && llm_json_str_eq(&kind, "value");
+		if (rc == LLM_OK && kind.type != LLM_JSON_INVALID && !value)
+			rc = llm_fail(LLM_EFORMAT, "%s: score '%s': kind is not \"value\"", path, name);
+		if (rc == LLM_OK && (rc = load_half(&low, &val, "low", path, name, value)) == LLM_OK &&
+		    (rc = load_half(&high, &val, "high", path, name, value)) == LLM_OK) {
 			llm_json_val d = llm_json_member(&val, "documents");
 			int64_t docs;
 			if (d.type != LLM_JSON_NUMBER || llm_json_i64(&d, &docs) != LLM_OK ||
@@ -247,7 +296,7 @@ static int load_entries(llm_scoresketch *ss, const llm_json_val *top, const char
 				              "its sketches", path, name);
 		}
 		if (rc == LLM_OK) {
-			entry *e = get_or_add(ss, name, nlen);
+			entry *e = get_or_add(ss, name, nlen, value);
 			llm_sketch_free(e->low);
 			llm_sketch_free(e->high);
 			e->low = low;

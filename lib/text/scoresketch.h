@@ -20,7 +20,9 @@
  * File (one JSON object and a newline, names sorted):
  *   {"type": "llm-score-sketch", "version": 1, "scores": {"quality": {"documents": 1000,
  *    "low": {DDSketch}, "high": {DDSketch}}, ...}}
- * with the DDSketch objects of core/sketch.h ("high" holds LLM_SCORESKETCH_TOP - score).
+ * with the DDSketch objects of core/sketch.h ("high" holds LLM_SCORESKETCH_TOP - score). A
+ * name of value scores has "kind": "value", "low" holding the magnitudes of its negative
+ * values and "high" the others as they are.
  *
  * Memory: two sketches per name, each at most a few thousand counters (sketch.h).
  * Not thread safe to add or merge; bucketing only reads, so threads may bucket at once.
@@ -44,6 +46,13 @@ void llm_scoresketch_free(llm_scoresketch *ss);
 /* Add score v of name[0..len). LLM_EINVAL (with a detail naming the score) when v is not a
  * number in [0, LLM_SCORESKETCH_TOP]. */
 int llm_scoresketch_add(llm_scoresketch *ss, const char *name, size_t len, double v);
+/* Add v, a value score of name[0..len) (a regression's output, a perplexity: any number
+ * within +-LLM_SKETCH_MAX): its rank among the name's values has the sketch's relative
+ * resolution on either side of 0. A name is sketched as probabilities or as values, not
+ * both (LLM_EINVAL naming it, also from merge). */
+int llm_scoresketch_add_value(llm_scoresketch *ss, const char *name, size_t len, double v);
+/* Whether name i holds values (llm_scoresketch_add_value). */
+int llm_scoresketch_is_value(const llm_scoresketch *ss, size_t i);
 /* dst += src, name by name (names only in src are added). */
 int llm_scoresketch_merge(llm_scoresketch *dst, const llm_scoresketch *src);
 
@@ -56,7 +65,7 @@ int llm_scoresketch_find(const llm_scoresketch *ss, const char *name, size_t len
 uint64_t llm_scoresketch_documents(const llm_scoresketch *ss, size_t i);
 
 /* The bucket 1..nbuckets of score v among name i's scores (see above); 0 when v is outside
- * [0, LLM_SCORESKETCH_TOP] or name i has no score. nbuckets in [1, LLM_SCORESKETCH_MAX_BUCKETS]. */
+ * [0, LLM_SCORESKETCH_TOP] (a value: +-LLM_SKETCH_MAX) or name i has no score. nbuckets in [1, LLM_SCORESKETCH_MAX_BUCKETS]. */
 int llm_scoresketch_bucket(const llm_scoresketch *ss, size_t i, double v, int nbuckets);
 
 /* The file's text (with its newline), and the file written atomically (core/io.h writer). */

@@ -35,6 +35,7 @@ struct llm_tox {
 	lang_list *lists;
 	size_t nlists;
 	llm_fasttext *model;
+	llm_tox_model ext;  /* a second-stage model of another layer (ext.score set) */
 	int label;
 	size_t cjk_min;
 	long all, free; /* indexes in lists: every file; the language-free files (-1: none) */
@@ -44,6 +45,8 @@ struct llm_tox {
 };
 
 struct llm_tox_scratch {
+	const llm_tox *t;
+	void *ext;
 	llm_wordlist_scratch **ws;
 	llm_fasttext_scratch *fs;
 	llm_fasttext_pred *pred;
@@ -206,6 +209,8 @@ void llm_tox_free(llm_tox *t)
 	}
 	free(t->lists);
 	llm_fasttext_free(t->model);
+	if (t->ext.free)
+		t->ext.free(t->ext.ctx);
 	free(t);
 }
 
@@ -243,6 +248,9 @@ int llm_tox_set_model(llm_tox *t, const char *path, const char *label)
 		return llm_fail(LLM_ENOTFOUND, "%s: the model has no label '%s'", path, label);
 	}
 	llm_fasttext_free(t->model);
+	if (t->ext.free)
+		t->ext.free(t->ext.ctx);
+	memset(&t->ext, 0, sizeof t->ext);
 	t->model = m;
 	t->label = id;
 	t->model_words = llm_fasttext_word_id(m, LLM_TOX_ZHSEG_TOKEN, strlen(LLM_TOX_ZHSEG_TOKEN)) >= 0;
@@ -340,12 +348,27 @@ int llm_tox_ready(llm_tox *t)
 }
 
 int llm_tox_has_words(const llm_tox *t) { return t->nlists > 0; }
-int llm_tox_has_model(const llm_tox *t) { return t->model != NULL; }
+int llm_tox_has_model(const llm_tox *t) { return t->model != NULL || t->ext.score != NULL; }
+
+void llm_tox_set_external(llm_tox *t, const llm_tox_model *m)
+{
+	llm_fasttext_free(t->model);
+	t->model = NULL;
+	t->model_words = 0;
+	if (t->ext.free)
+		t->ext.free(t->ext.ctx);
+	t->ext = *m;
+}
 
 llm_tox_scratch *llm_tox_scratch_new(const llm_tox *t)
 {
 	llm_tox_scratch *s = llm_calloc(1, sizeof *s);
+	s->t = t;
 	s->ws = llm_calloc(t->nlists + 1, sizeof *s->ws);
+	if (t->ext.score && !(s->ext = t->ext.scratch_new(t->ext.ctx))) {
+		llm_tox_scratch_free(s);
+		return NULL;
+	}
 	for (size_t i = 0; i < t->nlists; i++)
 		if (!(s->ws[i] = llm_wordlist_scratch_new(t->lists[i].w))) {
 			llm_tox_scratch_free(s);
@@ -366,6 +389,8 @@ void llm_tox_scratch_free(llm_tox_scratch *s)
 {
 	if (!s)
 		return;
+	if (s->ext)
+		s->t->ext.scratch_free(s->ext);
 	for (size_t i = 0; s->ws[i]; i++)
 		llm_wordlist_scratch_free(s->ws[i]);
 	free(s->ws);
@@ -418,6 +443,11 @@ void llm_tox_score(const llm_tox *t, llm_tox_scratch *s, const char *text, size_
 		r->hits = llm_wordlist_scan(t->lists[li].w, s->ws[li], text, len,
 		                            bounds ? (const uint8_t *)s->bounds.p : NULL, NULL, 0);
 	r->per_1k = r->chars ? (double)r->hits * 1000.0 / (double)r->chars : 0.0;
+	/* the second stage: on what the rules pass */
+	if (t->ext.score && (!p || p->model) && !(p && llm_tox_words_fire(r, p))) {
+		double x = t->ext.score(t->ext.ctx, s->ext, text, len);
+		r->score = x < 0 ? 0 : x > 1 ? 1 : x;
+	}
 	if (model) {
 		int n = llm_fasttext_predict(model, s->fs, s->norm.p, s->norm.len, 0, 0.0f, s->pred);
 		r->score = 0.0;

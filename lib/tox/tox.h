@@ -15,7 +15,8 @@
  *     once, while a short comment built around it goes.
  *  2. Model: a fastText supervised model (fasttext.h) scores the normalized text
  *     (llm_tox_normalize); tox_score is the probability it gives the toxic label, clamped to
- *     [0, 1]. The model fires when tox_score >= threshold.
+ *     [0, 1]. The model fires when tox_score >= threshold. A transformer classifier
+ *     (llm_tox_set_external) scores the text itself, on the documents the rules pass.
  * Decision: rules OR model. A document both fire on counts under "tox_words" (the rule is
  * checked first); both verdicts are reported in the result so callers can count overlaps.
  *
@@ -57,6 +58,23 @@ int llm_tox_add_words(llm_tox *t, const char *lang, const char *path);
 /* Load the model; label is the toxic label with or without "__label__" (LLM_ENOTFOUND when
  * the model has no such label). */
 int llm_tox_set_model(llm_tox *t, const char *path, const char *label);
+
+/*
+ * A model of another layer instead (a transformer classifier, model/textscore.h, which this
+ * layer may not include), behind calls: score gives the toxic label's probability for the
+ * document's text as it is (the transformer has its own tokenizer: no normalization). It
+ * runs on what the rules pass, as a second stage: a document the rules fire on is not
+ * scored (score -1), which saves the transformer's time and changes no verdict. free
+ * releases ctx with the llm_tox. Replaces a fastText model, and the other way round.
+ */
+typedef struct {
+	void *ctx;
+	void *(*scratch_new)(void *ctx);
+	void (*scratch_free)(void *scratch);
+	double (*score)(void *ctx, void *scratch, const char *text, size_t len);
+	void (*free)(void *ctx);
+} llm_tox_model;
+void llm_tox_set_external(llm_tox *t, const llm_tox_model *m);
 /* CJK word-list entries shorter than n characters are ignored (llm_wordlist_set_cjk_min);
  * call before adding lists. */
 void llm_tox_set_cjk_min(llm_tox *t, size_t n);
