@@ -299,9 +299,9 @@ static void write_batch(void *ctx, tool_batch *b)
 				llm_run_count(c->run, llm_filter_counters[k], r->counts[k]);
 		for (int k = 0; k < 5; k++) {
 			if (r->pii[k]) {
-				char name[48];
-				snprintf(name, sizeof name, "pii_%s", llm_pii_name(k));
-				llm_run_count(c->run, name, r->pii[k]);
+				char counter[48];
+				snprintf(counter, sizeof counter, "pii_%s", llm_pii_name(k));
+				llm_run_count(c->run, counter, r->pii[k]);
 			}
 		}
 		if (r->times)
