@@ -621,6 +621,16 @@ static void segment_run(llm_zhseg *z, size_t N)
 		double best = -INFINITY;
 		size_t bx = i;
 		uint32_t node = d->root[cls[i]];
+		/* The walk's first two loads (the score of the word's first character and the
+		 * probe for its second) miss the cache on most characters, and the next
+		 * character's do not depend on this one's walk: start them now. */
+		if (i > 0) {
+			uint32_t nx = d->root[cls[i - 1]];
+			if (nx) {
+				__builtin_prefetch(&score[nx]);
+				__builtin_prefetch(&d->slot[slot_hash(nx, cls[i], d->nslot_bits)]);
+			}
+		}
 		for (size_t j = i; node;) {
 			double s = score[node];
 			if (s <= 0.0) {
