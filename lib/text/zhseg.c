@@ -173,15 +173,29 @@ static int add_child(llm_zhseg_dict *d, uint32_t parent, unsigned cls, uint32_t 
 	return LLM_OK;
 }
 
+static inline uint32_t han_at(const unsigned char *s, size_t avail);
+
 /* Classes of s[0..n) into cls (room for n); the count, or -1 when a character is not a word
- * character or s is not valid UTF-8. */
+ * character or s is not valid UTF-8. ASCII and the Han block, nearly every character of a
+ * dictionary, are decoded inline. */
 static long classes(const char *s, size_t n, uint16_t *cls)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	long k = 0;
 	for (size_t i = 0; i < n;) {
 		uint32_t cp;
-		size_t len = llm_utf8_decode(s + i, n - i, &cp);
-		unsigned c = cp_class(cp);
+		size_t len;
+		unsigned c;
+		if (u[i] < 128) {
+			c = cp_class(u[i]);
+			len = 1;
+		} else if ((cp = han_at(u + i, n - i)) != 0) {
+			c = 128 + (cp - HAN_LO);
+			len = 3;
+		} else {
+			len = llm_utf8_decode(s + i, n - i, &cp);
+			c = cp_class(cp);
+		}
 		if (c == CLASS_NONE)
 			return -1;
 		cls[k++] = (uint16_t)c;
@@ -390,8 +404,17 @@ int llm_zhseg_dict_load(llm_zhseg_dict **out, const char *path)
 		return rc;
 	}
 	d->logtotal = log((double)d->total);
-	for (uint32_t i = 0; i < d->nnodes; i++)
-		d->score[i] = d->freq[i] ? log((double)d->freq[i]) - d->logtotal : NOT_WORD;
+	/* Most frequencies are small and repeat (jieba's are mostly under 100): their logs are
+	 * taken once each. */
+	double small[1024];
+	small[0] = 0.0; /* unused: a frequency of 0 is no word */
+	for (size_t f = 1; f < sizeof small / sizeof *small; f++)
+		small[f] = log((double)f);
+	for (uint32_t i = 0; i < d->nnodes; i++) {
+		uint64_t f = d->freq[i];
+		double lf = f < sizeof small / sizeof *small ? small[f] : log((double)f);
+		d->score[i] = f ? lf - d->logtotal : NOT_WORD;
+	}
 	pthread_once(&emit_once, emit_init);
 	*out = d;
 	return LLM_OK;
