@@ -3,6 +3,8 @@
 # other step sets on samples/corpus, --threads wall-clock scaling with the output order checked,
 # and datatrove's FineWeb-order filter pipeline beside llm-clean on the same English documents
 # (bench/clean_datatrove.py; pip install datatrove spacy), with the ratio.
+#   CLEAN_SETS="web-zh web-en" REPEAT=5 sh bench/clean.sh
+# runs only the per-set recipes/default part, for the sets named (see the list below).
 . "$(dirname "$0")/lib.sh"
 
 in=$W/clean-all.jsonl
@@ -15,18 +17,27 @@ tb=$(textbytes "$in")
 docs=$(wc -l <"$in")
 echo "input: $docs documents, $(rate "$tb" 1) MB of text (samples/corpus)"
 
-# cpu CMD...: best user+system seconds of $REPEAT runs into $W/cpu
+# cpu CMD...: best user+system seconds of $REPEAT runs into $W/cpu, every run's into $W/cpus
 cpu() {
 	best=
+	: >"$W/cpus"
 	for _ in $(seq "${REPEAT:-3}"); do
 		/usr/bin/time -f "%U %S" -o "$W/time" "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
 		read -r u s <"$W/time"
+		echo "$u $s" | awk '{d=$1+$2; if (d < 0.001) d = 0.001; print d}' >>"$W/cpus"
 		best=$(echo "$u $s ${best:-1e9}" | awk '{d=$1+$2; if (d < 0.001) d = 0.001; print (d<$3)?d:$3}')
 	done
 	echo "$best" >"$W/cpu"
 }
 rate1() { echo "$1 $2" | awk '{printf "%.1f", $1/1e6/$2}'; }
+# spread BYTES: the median MB/s of the runs in $W/cpus and their range, "12.1 (10.7-13.4)"
+spread() {
+	sort -g "$W/cpus" | awk -v b="$1" '{r[NR] = b / 1e6 / $1}
+		END { m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+			printf "%.1f (%.1f-%.1f)", m, r[NR], r[1] }'
+}
 
+if [ -z "${CLEAN_SETS:-}" ]; then
 printf '%-44s %10s %10s\n' "steps" "MB/s/core" "docs/s"
 while read -r name args; do
 	# shellcheck disable=SC2086
@@ -39,6 +50,7 @@ default(length,gopher-rep,gopher-quality,c4,fineweb) --filters default
 default+pii+time --mask-pii --mask-time
 default+builtin-lid --detect-lang
 LIST
+fi
 
 # recipes/default, one thread, per kind of document: each set is repeated up to about 20 MB
 # of text so that the CPU time is well above the timer's 10 ms resolution. "passing": the
@@ -75,12 +87,15 @@ for name, lines in sets.items():
             f.writelines(lines)
     print(name, len(lines) * k, tb * k)
 PY
-printf '%-44s %10s %10s\n' "recipes/default, --threads 1" "MB/s/core" "docs/s"
+printf '%-44s %10s %10s  %s\n' "recipes/default, --threads 1" "MB/s/core" "docs/s" "median (range) of ${REPEAT:-3}"
 while read -r name nd sb; do
+	case " ${CLEAN_SETS:-$name} " in *" $name "*) ;; *) continue ;; esac
 	f=$W/clean-set-$name.jsonl
 	cpu llm-clean -q --threads 1 --recipe "$R" "$f" && read -r t <"$W/cpu"
-	printf '%-44s %10s %10s\n' "$name ($nd docs)" "$(rate1 "$sb" "$t")" "$(echo "$nd $t" | awk '{printf "%.0f", $1/$2}')"
+	printf '%-44s %10s %10s  %s\n' "$name ($nd docs)" "$(rate1 "$sb" "$t")" \
+		"$(echo "$nd $t" | awk '{printf "%.0f", $1/$2}')" "$(spread "$sb")"
 done <"$W/clean-sets"
+[ -z "${CLEAN_SETS:-}" ] || exit 0
 
 # threads. On a shared machine wall-clock time says little, so scaling is measured as CPU
 # time: the total must stay that of one thread (no work added by threading), the cleaning

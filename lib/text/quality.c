@@ -167,6 +167,12 @@ static inline bool hset_seen(hset *m, uint64_t h)
 	}
 }
 
+/* Start loading the slot where hset_seen(m, h) begins. */
+static inline void hset_prefetch(const hset *m, uint64_t h)
+{
+	__builtin_prefetch(&m->key[(size_t)((h + 1) * 0x9E3779B97F4A7C15ULL >> 20) & (m->n - 1)]);
+}
+
 /* The slot of a fingerprint's hash, and the fingerprint (never 0, the empty slot). */
 static inline size_t fp_slot(uint64_t h, size_t mask)
 {
@@ -902,19 +908,32 @@ static size_t repeated_5gram_chars(llm_quality *q, size_t n5)
 }
 
 /* The code points of the non-overlapping repeats of gn-grams, as datatrove's
- * find_all_duplicate counts them. */
+ * find_all_duplicate counts them. The table is larger than the first-level cache for most
+ * pages and each probe a miss: the n-gram that comes next unless this one is a repeat is
+ * hashed and its slot fetched while this one is looked up. */
 static size_t dup_ngram_chars(llm_quality *q, size_t gn)
 {
 	const llm_word *w = q->words.w;
 	size_t nw = q->words.n, rep = 0;
 	hset_reset(&q->set, nw);
+	if (nw < gn)
+		return 0;
+	uint64_t h = ngram_hash(q, 0, gn, false);
 	for (size_t i = 0; i + gn <= nw;) {
-		if (hset_seen(&q->set, ngram_hash(q, i, gn, false))) {
+		uint64_t next = 0;
+		if (i + 1 + gn <= nw) {
+			next = ngram_hash(q, i + 1, gn, false);
+			hset_prefetch(&q->set, next);
+		}
+		if (hset_seen(&q->set, h)) {
 			for (size_t k = 0; k < gn; k++)
 				rep += w[i + k].nchars;
 			i += gn;
+			if (i + gn <= nw)
+				h = ngram_hash(q, i, gn, false);
 		} else {
 			i++;
+			h = next;
 		}
 	}
 	return rep;

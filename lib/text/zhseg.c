@@ -92,7 +92,8 @@ struct llm_zhseg_dict {
 	uint32_t nnodes;        /* node 0 is the root */
 	double *score;          /* per node: log(freq) - log(total), or NOT_WORD */
 	uint64_t *freq;         /* per node, during loading and for llm_zhseg_dict_freq */
-	uint32_t cap;           /* of score and freq */
+	uint8_t *inner;         /* per node: 1 when it has a child (a longer word may follow) */
+	uint32_t cap;           /* of score, freq and inner */
 	double logtotal;
 	uint64_t total;
 	size_t nwords;
@@ -145,9 +146,12 @@ static int add_child(llm_zhseg_dict *d, uint32_t parent, unsigned cls, uint32_t 
 		d->cap *= 2;
 		d->score = llm_realloc(d->score, d->cap * sizeof *d->score);
 		d->freq = llm_realloc(d->freq, d->cap * sizeof *d->freq);
+		d->inner = llm_realloc(d->inner, d->cap);
 	}
 	c = d->nnodes++;
 	d->freq[c] = 0;
+	d->inner[c] = 0;
+	d->inner[parent] = 1;
 	if (parent == 0) {
 		d->root[cls] = c;
 	} else {
@@ -169,15 +173,29 @@ static int add_child(llm_zhseg_dict *d, uint32_t parent, unsigned cls, uint32_t 
 	return LLM_OK;
 }
 
+static inline uint32_t han_at(const unsigned char *s, size_t avail);
+
 /* Classes of s[0..n) into cls (room for n); the count, or -1 when a character is not a word
- * character or s is not valid UTF-8. */
+ * character or s is not valid UTF-8. ASCII and the Han block, nearly every character of a
+ * dictionary, are decoded inline. */
 static long classes(const char *s, size_t n, uint16_t *cls)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	long k = 0;
 	for (size_t i = 0; i < n;) {
 		uint32_t cp;
-		size_t len = llm_utf8_decode(s + i, n - i, &cp);
-		unsigned c = cp_class(cp);
+		size_t len;
+		unsigned c;
+		if (u[i] < 128) {
+			c = cp_class(u[i]);
+			len = 1;
+		} else if ((cp = han_at(u + i, n - i)) != 0) {
+			c = 128 + (cp - HAN_LO);
+			len = 3;
+		} else {
+			len = llm_utf8_decode(s + i, n - i, &cp);
+			c = cp_class(cp);
+		}
 		if (c == CLASS_NONE)
 			return -1;
 		cls[k++] = (uint16_t)c;
@@ -195,8 +213,17 @@ static uint32_t walk(const llm_zhseg_dict *d, const uint16_t *cls, size_t n)
 }
 
 /* One line "word freq [tag]" (bytes.strip()'d as jieba does, then split at single spaces). */
+/* What the previous line left for the next: jieba's dict.txt lists words with a common
+ * prefix together (half of its characters repeat the previous word's), so the trie walk
+ * starts where the previous word's path and the new word part. */
+typedef struct {
+	uint16_t *cls, *prev;  /* the word's classes, the previous word's */
+	uint32_t *path;        /* path[i]: the node of the previous word's first i + 1 classes */
+	size_t cap, nprev;
+} dict_scratch;
+
 static int dict_line(llm_zhseg_dict *d, char *line, size_t len, const char *file, uint64_t lineno,
-                     uint16_t **cls, size_t *clscap)
+                     dict_scratch *sc)
 {
 	static const char ws[] = " \t\n\r\v\f";
 	while (len && strchr(ws, line[len - 1]))
@@ -233,19 +260,31 @@ static int dict_line(llm_zhseg_dict *d, char *line, size_t len, const char *file
 	/* jieba adds every entry to the total, also the ones that a run can never contain. */
 	d->total += freq;
 	d->nwords++;
-	if (wl > *clscap) {
-		*clscap = wl;
-		*cls = llm_realloc(*cls, wl * sizeof **cls);
+	if (wl > sc->cap) {
+		sc->cap = wl;
+		sc->cls = llm_realloc(sc->cls, wl * sizeof *sc->cls);
+		sc->prev = llm_realloc(sc->prev, wl * sizeof *sc->prev);
+		sc->path = llm_realloc(sc->path, wl * sizeof *sc->path);
 	}
-	long n = classes(w, wl, *cls);
-	if (n < 0)
+	long n = classes(w, wl, sc->cls);
+	if (n < 0) {
+		sc->nprev = 0;
 		return LLM_OK;
-	uint32_t node = 0;
-	for (long i = 0; i < n; i++) {
-		int rc = add_child(d, node, (*cls)[i], &node);
-		if (rc)
-			return rc;
 	}
+	size_t k = 0;
+	while (k < sc->nprev && k < (size_t)n && sc->cls[k] == sc->prev[k])
+		k++;
+	uint32_t node = k ? sc->path[k - 1] : 0;
+	for (size_t i = k; i < (size_t)n; i++) {
+		int rc = add_child(d, node, sc->cls[i], &node);
+		if (rc) {
+			sc->nprev = 0;
+			return rc;
+		}
+		sc->path[i] = node;
+	}
+	memcpy(sc->prev, sc->cls, (size_t)n * sizeof *sc->prev);
+	sc->nprev = (size_t)n;
 	d->freq[node] = freq; /* a repeated word: the last frequency wins, as in jieba */
 	return LLM_OK;
 }
@@ -256,19 +295,41 @@ static int dict_read(llm_zhseg_dict *d, const char *path)
 	int rc = llm_reader_open(&r, path);
 	if (rc)
 		return rc;
-	uint16_t *cls = NULL;
-	size_t clscap = 0;
+	/* Size the tables for the file at once (jieba's dict.txt: a trie node per 10 bytes),
+	 * rather than growing them from empty: they still grow if that was short. */
+	int64_t size = llm_reader_size(r);
+	if (size > 0) {
+		size_t want = (size_t)(size / 11) + 1;
+		if (want > MAX_NODES)
+			want = MAX_NODES;
+		while (d->cap < want)
+			d->cap *= 2;
+		d->score = llm_realloc(d->score, d->cap * sizeof *d->score);
+		d->freq = llm_realloc(d->freq, d->cap * sizeof *d->freq);
+		d->inner = llm_realloc(d->inner, d->cap);
+		size_t bits = d->nslot_bits;
+		while (((size_t)1 << bits) < 2 * want)
+			bits++;
+		if (bits != d->nslot_bits) {
+			free(d->slot);
+			d->slot = llm_calloc((size_t)1 << bits, sizeof *d->slot);
+			d->nslot_bits = bits;
+		}
+	}
+	dict_scratch sc = { 0 };
 	char *line;
 	size_t len;
 	while ((rc = llm_reader_line(r, &line, &len)) == LLM_OK) {
-		rc = dict_line(d, line, len, path, llm_reader_lineno(r), &cls, &clscap);
+		rc = dict_line(d, line, len, path, llm_reader_lineno(r), &sc);
 		if (rc)
 			break;
 	}
 	if (rc == LLM_ETOOLONG)
 		rc = llm_fail(LLM_EFORMAT, "%s:%llu: line too long", path,
 		              (unsigned long long)llm_reader_lineno(r));
-	free(cls);
+	free(sc.cls);
+	free(sc.prev);
+	free(sc.path);
 	llm_reader_free(r);
 	if (rc != LLM_EOF)
 		return rc;
@@ -330,8 +391,10 @@ int llm_zhseg_dict_load(llm_zhseg_dict **out, const char *path)
 	d->cap = 1u << 10;
 	d->score = llm_malloc(d->cap * sizeof *d->score);
 	d->freq = llm_malloc(d->cap * sizeof *d->freq);
+	d->inner = llm_malloc(d->cap);
 	d->nnodes = 1;
 	d->freq[0] = 0;
+	d->inner[0] = 0;
 	d->nslot_bits = 10;
 	d->slot = llm_calloc((size_t)1 << d->nslot_bits, sizeof *d->slot);
 	d->path = llm_strdup(path);
@@ -341,8 +404,17 @@ int llm_zhseg_dict_load(llm_zhseg_dict **out, const char *path)
 		return rc;
 	}
 	d->logtotal = log((double)d->total);
-	for (uint32_t i = 0; i < d->nnodes; i++)
-		d->score[i] = d->freq[i] ? log((double)d->freq[i]) - d->logtotal : NOT_WORD;
+	/* Most frequencies are small and repeat (jieba's are mostly under 100): their logs are
+	 * taken once each. */
+	double small[1024];
+	small[0] = 0.0; /* unused: a frequency of 0 is no word */
+	for (size_t f = 1; f < sizeof small / sizeof *small; f++)
+		small[f] = log((double)f);
+	for (uint32_t i = 0; i < d->nnodes; i++) {
+		uint64_t f = d->freq[i];
+		double lf = f < sizeof small / sizeof *small ? small[f] : log((double)f);
+		d->score[i] = f ? lf - d->logtotal : NOT_WORD;
+	}
 	pthread_once(&emit_once, emit_init);
 	*out = d;
 	return LLM_OK;
@@ -355,6 +427,7 @@ void llm_zhseg_dict_free(llm_zhseg_dict *d)
 	free(d->slot);
 	free(d->score);
 	free(d->freq);
+	free(d->inner);
 	free(d->path);
 	free(d);
 }
@@ -563,6 +636,7 @@ static void segment_run(llm_zhseg *z, size_t N)
 	const llm_zhseg_dict *d = z->d;
 	const uint16_t *cls = z->cls;
 	const double *score = d->score;
+	const uint8_t *inner = d->inner;
 	double *rp = z->rp;
 	uint32_t *rx = z->rx;
 	rp[N] = 0.0;
@@ -570,6 +644,16 @@ static void segment_run(llm_zhseg *z, size_t N)
 		double best = -INFINITY;
 		size_t bx = i;
 		uint32_t node = d->root[cls[i]];
+		/* The walk's first two loads (the score of the word's first character and the
+		 * probe for its second) miss the cache on most characters, and the next
+		 * character's do not depend on this one's walk: start them now. */
+		if (i > 0) {
+			uint32_t nx = d->root[cls[i - 1]];
+			if (nx) {
+				__builtin_prefetch(&score[nx]);
+				__builtin_prefetch(&d->slot[slot_hash(nx, cls[i], d->nslot_bits)]);
+			}
+		}
 		for (size_t j = i; node;) {
 			double s = score[node];
 			if (s <= 0.0) {
@@ -579,7 +663,8 @@ static void segment_run(llm_zhseg *z, size_t N)
 					bx = j;
 				}
 			}
-			if (++j == N)
+			/* a leaf has no longer word: no probe for one */
+			if (++j == N || !inner[node])
 				break;
 			node = child(d, node, cls[j]);
 		}

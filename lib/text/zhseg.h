@@ -30,7 +30,8 @@
  * generated from the same package). jieba and its data are MIT-licensed.
  *
  * Memory: a dictionary takes about 17 MB for jieba's 349,046 words (a trie of 498,110 nodes
- * in a hash table, 8 bytes a node plus 8 for its score, and the HMM's emission table). A
+ * in a hash table, 8 bytes a node plus 8 for its score and 1 for whether it is a leaf, and
+ * the HMM's emission table). A
  * segmenter holds scratch arrays for the longest run seen, at most LLM_ZHSEG_MAX_RUN
  * characters (about 1.6 MB); llm_zhseg_cut's result array also grows with the number of
  * tokens of the longest text (16 bytes each). Nothing is allocated per word.
