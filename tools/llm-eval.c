@@ -115,7 +115,7 @@ static const struct tool_option cli_options[] = {
 	            "\"reject_reason\" (then they do not fail the run)"),
 	TOOL_COMMON(TOOL_OPT_STRICT, "a malformed document or task line is fatal"),
 	TOOL_COMMON(TOOL_OPT_THREADS, "threads for matrix products (default: OpenBLAS's choice)"),
-	TOOL_COMMON('q', "no summary on stderr"),
+	TOOL_COMMON('q', "no progress line or summary on stderr"),
 	TOOL_COMMON('v', NULL),
 	TOOL_COMMON(TOOL_OPT_VERSION, NULL),
 	TOOL_COMMON('h', NULL),

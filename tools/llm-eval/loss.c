@@ -47,10 +47,25 @@ static void check_tokenizer(const char *name, uint64_t id, const llm_bpe *bpe, c
 		         (unsigned long long)id, (unsigned long long)mt->info.tokenizer_id);
 }
 
+/* One evaluation pass over the inputs: the evaluator, the run that accounts the records
+ * (NULL: none) and shows the progress, the tokens given to the evaluator so far. */
+typedef struct {
+	llm_evaluator *ev;
+	llm_run *run;
+	uint64_t tokens;
+} loss_pass;
+
+/* The progress line after a document: tokens so far, and where in its input (< 0: as read). */
+static void progress(loss_pass *p, size_t n, int64_t input_pos)
+{
+	p->tokens += n;
+	if (p->run)
+		llm_run_progress_work(p->run, "tokens", p->tokens, input_pos);
+}
+
 /* A shard file, or (man, ms) one listed by a manifest, which it must match. */
-static void eval_shard(llm_evaluator *ev, llm_run *run, const char *path,
-                       const llm_manifest *man, const llm_manifest_shard *ms, const llm_bpe *bpe,
-                       const evt_model *mt)
+static void eval_shard(loss_pass *p, const char *path, const llm_manifest *man,
+                       const llm_manifest_shard *ms, const llm_bpe *bpe, const evt_model *mt)
 {
 	llm_shard *s;
 	if (llm_shard_open(&s, path, 0) != LLM_OK ||
@@ -58,6 +73,10 @@ static void eval_shard(llm_evaluator *ev, llm_run *run, const char *path,
 		die_lib();
 	const llm_shard_info *si = llm_shard_get_info(s);
 	check_tokenizer(path, si->tokenizer_id, bpe, mt);
+	llm_run *run = p->run;
+	if (run)
+		llm_run_begin_input(run, path, (int64_t)si->tokens);
+	uint64_t pos = 0;
 	uint32_t *tok = NULL;
 	size_t cap = 0;
 	for (uint64_t i = 0; i < si->docs; i++) {
@@ -70,19 +89,21 @@ static void eval_shard(llm_evaluator *ev, llm_run *run, const char *path,
 		}
 		llm_shard_read_tokens(s, d.start, d.len, tok);
 		const char *name = llm_shard_domain(s, d.domain);
-		if (llm_eval_doc(ev, name, tok, d.len) != LLM_OK)
+		if (llm_eval_doc(p->ev, name, tok, d.len) != LLM_OK)
 			die("%s: document %llu: %s", path, (unsigned long long)i, llm_last_error());
 		if (run) {
 			size_t bytes = (size_t)d.len * si->width;
 			llm_run_out(run, llm_run_in(run, bytes, name, strlen(name)), bytes);
 		}
+		pos += d.len;
+		progress(p, d.len, (int64_t)pos);
 	}
 	free(tok);
 	llm_shard_free(s);
 }
 
-static void eval_manifest(llm_evaluator *ev, llm_run *run, const char *path, int split,
-                          const llm_bpe *bpe, const evt_model *mt)
+static void eval_manifest(loss_pass *p, const char *path, int split, const llm_bpe *bpe,
+                          const evt_model *mt)
 {
 	llm_manifest man;
 	llm_manifest_init(&man);
@@ -91,9 +112,9 @@ static void eval_manifest(llm_evaluator *ev, llm_run *run, const char *path, int
 	check_tokenizer(path, man.tokenizer_id, bpe, mt);
 	size_t n = 0;
 	for (size_t i = 0; i < man.nshards; i++)
-		if (split == EVT_SPLIT_ALL || man.shards[i].split == (split == EVT_SPLIT_VAL ? LLM_SPLIT_VAL
-		                                                                  : LLM_SPLIT_TRAIN)) {
-			eval_shard(ev, run, man.shards[i].path, &man, &man.shards[i], bpe, mt);
+		if (split == EVT_SPLIT_ALL ||
+		    man.shards[i].split == (split == EVT_SPLIT_VAL ? LLM_SPLIT_VAL : LLM_SPLIT_TRAIN)) {
+			eval_shard(p, man.shards[i].path, &man, &man.shards[i], bpe, mt);
 			n++;
 		}
 	if (!n)
@@ -102,20 +123,16 @@ static void eval_manifest(llm_evaluator *ev, llm_run *run, const char *path, int
 	llm_manifest_release(&man);
 }
 
-/*
- * A malformed line of in: fatal with --strict; else warned with its place and rejected, with
- * reason and why (as "error") to --rejects: the record itself when rec holds its parse, else
- * the line wrapped (a line over --max-line: its head and its length). The caller counted it
- * in as dom.
- * run NULL: a pass over lines already accounted (compare's later checkpoints), silent.
-
+/* JSONL documents: text tokenized, in a stream with end-of-text appended as llm-tokenize
  * does, or alone in rolling windows; each line a record of run (NULL: none), scored or
  * rejected. */
-static void eval_docs(llm_evaluator *ev, llm_run *run, const char *path, const evt_opts *o,
-                      const llm_bpe *bpe, llm_bpe_enc *enc)
+static void eval_docs(loss_pass *p, const char *path, const evt_opts *o, const llm_bpe *bpe,
+                      llm_bpe_enc *enc)
 {
 	if (!bpe)
 		usage_error("documents need a tokenizer (-t)");
+	llm_evaluator *ev = p->ev;
+	llm_run *run = p->run;
 	tool_lines in;
 	if (tool_lines_open(&in, path, &o->co, run) != LLM_OK)
 		die_lib();
@@ -162,6 +179,7 @@ static void eval_docs(llm_evaluator *ev, llm_run *run, const char *path, const e
 			die("%s:%llu: %s", in.name, (unsigned long long)in.lineno, llm_last_error());
 		if (run)
 			llm_run_out(run, h, in.full_len + 1);
+		progress(p, ids.n, -1);
 	}
 	if (tool_lines_close(&in) != LLM_OK)
 		die_lib();
@@ -232,6 +250,7 @@ llm_evaluator *evt_run_loss(const evt_opts *o, const evt_model *mt, char **files
 	                                                          : o->batch ? o->batch : 8;
 	double t0 = evt_now();
 	llm_evaluator *ev = llm_evaluator_new(mt->m, T, B, bpe, start);
+	loss_pass lp = { ev, run, 0 };
 	evt_scorer_evaluator(ev, mt);
 	if (o->sampled) {
 		if (nfiles != 1)
@@ -251,19 +270,21 @@ llm_evaluator *evt_run_loss(const evt_opts *o, const evt_model *mt, char **files
 				usage_error("--mode rolling scores JSONL documents: %s holds tokens", f);
 			if (strcmp(f, "-") != 0 && is_dir(f)) {
 				snprintf(p, sizeof p, "%s/manifest.json", f);
-				eval_manifest(ev, run, p, o->split, bpe, mt);
+				eval_manifest(&lp, p, o->split, bpe, mt);
 			} else if (shard) {
-				eval_shard(ev, run, f, NULL, NULL, bpe, mt);
+				eval_shard(&lp, f, NULL, NULL, bpe, mt);
 			} else if (ends_with(f, ".json")) {
-				eval_manifest(ev, run, f, o->split, bpe, mt);
+				eval_manifest(&lp, f, o->split, bpe, mt);
 			} else {
-				eval_docs(ev, run, f, o, bpe, enc);
+				eval_docs(&lp, f, o, bpe, enc);
 			}
 		}
 		llm_bpe_enc_free(enc);
 	}
 	if (llm_eval_flush(ev) != LLM_OK)
 		die_lib();
+	if (run)
+		llm_run_progress_clear(run);
 	*secs = evt_now() - t0;
 	return ev;
 }
