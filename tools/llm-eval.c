@@ -30,11 +30,13 @@ static const char usage[] =
 	"       llm-eval choice --ckpt DIR [-t TOKENIZER] [options] [task.jsonl ...]\n"
 	"       llm-eval generate --ckpt DIR [-t TOKENIZER] --prompt TEXT [options]\n"
 	"       llm-eval compare --data MANIFEST [options] checkpoint ...\n"
+	"       llm-eval task --ckpt DIR [-t TOKENIZER] [options] task.yaml ...\n"
 	"\n"
 	"Evaluate a checkpoint: loss, perplexity and bits per byte per domain on shards, a\n"
 	"manifest's split or JSONL documents; multiple-choice accuracy; generation; a table over\n"
-	"the checkpoints of a run. A file is a shard, a manifest.json (or its directory), or JSONL\n"
-	"documents (tokenized with -t); with no file, or -, documents come from standard input.\n"
+	"the checkpoints of a run; lm-evaluation-harness task YAML over local JSONL. A file is a\n"
+	"shard, a manifest.json (or its directory), or JSONL documents (tokenized with -t); with\n"
+	"no file, or -, documents come from standard input.\n"
 	"\n";
 
 enum {
@@ -122,7 +124,8 @@ static const struct tool_option cli_options[] = {
 	TOOL_OPTIONS_END,
 };
 
-static const struct tool_cli cli = { usage, cli_options, "loss\0choice\0generate\0compare\0" };
+static const struct tool_cli cli = { usage, cli_options,
+                                     "loss\0choice\0generate\0compare\0task\0" };
 
 
 int main(int argc, char **argv)
@@ -133,7 +136,7 @@ int main(int argc, char **argv)
 	           .temperature = 1, .top_p = 1, .device = LLM_DEVICE_CPU, .precision = -1 };
 	tool_common_init(&o.co, &cli);
 	if (argc < 2)
-		usage_error("a command is required: loss, choice, generate or compare");
+		usage_error("a command is required: loss, choice, generate, compare or task");
 	const char *cmd = argv[1];
 	if (cmd[0] == '-') {
 		/* --help and --version before any command */
@@ -157,7 +160,10 @@ int main(int argc, char **argv)
 		case OPT_SEED: o.seed = tool_int("--seed", optarg, 0, INT64_MAX); break;
 		case OPT_DELIM: o.delim = optarg; break;
 		case OPT_LOG_SAMPLES: o.log_samples = optarg; break;
-		case OPT_FEWSHOT: o.num_fewshot = (int)tool_int("--num-fewshot", optarg, 0, 1 << 16); break;
+		case OPT_FEWSHOT:
+			o.num_fewshot = (int)tool_int("--num-fewshot", optarg, 0, 1 << 16);
+			o.fewshot_given = 1;
+			break;
 		case OPT_FEWSHOT_FROM: o.fewshot_from = optarg; break;
 		case OPT_DESCRIPTION: o.description = optarg; break;
 		case OPT_PROMPT: o.prompt = optarg; break;
@@ -176,7 +182,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!cmd)
-		usage_error("a command is required: loss, choice, generate or compare");
+		usage_error("a command is required: loss, choice, generate, compare or task");
 	if (o.co.threads_given)
 		llm_ops_set_threads(o.co.threads);
 	if (o.device == LLM_DEVICE_CPU && o.precision >= 0 && o.precision != LLM_PREC_FP32)
@@ -200,7 +206,9 @@ int main(int argc, char **argv)
 		rc = evt_cmd_generate(&o, nfiles);
 	else if (strcmp(cmd, "compare") == 0)
 		rc = evt_cmd_compare(&o, files, nfiles);
+	else if (strcmp(cmd, "task") == 0)
+		rc = evt_cmd_task(&o, files, nfiles);
 	else
-		usage_error("unknown command '%s' (loss, choice, generate or compare)", cmd);
+		usage_error("unknown command '%s' (loss, choice, generate, compare or task)", cmd);
 	return rc;
 }

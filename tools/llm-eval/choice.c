@@ -13,7 +13,13 @@
 /* The few-shot pool: --fewshot-from's items (a malformed one is fatal), else the task's own
  * (a malformed one is the scoring pass's to reject). NULL without --num-fewshot or
  * --description. */
-static llm_fewshot *load_fewshot(const evt_opts *o, char **files, int nfiles)
+/* A line of a task: llmkit's item, or a document of the task YAML (task.h). */
+static int parse_item(const evt_opts *o, const char *line, size_t n, llm_choice_item *it)
+{
+	return o->ytask ? llm_task_item(o->ytask, line, n, it) : llm_choice_parse(it, line, n);
+}
+
+llm_fewshot *evt_load_fewshot(const evt_opts *o, char **files, int nfiles)
 {
 	if (!o->num_fewshot && !o->description)
 		return NULL;
@@ -26,17 +32,18 @@ static llm_fewshot *load_fewshot(const evt_opts *o, char **files, int nfiles)
 		if (o->num_fewshot && strcmp(files[f], "-") == 0)
 			usage_error("--num-fewshot from standard input needs --fewshot-from FILE");
 	llm_fewshot *fs = llm_fewshot_new((size_t)o->num_fewshot, o->seed >= 0 ? (uint64_t)o->seed : 1234,
-	                                  !o->fewshot_from, o->description, o->delim ? o->delim : " ",
-	                                  "\n\n");
+	                                  !o->fewshot_from || o->fewshot_self, o->description,
+	                                  o->delim ? o->delim : " ",
+	                                  o->fewshot_delim ? o->fewshot_delim : "\n\n");
 	for (int f = 0; f < nfiles && o->num_fewshot; f++) {
 		tool_lines in;
 		if (tool_lines_open(&in, files[f], &o->co, NULL) != LLM_OK)
 			die_lib();
 		while (tool_lines_next(&in)) {
 			llm_choice_item it;
-			if (!in.too_long && llm_choice_parse(&it, in.line, in.len) == LLM_OK)
+			if (!in.too_long && parse_item(o, in.line, in.len, &it) == LLM_OK)
 				llm_fewshot_add(fs, &it);
-			else if (o->fewshot_from)
+			else if (o->fewshot_from && !o->fewshot_self)
 				die("%s:%llu: %s", in.name, (unsigned long long)in.lineno,
 				    in.too_long ? "line over --max-line" : llm_last_error());
 			if (!in.too_long)
@@ -75,7 +82,7 @@ void evt_run_choice(const evt_opts *o, const evt_model *mt, const llm_bpe *bpe, 
 			if (in.too_long) {
 				reason = "too_long";
 				llm_fail(LLM_ETOOLONG, "line over --max-line");
-			} else if (llm_choice_parse(&it, in.line, in.len) != LLM_OK) {
+			} else if (parse_item(o, in.line, in.len, &it) != LLM_OK) {
 				reason = json ? "bad_item" : "bad_json";
 			} else {
 				if (it.nchoices > llcap) {
@@ -151,7 +158,7 @@ int evt_cmd_choice(const evt_opts *o, char **files, int nfiles)
 	llm_writer *samples = NULL;
 	if (o->log_samples && llm_writer_open(&samples, o->log_samples) != LLM_OK)
 		die_lib();
-	llm_fewshot *fs = load_fewshot(o, files, nfiles);
+	llm_fewshot *fs = evt_load_fewshot(o, files, nfiles);
 	evt_run_choice(o, &mt, bpe, files, nfiles, run, &res, samples, fs);
 	llm_fewshot_free(fs);
 	if (samples && llm_writer_close(samples) != LLM_OK)

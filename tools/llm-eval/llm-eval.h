@@ -20,6 +20,7 @@
 #include "model/evalres.h"
 #include "model/fewshot.h"
 #include "model/hf.h"
+#include "model/task.h"
 #include "model/model.h"
 #include "tok/bpe.h"
 
@@ -32,7 +33,10 @@ typedef struct {
 	struct tool_common co;
 	const char *ckpt, *tokenizer, *json, *prompt, *data, *task, *delim, *log_samples;
 	const char *fewshot_from, *description;
-	int num_fewshot;
+	const char *fewshot_delim;   /* NULL: "\n\n" */
+	const llm_task *ytask;       /* task: the YAML whose documents are the lines */
+	int num_fewshot, fewshot_given;
+	int fewshot_self;            /* --fewshot-from is the scored file: no item its own example */
 	int seq, batch, split, mode, sampled, max_tokens, top_k, no_cache, ids, no_prefix;
 	int device, precision; /* LLM_DEVICE_*, LLM_PREC_* (-1: not given) */
 	int64_t seed; /* -1: default */
@@ -89,6 +93,13 @@ void evt_run_choice(const evt_opts *o, const evt_model *mt, const llm_bpe *bpe, 
                     int nfiles, llm_run *run, llm_choice_tally *t, llm_writer *samples,
                     llm_fewshot *fs);
 int evt_cmd_choice(const evt_opts *o, char **files, int nfiles);
+/* The few-shot pool: --fewshot-from's items (a malformed one is fatal), else the task's own;
+ * NULL without --num-fewshot or --description. */
+llm_fewshot *evt_load_fewshot(const evt_opts *o, char **files, int nfiles);
+
+/* ---- task (task.c): lm-evaluation-harness task YAML ---- */
+
+int evt_cmd_task(const evt_opts *o, char **files, int nfiles);
 
 /* ---- generate, compare ---- */
 
