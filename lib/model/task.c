@@ -331,8 +331,13 @@ int llm_task_load(llm_task *t, const char *path)
 				rc = key_value(&y, (const char *)k->data.scalar.value, k, node(&y, q->value), t);
 		}
 	}
-	if (!rc && (!t->name || !t->nfiles || !t->doc_to_text))
-		rc = llm_fail(LLM_EFORMAT, "%s: a task needs task, data_files and doc_to_text", path);
+	if (!rc && (!t->name || !t->nfiles))
+		rc = llm_fail(LLM_EFORMAT, "%s: a task needs task and data_files", path);
+	if (!rc && t->output_type == LLM_TASK_MULTIPLE_CHOICE && !t->doc_to_text)
+		rc = llm_fail(LLM_EFORMAT, "%s: multiple_choice needs doc_to_text", path);
+	if (!rc && t->output_type == LLM_TASK_ROLLING && !t->doc_to_target)
+		rc = llm_fail(LLM_EFORMAT, "%s: loglikelihood_rolling needs doc_to_target (the text "
+		              "scored)", path);
 	if (!rc && t->output_type == LLM_TASK_MULTIPLE_CHOICE &&
 	    ((!t->doc_to_target && t->target_index < 0) || (!t->doc_to_choice && !t->choice_list)))
 		rc = llm_fail(LLM_EFORMAT, "%s: multiple_choice needs doc_to_target and doc_to_choice",

@@ -2,7 +2,8 @@
  * task.h — lm-evaluation-harness's task YAML for local data, the subset local JSONL tasks use:
  *
  *   task: NAME                       dataset_path: json
- *   data_files: PATH | {SPLIT: PATH, ...}           (relative to the working directory)
+ *   data_files: PATH | {SPLIT: PATH, ...}           (relative to the working directory;
+ *       lm-evaluation-harness 0.4 reads it under dataset_kwargs, taken here too)
  *   test_split / validation_split / training_split / fewshot_split: SPLIT
  *   output_type: multiple_choice | loglikelihood_rolling
  *   doc_to_text, doc_to_target, doc_to_choice: a template, a field name, or (doc_to_target)
@@ -22,7 +23,8 @@
  * Multiple choice: each document becomes an llm_choice_item (eval.h): context = doc_to_text,
  * choices = doc_to_choice (a list field, or the YAML list), gold = doc_to_target (an index, or
  * a choice's text); few-shot examples are built from those items as fewshot.h builds them.
- * Rolling: the document's text is doc_to_text, scored as llm_eval_doc_rolling does.
+ * Rolling: the document's text is doc_to_target (as lm-evaluation-harness's
+ * loglikelihood_rolling requests take it), scored as llm_eval_doc_rolling does.
  *
  * Thread safety: a loaded task is read-only.
  */

@@ -24,9 +24,10 @@ test_expect_success JQ 'setup: a tiny trained run, a task in two spellings, a ye
 	task: ns_local
 	dataset_path: json
 	dataset_name: null
-	data_files:
-	  test: tasks/ns.jsonl
-	  train: tasks/ns-train.jsonl
+	dataset_kwargs:
+	  data_files:
+	    test: tasks/ns.jsonl
+	    train: tasks/ns-train.jsonl
 	test_split: test
 	output_type: multiple_choice
 	doc_to_text: "{{context}}"
@@ -44,7 +45,7 @@ test_expect_success JQ 'setup: a tiny trained run, a task in two spellings, a ye
 	cat >tasks/ns2.yaml <<-\EOF &&
 	task: ns_renamed
 	dataset_path: json
-	data_files: {test: tasks/ns2.jsonl}
+	dataset_kwargs: {data_files: {test: tasks/ns2.jsonl}}
 	test_split: test
 	output_type: multiple_choice
 	doc_to_text: "Text: {{ q }}"
@@ -56,8 +57,9 @@ test_expect_success JQ 'setup: a tiny trained run, a task in two spellings, a ye
 	cat >tasks/yn.yaml <<-\EOF
 	task: yn_local
 	dataset_path: json
-	data_files:
-	  validation: tasks/yn.jsonl
+	dataset_kwargs:
+	  data_files:
+	    validation: tasks/yn.jsonl
 	validation_split: validation
 	output_type: multiple_choice
 	description: "Answer yes or no.\n\n"
@@ -95,7 +97,7 @@ test_expect_success JQ 'templates with text, bare field names; several tasks in 
 	jq -e ".results.ns_renamed[\"acc,none\"] != null and .versions.ns_renamed == null" r2.json
 '
 
-test_expect_success JQ 'few-shot from the training split, description, a choice list and a target text' '
+test_expect_success JQ 'few-shot from the training split; description, choice list, target text' '
 	llm-eval task -q --ckpt run --json r3.json --log-samples s3.jsonl tasks/yn.yaml >t3.out &&
 	test "$(jq ".\"n-shot\".yn_local" r3.json)" = 3 &&
 	jq -r "select(.doc_id == 0) | .context" s3.jsonl >ctx &&
@@ -108,7 +110,7 @@ test_expect_success JQ 'few-shot from the training split, description, a choice 
 '
 
 test_expect_success LM_EVAL,JQ 'lm-evaluation-harness builds the same prompts and continuations' '
-	cat >requests.py <<-\EOF &&
+	cat >lmeval_requests.py <<-\EOF &&
 	import json, sys
 	from lm_eval.tasks import TaskManager, get_task_dict
 	name = sys.argv[2]
@@ -120,13 +122,50 @@ test_expect_success LM_EVAL,JQ 'lm-evaluation-harness builds the same prompts an
 	    print(json.dumps([i.doc_id, ctx, cont]))
 	EOF
 	for t in ns_local:s.jsonl ns_renamed:s2.jsonl yn_local:s3.jsonl; do
-		python3 requests.py tasks ${t%%:*} >want.${t%%:*} 2>py.err || { cat py.err; exit 1; }
+		python3 lmeval_requests.py tasks ${t%%:*} >want.${t%%:*} 2>py.err || { cat py.err; exit 1; }
 		jq -c "select(.context | startswith(\"Text:\") == (\"${t%%:*}\" == \"ns_renamed\")) |
 			.doc_id as \$d | .context as \$c | .choices[] | [\$d, \$c, (\" \" + .)]" \
 			${t#*:} >got.${t%%:*} &&
 		jq -c . want.${t%%:*} >want.n &&
 		test_cmp want.n got.${t%%:*} || exit 1
 	done
+'
+
+# exit 0 when a and b agree within rel (relative)
+near() {
+	awk -v a="$1" -v b="$2" -v r="$3" \
+		'BEGIN { d = a - b; if (d < 0) d = -d; m = a < 0 ? -a : a; exit !(d <= r * m) }'
+}
+
+test_expect_success JQ 'loglikelihood_rolling: doc_to_target scored as loss --mode rolling does' '
+	cat >tasks/roll.yaml <<-\EOF &&
+	task: roll_local
+	dataset_path: json
+	data_files: {test: docs.jsonl}
+	test_split: test
+	output_type: loglikelihood_rolling
+	doc_to_text: ""
+	doc_to_target: "{{text}}"
+	metric_list:
+	  - metric: word_perplexity
+	  - metric: byte_perplexity
+	  - metric: bits_per_byte
+	EOF
+	llm-eval task -q --ckpt run --json rr.json tasks/roll.yaml >roll.out &&
+	llm-eval loss -q --ckpt run --mode rolling --json rl.json docs.jsonl >/dev/null &&
+	for m in bits_per_byte byte_perplexity word_perplexity; do
+		near "$(jq ".results.roll_local[\"$m,none\"]" rr.json)" "$(jq .all.$m rl.json)" 1e-12 ||
+			exit 1
+	done &&
+	test "$(jq -r ".results.roll_local[\"bits_per_byte_stderr,none\"]" rr.json)" = N/A &&
+	test "$(jq ".\"n-samples\".roll_local.original" rr.json)" = "$(wc -l <docs.jsonl)" &&
+	jq -e ".higher_is_better.roll_local.bits_per_byte == false" rr.json &&
+	grep "^roll_local .* bits_per_byte " roll.out &&
+	printf "task: x\ndataset_path: json\ndata_files: {test: docs.jsonl}\n" >r2.yaml &&
+	printf "test_split: test\noutput_type: loglikelihood_rolling\ndoc_to_target: text\n" >>r2.yaml &&
+	printf "metric_list: [{metric: acc}]\n" >>r2.yaml &&
+	test_must_fail llm-eval task -q --ckpt run r2.yaml 2>err &&
+	test_grep "metric acc is not one of loglikelihood_rolling" err
 '
 
 test_expect_success 'what the subset does not hold is refused with the YAML line' '

@@ -16,12 +16,21 @@ typedef struct {
 	llm_task t;
 	llm_choice_dom all;
 	llm_choice_tally tally;
+	llm_eval_sums sums; /* loglikelihood_rolling */
 	int nshot;
 } task_res;
 
+static int rolling(const llm_task *t)
+{
+	return t->output_type == LLM_TASK_ROLLING;
+}
+
 static int has_metric(const llm_task *t, const char *m)
 {
-	if (!t->nmetrics) /* lm-evaluation-harness's multiple_choice defaults */
+	if (!t->nmetrics && rolling(t)) /* lm-evaluation-harness's defaults */
+		return strcmp(m, "word_perplexity") == 0 || strcmp(m, "byte_perplexity") == 0 ||
+		       strcmp(m, "bits_per_byte") == 0;
+	if (!t->nmetrics)
 		return strcmp(m, "acc") == 0 || strcmp(m, "acc_norm") == 0;
 	for (size_t i = 0; i < t->nmetrics; i++)
 		if (strcmp(t->metrics[i], m) == 0)
@@ -45,6 +54,23 @@ static void put_version(llm_buf *b, const char *v)
 		llm_buf_adds(b, v);
 	else
 		put_str(b, v);
+}
+
+static const char *const metric_names[] = { "acc", "acc_norm", "word_perplexity",
+	                                     "byte_perplexity", "bits_per_byte", NULL };
+
+/* A rolling task's metrics; lm-evaluation-harness gives them no standard error ("N/A"). */
+static void rolling_json(llm_buf *b, const llm_task *t, const llm_eval_sums *s)
+{
+	if (!rolling(t))
+		return;
+	double v[] = { llm_eval_word_ppl(s), llm_eval_byte_ppl(s), llm_eval_bits_per_byte(s) };
+	for (int m = 0; m < 3; m++)
+		if (has_metric(t, metric_names[m + 2])) {
+			llm_buf_addf(b, ", \"%s,none\": ", metric_names[m + 2]);
+			llm_json_put_f64(b, v[m]);
+			llm_buf_addf(b, ", \"%s_stderr,none\": \"N/A\"", metric_names[m + 2]);
+		}
 }
 
 static void results_json(llm_buf *b, const evt_opts *o, const evt_model *mt, const task_res *r,
@@ -76,6 +102,7 @@ static void results_json(llm_buf *b, const evt_opts *o, const evt_model *mt, con
 					llm_buf_adds(b, ", \"acc_norm_stderr,none\": ");
 					llm_json_put_f64(b, llm_eval_acc_stderr(a->acc_norm, a->items));
 				}
+				rolling_json(b, t, &r[i].sums);
 				llm_buf_addc(b, '}');
 			} else if (s == 1) {
 				llm_buf_addf(b, "%d", r[i].nshot);
@@ -86,7 +113,8 @@ static void results_json(llm_buf *b, const evt_opts *o, const evt_model *mt, con
 				put_str(b, t->name);
 				llm_buf_adds(b, ", \"dataset_path\": \"json\", \"test_split\": ");
 				put_str(b, llm_task_eval_split(t));
-				llm_buf_adds(b, ", \"output_type\": \"multiple_choice\", \"description\": ");
+				llm_buf_addf(b, ", \"output_type\": \"%s\", \"description\": ",
+				             rolling(t) ? "loglikelihood_rolling" : "multiple_choice");
 				put_str(b, t->description ? t->description : "");
 				llm_buf_adds(b, ", \"target_delimiter\": ");
 				put_str(b, t->target_delimiter ? t->target_delimiter : " ");
@@ -96,16 +124,17 @@ static void results_json(llm_buf *b, const evt_opts *o, const evt_model *mt, con
 				put_version(b, t->version);
 				llm_buf_adds(b, "}}");
 			} else if (s == 4) {
+				/* every metric here is better higher (acc) or lower (perplexities) */
 				llm_buf_adds(b, "{");
-				if (has_metric(t, "acc"))
-					llm_buf_adds(b, "\"acc\": true");
-				if (has_metric(t, "acc_norm"))
-					llm_buf_adds(b, has_metric(t, "acc") ? ", \"acc_norm\": true"
-					                                     : "\"acc_norm\": true");
+				for (size_t m = 0, k = 0; metric_names[m]; m++)
+					if (has_metric(t, metric_names[m]))
+						llm_buf_addf(b, "%s\"%s\": %s", k++ ? ", " : "", metric_names[m],
+						             m < 2 ? "true" : "false");
 				llm_buf_adds(b, "}");
 			} else {
+				uint64_t docs = rolling(t) ? r[i].sums.docs : a->items;
 				llm_buf_addf(b, "{\"original\": %llu, \"effective\": %llu}",
-				             (unsigned long long)a->items, (unsigned long long)a->items);
+				             (unsigned long long)docs, (unsigned long long)docs);
 			}
 		}
 		llm_buf_adds(b, "}");
@@ -117,18 +146,75 @@ static void results_json(llm_buf *b, const evt_opts *o, const evt_model *mt, con
 	llm_buf_adds(b, "}");
 }
 
-/* Score one multiple-choice task into r. */
+/* A loglikelihood_rolling task: each document's doc_to_target alone, as loss --mode rolling
+ * scores a document (lm-evaluation-harness's max_length windows, its prefix token). */
+static void run_rolling(const evt_opts *o, const evt_model *mt, const llm_bpe *bpe, llm_run *run,
+                        task_res *r)
+{
+	const llm_task *t = &r->t;
+	if (o->fewshot_given && o->num_fewshot)
+		die("%s: a loglikelihood_rolling task takes no few-shot examples", t->file);
+	evt_opts to = *o;
+	to.mode = EVT_MODE_ROLLING;
+	int64_t start = evt_doc_prefix(o, bpe);
+	if (start < 0)
+		usage_error("%s: loglikelihood_rolling needs a prefix token (no --no-prefix)", t->file);
+	llm_evaluator *ev = llm_evaluator_new(mt->m, evt_seq_len(&to, mt), o->batch ? o->batch : 8,
+	                                      bpe, start);
+	evt_scorer_evaluator(ev, mt);
+	llm_bpe_enc *enc = llm_bpe_enc_new(bpe);
+	tool_lines in;
+	if (tool_lines_open(&in, llm_task_split_file(t, llm_task_eval_split(t)), &o->co, run) != LLM_OK)
+		die_lib();
+	llm_json_rec rec;
+	llm_json_rec_init(&rec);
+	llm_buf text = LLM_BUF_INIT;
+	llm_ids ids;
+	llm_ids_init(&ids);
+	while (tool_lines_next(&in)) {
+		int json = !in.too_long && llm_json_parse(&rec, in.line, in.len) == LLM_OK;
+		int h = json ? llm_run_in_rec(run, in.full_len + 1, &rec)
+		             : llm_run_in(run, in.full_len + 1, NULL, 0);
+		llm_buf_reset(&text);
+		if (in.too_long || !json) {
+			evt_reject_line(o, run, h, &in, in.too_long ? "too_long" : "bad_json",
+			                in.too_long ? "line over --max-line" : rec.err_msg, NULL);
+			continue;
+		}
+		if (llm_task_render(t->doc_to_target, &rec, &text) != LLM_OK) {
+			evt_reject_line(o, run, h, &in, "bad_item", llm_last_error(), &rec);
+			continue;
+		}
+		ids.n = 0;
+		if (llm_bpe_encode(enc, text.p, text.len, LLM_BPE_SPECIAL_IGNORE, &ids) != LLM_OK ||
+		    llm_eval_doc_rolling(ev, t->name, text.p ? text.p : "", text.len, ids.v, ids.n))
+			die("%s:%llu: %s", in.name, (unsigned long long)in.lineno, llm_last_error());
+		llm_run_out(run, h, in.full_len + 1);
+	}
+	if (tool_lines_close(&in) != LLM_OK || llm_eval_flush(ev) != LLM_OK)
+		die_lib();
+	llm_eval_total(ev, &r->sums);
+	llm_ids_release(&ids);
+	llm_buf_release(&text);
+	llm_json_rec_release(&rec);
+	llm_bpe_enc_free(enc);
+	llm_evaluator_free(ev);
+}
+
+/* Score one task into r. */
 static void run_task(const evt_opts *o, const evt_model *mt, const llm_bpe *bpe, llm_run *run,
                      task_res *r, llm_writer *samples)
 {
 	const llm_task *t = &r->t;
-	if (t->output_type != LLM_TASK_MULTIPLE_CHOICE)
-		die("%s: llm-eval task scores multiple_choice tasks; use llm-eval loss --mode rolling "
-		    "for loglikelihood_rolling", t->file);
 	for (size_t i = 0; i < t->nmetrics; i++)
-		if (strcmp(t->metrics[i], "acc") != 0 && strcmp(t->metrics[i], "acc_norm") != 0)
-			die("%s: metric %s is not one of multiple_choice's (acc, acc_norm)", t->file,
-			    t->metrics[i]);
+		if (rolling(t) != (strncmp(t->metrics[i], "acc", 3) != 0))
+			die("%s: metric %s is not one of %s", t->file, t->metrics[i],
+			    rolling(t) ? "loglikelihood_rolling's (word_perplexity, byte_perplexity, "
+			                 "bits_per_byte)" : "multiple_choice's (acc, acc_norm)");
+	if (rolling(t)) {
+		run_rolling(o, mt, bpe, run, r);
+		return;
+	}
 	evt_opts to = *o;
 	to.ytask = t;
 	to.delim = t->target_delimiter ? t->target_delimiter : " ";
@@ -180,6 +266,16 @@ int evt_cmd_task(const evt_opts *o, char **files, int nfiles)
 	uint64_t items = 0;
 	for (int i = 0; i < nfiles; i++) {
 		const llm_choice_dom *d = &r[i].all;
+		if (rolling(&r[i].t)) {
+			/* the perplexities in the columns of acc and acc_norm, bits per byte after */
+			const llm_eval_sums *su = &r[i].sums;
+			printf("%-20s %6d %8llu %8s %8s %8s %8s  word_ppl %.6g byte_ppl %.6g "
+			       "bits_per_byte %.6g\n", r[i].t.name, 0, (unsigned long long)su->docs,
+			       "-", "-", "-", "-", llm_eval_word_ppl(su), llm_eval_byte_ppl(su),
+			       llm_eval_bits_per_byte(su));
+			items += su->docs;
+			continue;
+		}
 		printf("%-20s %6d %8llu %8.4f %8.4f %8.4f %8.4f\n", r[i].t.name, r[i].nshot,
 		       (unsigned long long)d->items, llm_eval_ratio(d->acc, d->items),
 		       llm_eval_acc_stderr(d->acc, d->items), llm_eval_ratio(d->acc_norm, d->items),
