@@ -97,7 +97,7 @@ int evt_cmd_choice(const evt_opts *o, char **files, int nfiles);
  * NULL without --num-fewshot or --description. */
 llm_fewshot *evt_load_fewshot(const evt_opts *o, char **files, int nfiles);
 
-/* ---- task (task.c): lm-evaluation-harness task YAML ---- */
+/* ---- task (harness.c): lm-evaluation-harness task YAML ---- */
 
 int evt_cmd_task(const evt_opts *o, char **files, int nfiles);
 

@@ -1,5 +1,5 @@
 /*
- * task.c — llm-eval task: lm-evaluation-harness task YAML for local data (model/task.h).
+ * harness.c — llm-eval task: lm-evaluation-harness task YAML for local data (model/task.h).
  * multiple_choice tasks are scored as llm-eval choice scores its items, their documents
  * turned into items by the YAML's templates; one row per task, and with --json the JSON of
  * lm-evaluation-harness's results ("results", "n-shot", "versions", "configs").
