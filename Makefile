@@ -142,6 +142,8 @@ MAN_PAGES := $(sort $(wildcard man/man1/*.1 man/man5/*.5))
 MODEL_PROGS := $(BINDIR)/llm-train $(BINDIR)/llm-eval
 $(MODEL_PROGS): LDLIBS_DATA = $(PROBE_MODEL_DATA_LDLIBS)
 $(MODEL_PROGS): BLAS_LDLIBS = $(PROBE_BLAS_STATIC)
+# llm-eval reads lm-evaluation-harness task YAML (lib/model/task.c): libyaml, static as above.
+$(BINDIR)/llm-eval: LDLIBS_DATA += $(if $(wildcard /usr/lib/*/libyaml.a),-l:libyaml.a,-lyaml)
 
 ifeq ($(HAVE_CUDA)$(if $(CU_SRC),1),11)
   LIBCUDA := $(B)/libllmcuda.a

@@ -61,6 +61,9 @@ struct llm_run {
 	int tty;
 	unsigned tick;
 	double last_print;
+	const char *unit; /* llm_run_progress_work's, else NULL: records */
+	uint64_t units;
+	int work_shown;
 	char *input;
 	int64_t input_size;
 	uint64_t input_raw, done_raw;
@@ -319,23 +322,27 @@ static void human(char *out, size_t n, double x)
 		snprintf(out, n, "%.0f", x);
 }
 
-void llm_run_progress(llm_run *run, uint64_t raw_bytes)
+/* The line: records (or the work's units) and their rate, MB/s of input in records, the
+ * current input's share and the time left at this pace when its size is known. */
+static void progress_line(llm_run *run, uint64_t input_pos, int now_anyway)
 {
-	run->input_raw = raw_bytes;
-	if (!run->tty || llm_verbosity() < 1 || (++run->tick & 1023))
-		return;
 	double t = now(&run->t0);
-	if (t - run->last_print < 0.25)
+	if (!now_anyway && t - run->last_print < 0.25)
 		return;
 	run->last_print = t;
-	double mb = (run->done_raw + raw_bytes) / 1e6;
+	double count = run->unit ? (double)run->units : (double)run->in;
 	char rec[16], rate[16], msg[256];
-	human(rec, sizeof rec, (double)run->in);
-	human(rate, sizeof rate, run->in / t);
-	int n = snprintf(msg, sizeof msg, "\r%s: %s records, %s rec/s, %.1f MB/s", run->tool, rec, rate,
-	                 mb / t);
-	if (run->input_size > 0 && raw_bytes <= (uint64_t)run->input_size) {
-		double frac = (double)raw_bytes / run->input_size;
+	human(rec, sizeof rec, count);
+	human(rate, sizeof rate, count / t);
+	int n;
+	if (run->unit)
+		n = snprintf(msg, sizeof msg, "\r%s: %s %s, %s %s/s", run->tool, rec, run->unit, rate,
+		             run->unit);
+	else
+		n = snprintf(msg, sizeof msg, "\r%s: %s records, %s rec/s, %.1f MB/s", run->tool, rec,
+		             rate, (run->done_raw + input_pos) / 1e6 / t);
+	if (run->input_size > 0 && input_pos <= (uint64_t)run->input_size) {
+		double frac = (double)input_pos / run->input_size;
 		double eta = frac > 0 ? (t * (1 - frac) / frac) : 0;
 		n += snprintf(msg + n, sizeof msg - n, ", %s %.0f%% ETA %d:%02d", run->input, frac * 100,
 		              (int)eta / 60, (int)eta % 60);
@@ -344,6 +351,27 @@ void llm_run_progress(llm_run *run, uint64_t raw_bytes)
 	ssize_t w = write(2, msg, n);
 	(void)w;
 	run->printed = 1;
+}
+
+void llm_run_progress(llm_run *run, uint64_t raw_bytes)
+{
+	run->input_raw = raw_bytes;
+	if (!run->tty || llm_verbosity() < 1 || (++run->tick & 1023))
+		return;
+	progress_line(run, raw_bytes, 0);
+}
+
+void llm_run_progress_work(llm_run *run, const char *unit, uint64_t done, int64_t input_pos)
+{
+	run->unit = unit;
+	run->units = done;
+	if (input_pos >= 0)
+		run->input_raw = (uint64_t)input_pos;
+	/* Each call stands for costly work (a forward): no call-count throttle, the clock's only,
+	 * and the first call shows the line at once (a slow run is seen to be running). */
+	if (run->tty && llm_verbosity() >= 1)
+		progress_line(run, run->input_raw, !run->work_shown);
+	run->work_shown = 1;
 }
 
 static void put_counters(llm_buf *b, const counters *c)
@@ -413,14 +441,20 @@ static int write_stats(llm_run *run, double secs)
 	return rc;
 }
 
+void llm_run_progress_clear(llm_run *run)
+{
+	if (run->printed) {
+		ssize_t w = write(2, "\r\033[K", 4);
+		(void)w;
+		run->printed = 0;
+	}
+}
+
 int llm_run_finish(llm_run *run)
 {
 	double secs = now(&run->t0);
 	int rc = run->err;
-	if (run->printed) {
-		ssize_t w = write(2, "\r\033[K", 4);
-		(void)w;
-	}
+	llm_run_progress_clear(run);
 	if (llm_verbosity() >= 1) {
 		llm_buf b = LLM_BUF_INIT;
 		llm_buf_addf(&b, "%llu in, %llu out, %llu rejected", (unsigned long long)run->in,

@@ -15,7 +15,8 @@
  * with their first 1 KiB and their length, since holding them whole is what the cap prevents.
  *
  * Progress: when stderr is a terminal and verbosity >= 1, a line rewritten at most 4 times a
- * second: records/s, MB/s, and % and ETA when the input size is known.
+ * second: records/s (or units of work/s, llm_run_progress_work), MB/s, and % and ETA when the
+ * input size is known.
  * Summary: one line on stderr at the end (verbosity >= 1):
  *   "llm-clean: 1000 in, 900 out, 100 rejected (short 60, gopher_quality 40); 12.3 MB in 0.50 s (24.6 MB/s)"
  * --stats FILE: the same as JSON (schema in llmkit-formats(5)), written atomically.
@@ -65,6 +66,15 @@ void llm_run_count_domain(llm_run *run, int dom, const char *name, uint64_t n);
 void llm_run_stats_extra(llm_run *run, const char *raw_member);
 
 void llm_run_progress(llm_run *run, uint64_t raw_bytes);
+/* Progress of a tool whose cost is not its records (llm-eval: tokens through a model): the
+ * line counts done units of unit (a literal, e.g. "tokens") and their rate instead of records,
+ * at most 4 times a second whatever the call rate. input_pos: the position in the current
+ * input, in the units of llm_run_begin_input's size, for % and ETA; < 0 keeps the one the
+ * reader last gave (llm_run_progress). */
+void llm_run_progress_work(llm_run *run, const char *unit, uint64_t done, int64_t input_pos);
+/* Erase the progress line (before results go to the same terminal); it comes back with the
+ * next progress call. llm_run_finish does it too. */
+void llm_run_progress_clear(llm_run *run);
 
 uint64_t llm_run_records_in(const llm_run *run);
 uint64_t llm_run_records_out(const llm_run *run);

@@ -224,7 +224,7 @@ static int cuda_eval(llm_backend *b, const int32_t *x, const int32_t *y, int B, 
 static int cuda_upload(llm_backend *b)
 {
 	int rc = llm_cudamodel_set_params(b->gpu, llm_model_params(b->m));
-	return rc ? rc : llm_cudamodel_set_optim(b->gpu, b->am, b->av);
+	return rc || b->o.inference ? rc : llm_cudamodel_set_optim(b->gpu, b->am, b->av);
 }
 
 static int cuda_download(llm_backend *b, int optim)
@@ -254,8 +254,12 @@ static int cuda_open(llm_backend *b)
 	co.precision = b->o.precision;
 	co.recompute = b->o.recompute;
 	co.zero1 = b->o.zero1;
+	co.inference = b->o.inference;
 	int rc = llm_cudamodel_new(&b->gpu, b->m, &co);
 	if (rc)
+		return rc;
+	/* an evaluation scores the host as loaded: nothing to upload later */
+	if (b->o.inference && (rc = llm_cudamodel_set_params(b->gpu, llm_model_params(b->m))))
 		return rc;
 	if (b->o.world > 1) {
 		unsigned char id[LLM_NCCL_ID_BYTES] = { 0 };
@@ -345,4 +349,15 @@ int llm_backend_eval(llm_backend *b, const int32_t *x, const int32_t *y, int B, 
 int llm_backend_hidden(llm_backend *b, const int32_t *x, int B, int T, const float **hidden)
 {
 	return b->ops->hidden(b, x, B, T, hidden);
+}
+
+static int cuda_token_losses(void *b, const int32_t *x, const int32_t *y, int B, int T,
+                             float *losses)
+{
+	return llm_cudamodel_token_losses(((llm_backend *)b)->gpu, x, y, B, T, losses);
+}
+
+llm_backend_loss_fn llm_backend_token_loss_fn(const llm_backend *b)
+{
+	return b->gpu ? cuda_token_losses : NULL;
 }

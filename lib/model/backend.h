@@ -19,6 +19,11 @@
  * all-reduce over ranks, so one process with --accum 2 equals two processes bit for bit; the
  * CUDA model accumulates on the device and overlaps the all-reduce with the last backward.
  *
+ * Evaluation (options.inference, llm-eval): a forward-only backend of the host as it is (its
+ * parameters are uploaded when it opens; no moments, adam_m and adam_v NULL), scored through
+ * llm_backend_eval or the per-token losses of llm_backend_token_loss_fn. The device is the
+ * caller's resolved choice (llm_device_resolve, once per process); nothing here looks again.
+ *
  * Errors: the backend's (cudamodel.h: LLM_EUNSUPPORTED without a GPU, LLM_ENOMEM when the device
  * is full, LLM_EINTERNAL for a CUDA, NCCL or MPI failure), with the detail set. After an error
  * the backend must be freed. Thread safety: one thread drives a backend.
@@ -40,6 +45,7 @@ typedef struct {
 	int zero1;               /* on GPUs: the AdamW state sharded over the ranks */
 	int accum;               /* micro-batches per step (>= 1) */
 	int rank, world;         /* this process and the process count (mpirt.h) */
+	int inference;           /* forward only (evaluation): no gradients or optimizer state */
 } llm_backend_options;
 
 /* CPU, fp32, one micro-batch, rank 0 of 1. */
@@ -93,5 +99,13 @@ int llm_backend_eval(llm_backend *b, const int32_t *inputs, const int32_t *targe
  * backend only (LLM_EUNSUPPORTED on CUDA). */
 int llm_backend_hidden(llm_backend *b, const int32_t *inputs, int B, int T,
                        const float **hidden);
+
+/* Per-token losses, as eval.h's llm_token_loss_fn with the backend as its context: the
+ * function an evaluator or chooser scores with (llm_evaluator_set_scorer(ev, fn, b)). NULL for
+ * the CPU backend, where the evaluator's own forward of the host model (double log-sum-exp,
+ * the reference) is the CPU's scorer; the CUDA backend's fused cross-entropy otherwise. */
+typedef int (*llm_backend_loss_fn)(void *b, const int32_t *inputs, const int32_t *targets, int B,
+                                   int T, float *losses);
+llm_backend_loss_fn llm_backend_token_loss_fn(const llm_backend *b);
 
 #endif

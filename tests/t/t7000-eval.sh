@@ -68,6 +68,21 @@ test_expect_success JQ 'deterministic, whatever the batch' '
 	test_cmp v.out b3.out
 '
 
+# script(1) gives the command a terminal: the progress line is drawn only there.
+command -v script >/dev/null 2>&1 && test_set_prereq SCRIPT
+
+test_expect_success SCRIPT 'loss: progress on a terminal (tokens, rate, share and ETA), none with -q' '
+	script -qec "llm-eval loss --ckpt run -t tok.json --seq-len 32 shards" /dev/null >tty.out &&
+	grep "llm-eval: [0-9.k]* tokens, [0-9.k]* tokens/s, shards/.*val-[0-9]*\.bin [0-9]*% ETA" tty.out &&
+	grep "^all .* 4\.[0-9]*" tty.out &&
+	script -qec "llm-eval loss --ckpt run -t tok.json --seq-len 32 few.jsonl" /dev/null >doc.out &&
+	grep "llm-eval: [0-9.k]* tokens, [0-9.k]* tokens/s" doc.out &&
+	script -qec "llm-eval loss -q --ckpt run -t tok.json --seq-len 32 shards" /dev/null >q.out &&
+	grep "^all " q.out && ! grep "tokens/s" q.out &&
+	llm-eval loss --ckpt run -t tok.json --seq-len 32 shards >out 2>err &&
+	grep "tokens in .* s (" err && ! grep "tokens, .* tokens/s" err
+'
+
 test_expect_success 'documents from stdin; malformed lines warn, count and fail' '
 	printf "%s\n" "{\"text\": \"one two\", \"domain\": \"a\"}" "{bad" "{\"x\": 1}" \
 		"{\"text\": \"three\"}" >bad.jsonl &&
