@@ -471,7 +471,7 @@ static void parse_option(struct args *a, int c, const char *arg)
 	case OPT_RECIPE: {
 		/* A recipe is options in a file: one that does not parse, or sets a value outside
 		 * its bounds, is a usage error (2); one that cannot be read is 1. */
-		int rc = llm_recipe_load(a->recipe, arg);
+		int rc = llm_recipe_load(a->recipe, tool_data_find(arg, "recipes", NULL));
 		if (rc == LLM_EFORMAT || rc == LLM_EINVAL)
 			usage_error("%s", llm_last_error());
 		if (rc != LLM_OK)
@@ -486,7 +486,7 @@ static void parse_option(struct args *a, int c, const char *arg)
 	case OPT_MAX_CHARS: override_int(a->recipe, "--max-chars", "max_chars", arg); break;
 	case OPT_MIN_WORDS: override_int(a->recipe, "--min-words", "min_words", arg); break;
 	case OPT_SET: set_param(a->recipe, arg); break;
-	case OPT_STOP_WORDS: a->stop_file = arg; break;
+	case OPT_STOP_WORDS: a->stop_file = tool_data_find(arg, "samples/stopwords", ".txt"); break;
 	case OPT_DROP_PATTERN: a->drop_file = arg; break;
 	case OPT_DROP_LINE_PATTERN: a->drop_line_file = arg; break;
 	case OPT_LANG:

@@ -298,7 +298,8 @@ static llm_tox *make_tox(const struct cfg *c)
 			memcpy(lang, arg, (size_t)(colon - arg));
 			file = colon + 1;
 		}
-		if (llm_tox_add_words(t, *lang ? lang : NULL, file) != LLM_OK)
+		if (llm_tox_add_words(t, *lang ? lang : NULL,
+		                      tool_data_find(file, "samples/wordlists", NULL)) != LLM_OK)
 			die_lib();
 	}
 	if (!c->no_model) {
@@ -900,7 +901,7 @@ static void parse_option(struct cfg *c, int ch, const char *arg)
 	case OPT_ZH_SUBSTRINGS: c->zh_substrings = 1; break;
 	case OPT_ZH_WORDS: c->zh_words = 1; break;
 	case OPT_PER_1K: parse_by_lang("--words-per-1k", &c->per_1k, arg, 1000); break;
-	case OPT_MODEL: c->model = arg; break;
+	case OPT_MODEL: c->model = tool_data_find(arg, "samples/tox", ".bin"); break;
 	case OPT_NO_MODEL: c->no_model = 1; break;
 	case OPT_LABEL: c->label = arg; break;
 	case OPT_THRESHOLD:
@@ -910,7 +911,7 @@ static void parse_option(struct cfg *c, int ch, const char *arg)
 	case OPT_RECIPE:
 		if (!c->recipe)
 			c->recipe = llm_recipe_new();
-		if (llm_recipe_load(c->recipe, arg) != LLM_OK)
+		if (llm_recipe_load(c->recipe, tool_data_find(arg, "recipes", NULL)) != LLM_OK)
 			die_lib();
 		break;
 	case OPT_MAX_FPR:
