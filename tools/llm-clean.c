@@ -47,7 +47,7 @@ enum {
 static const struct tool_option cli_options[] = {
 	TOOL_OPTION("recipe", 0, "FILE", OPT_RECIPE,
 	            "filters, thresholds and normalisation per domain and language\n"
-	            "(llmkit-recipe(5); recipes/default is what pipelines use)"),
+	            "(llmkit-recipe(5); a shipped one by name: --recipe default)"),
 	TOOL_OPTION("explain", 0, NULL, OPT_EXPLAIN,
 	            "print the recipe's settings per domain and language and exit"),
 	TOOL_OPTION("list-filters", 0, NULL, OPT_LIST_FILTERS,
@@ -74,7 +74,7 @@ static const struct tool_option cli_options[] = {
 	TOOL_OPTION("set", 0, "NAME=VALUE", OPT_SET,
 	            "set a filter threshold for every document (see llm-clean(1))"),
 	TOOL_OPTION("stop-words", 0, "FILE", OPT_STOP_WORDS,
-	            "stop words for the Gopher rule (one per line)"),
+	            "stop words for the Gopher rule (one per line; shipped: en, zh)"),
 	TOOL_OPTION("drop-pattern", 0, "FILE", OPT_DROP_PATTERN,
 	            "drop documents matching any PCRE2 pattern in FILE"),
 	TOOL_OPTION("drop-line-pattern", 0, "FILE", OPT_DROP_LINE_PATTERN,
