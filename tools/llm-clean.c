@@ -48,7 +48,7 @@ enum {
 static const struct tool_option cli_options[] = {
 	TOOL_OPTION("recipe", 0, "FILE", OPT_RECIPE,
 	            "filters, thresholds and normalisation per domain and language\n"
-	            "(llmkit-recipe(5); recipes/default is what pipelines use)"),
+	            "(llmkit-recipe(5); a shipped one by name: --recipe default)"),
 	TOOL_OPTION("explain", 0, NULL, OPT_EXPLAIN,
 	            "print the recipe's settings per domain and language and exit"),
 	TOOL_OPTION("list-filters", 0, NULL, OPT_LIST_FILTERS,
@@ -75,7 +75,7 @@ static const struct tool_option cli_options[] = {
 	TOOL_OPTION("set", 0, "NAME=VALUE", OPT_SET,
 	            "set a filter threshold for every document (see llm-clean(1))"),
 	TOOL_OPTION("stop-words", 0, "FILE", OPT_STOP_WORDS,
-	            "stop words for the Gopher rule (one per line)"),
+	            "stop words for the Gopher rule (one per line; shipped: en, zh)"),
 	TOOL_OPTION("drop-pattern", 0, "FILE", OPT_DROP_PATTERN,
 	            "drop documents matching any PCRE2 pattern in FILE"),
 	TOOL_OPTION("drop-line-pattern", 0, "FILE", OPT_DROP_LINE_PATTERN,
@@ -395,7 +395,7 @@ static void parse_option(struct args *a, int c, const char *arg)
 	case OPT_RECIPE: {
 		/* A recipe is options in a file: one that does not parse, or sets a value outside
 		 * its bounds, is a usage error (2); one that cannot be read is 1. */
-		int rc = llm_recipe_load(a->recipe, arg);
+		int rc = llm_recipe_load(a->recipe, tool_data_find(arg, "recipes", NULL));
 		if (rc == LLM_EFORMAT || rc == LLM_EINVAL)
 			usage_error("%s", llm_last_error());
 		if (rc != LLM_OK)
@@ -410,7 +410,7 @@ static void parse_option(struct args *a, int c, const char *arg)
 	case OPT_MAX_CHARS: override_int(a->recipe, "--max-chars", "max_chars", arg); break;
 	case OPT_MIN_WORDS: override_int(a->recipe, "--min-words", "min_words", arg); break;
 	case OPT_SET: set_param(a->recipe, arg); break;
-	case OPT_STOP_WORDS: a->stop_file = arg; break;
+	case OPT_STOP_WORDS: a->stop_file = tool_data_find(arg, "samples/stopwords", ".txt"); break;
 	case OPT_DROP_PATTERN: a->drop_file = arg; break;
 	case OPT_DROP_LINE_PATTERN: a->drop_line_file = arg; break;
 	case OPT_LANG:

@@ -180,7 +180,7 @@ static void parse_option(struct cfg *c, int ch, const char *arg)
 	case OPT_ZH_SUBSTRINGS: c->zh_substrings = 1; break;
 	case OPT_ZH_WORDS: c->zh_words = 1; break;
 	case OPT_PER_1K: parse_by_lang("--words-per-1k", &c->per_1k, arg, 1000); break;
-	case OPT_MODEL: c->model = arg; break;
+	case OPT_MODEL: c->model = tool_data_find(arg, "samples/tox", ".bin"); break;
 	case OPT_NO_MODEL: c->no_model = 1; break;
 	case OPT_LABEL: c->label = arg; break;
 	case OPT_THRESHOLD:
@@ -190,7 +190,7 @@ static void parse_option(struct cfg *c, int ch, const char *arg)
 	case OPT_RECIPE:
 		if (!c->recipe)
 			c->recipe = llm_recipe_new();
-		if (llm_recipe_load(c->recipe, arg) != LLM_OK)
+		if (llm_recipe_load(c->recipe, tool_data_find(arg, "recipes", NULL)) != LLM_OK)
 			die_lib();
 		break;
 	case OPT_MAX_FPR:

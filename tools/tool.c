@@ -398,6 +398,47 @@ char *tool_data_path(char *out, size_t cap, const char *rel)
 	return out;
 }
 
+/* The paths tool_data_find found, kept (and reachable) until exit: options hold them. */
+struct found {
+	struct found *next;
+	char path[];
+};
+static struct found *found;
+
+static const char *keep_found(const char *path)
+{
+	size_t n = strlen(path) + 1;
+	struct found *f = llm_malloc(sizeof *f + n);
+	memcpy(f->path, path, n);
+	f->next = found;
+	found = f;
+	return f->path;
+}
+
+const char *tool_data_find(const char *arg, const char *dir, const char *ext)
+{
+	struct stat st;
+	if (!*arg || !strcmp(arg, "-") || *arg == '/' || !strncmp(arg, "./", 2) ||
+	    !strncmp(arg, "../", 3) || stat(arg, &st) == 0)
+		return arg;
+	char rel[TOOL_PATH_MAX], path[TOOL_PATH_MAX];
+	const char *cand[3] = { NULL, NULL, arg };
+	int n = 0;
+	if (dir && snprintf(rel, sizeof rel, "%s/%s", dir, arg) < (int)sizeof rel)
+		cand[n++] = rel;
+	char relx[TOOL_PATH_MAX];
+	if (dir && ext && snprintf(relx, sizeof relx, "%s/%s%s", dir, arg, ext) < (int)sizeof relx)
+		cand[n++] = relx;
+	for (int i = 0; i < 3; i++) {
+		if (!cand[i])
+			continue;
+		int len = snprintf(path, sizeof path, "%s/%s", data_root(), cand[i]);
+		if (len < (int)sizeof path && stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			return keep_found(path);
+	}
+	return arg;
+}
+
 void tool_save_cmdline(int argc, char **argv)
 {
 	llm_buf_reset(&cmdline);

@@ -153,6 +153,15 @@ int tool_lines_close(tool_lines *in);
 #define TOOL_PATH_MAX 4096
 char *tool_data_path(char *out, size_t cap, const char *rel);
 
+/*
+ * A file option's argument that may name shipped data (--recipe default, --stop-words en):
+ * arg itself when it exists (or is "-", absolute, or starts with ./ or ../); else the first
+ * of DATA/dir/arg, DATA/dir/arg+ext (ext NULL: none) and DATA/arg that exists, DATA being
+ * tool_data_path's root; else arg, so that the error names what was typed. The string
+ * returned lives until the program exits.
+ */
+const char *tool_data_find(const char *arg, const char *dir, const char *ext);
+
 /* The command line as one shell-quoted string (for manifests and checkpoint state; escape it
  * with llm_json_put_str when writing JSON). tool_save_cmdline must have been called. */
 const char *tool_cmdline(void);

@@ -484,7 +484,8 @@ static void plateau(llm_trainer *t, double vl)
 		st->lr_factor *= o->plateau_factor;
 		st->plateau_rises = 0;
 		llm_buf m = LLM_BUF_INIT;
-		llm_buf_addf(&m, "\"lr_factor\": %.17g", st->lr_factor);
+		llm_buf_adds(&m, "\"lr_factor\": ");
+		llm_json_put_f64(&m, st->lr_factor);
 		event(t, st->step, "plateau", &m);
 		llm_buf_release(&m);
 	}
@@ -614,6 +615,14 @@ static int write_config(const llm_trainer *t)
 	return rc;
 }
 
+/* One "  \"key\": number,\n" line of train.json. */
+static void put_num(llm_buf *b, const char *key, double v)
+{
+	llm_buf_addf(b, "  \"%s\": ", key);
+	llm_json_put_f64(b, v);
+	llm_buf_adds(b, ",\n");
+}
+
 /* train.json: the resolved options, what the run trains on and with. */
 static int write_train_json(const llm_trainer *t)
 {
@@ -633,11 +642,17 @@ static int write_train_json(const llm_trainer *t)
 	             (long long)o->steps, o->batch, o->seq, o->accum, world(t),
 	             (unsigned long long)o->seed);
 	const llm_optim_config *c = &o->opt;
-	llm_buf_addf(&b, "  \"lr\": %.17g,\n  \"min_lr\": %.17g,\n  \"warmup\": %lld,\n"
-	                 "  \"decay_steps\": %lld,\n  \"beta1\": %.17g,\n  \"beta2\": %.17g,\n"
-	                 "  \"eps\": %.17g,\n  \"weight_decay\": %.17g,\n  \"clip\": %.17g,\n",
-	             c->lr, c->min_lr, (long long)c->warmup, (long long)c->total, c->beta1, c->beta2,
-	             c->eps, c->weight_decay, c->clip);
+	/* The rates as the shortest decimal that reads back (0.0003, not 0.00029999999999999997):
+	 * what was asked for, and still the exact double. */
+	put_num(&b, "lr", c->lr);
+	put_num(&b, "min_lr", c->min_lr);
+	llm_buf_addf(&b, "  \"warmup\": %lld,\n  \"decay_steps\": %lld,\n", (long long)c->warmup,
+	             (long long)c->total);
+	put_num(&b, "beta1", c->beta1);
+	put_num(&b, "beta2", c->beta2);
+	put_num(&b, "eps", c->eps);
+	put_num(&b, "weight_decay", c->weight_decay);
+	put_num(&b, "clip", c->clip);
 	llm_buf_addf(&b, "  \"backend\": \"%s\",\n  \"peak_flops\": %.6g,\n  \"command\": ",
 	             llm_backend_name(t->be), llm_backend_peak_flops(t->be));
 	llm_json_put_str(&b, o->command, strlen(o->command));

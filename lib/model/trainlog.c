@@ -19,6 +19,7 @@
 
 #include "core/buf.h"
 #include "core/err.h"
+#include "core/fmt.h"
 #include "core/io.h"
 #include "core/json.h"
 
@@ -208,7 +209,7 @@ static int write_prom(llm_trainlog *lg, int64_t step)
 		else if (isinf(v))
 			snprintf(num, sizeof num, v > 0 ? "+Inf" : "-Inf");
 		else
-			snprintf(num, sizeof num, "%.17g", v);
+			llm_fmt_double(num, sizeof num, v); /* 0.0003, not 0.00029999999999999997 */
 		llm_buf_addf(b, "# TYPE llm_train_%s gauge\nllm_train_%s %s\n", lg->slots[i].key,
 		             lg->slots[i].key, num);
 	}

@@ -124,6 +124,27 @@ test_expect_success 'without installed data an installed llm-tox says what is mi
 	LLMKIT_DATA=$TOP bare/bin/llm-tox -q doc.jsonl >out && test_grep tox_score out
 '
 
+test_expect_success 'installed programs take shipped data by name, from any directory' '
+	(unset LLMKIT_DATA; cd / &&
+	 "$TRASH/inst/bin/llm-clean" -q --recipe default --stop-words en "$TRASH/doc.jsonl" &&
+	 "$TRASH/inst/bin/llm-tox" -q --recipe default --model tox --words en:en "$TRASH/doc.jsonl" &&
+	 "$TRASH/inst/bin/llm-tox" -q --recipe recipes/default --no-model --add-words de:de \
+		"$TRASH/doc.jsonl") >byname.out &&
+	test_grep "weather in the park" byname.out && test_grep tox_score byname.out &&
+	test_must_fail inst/bin/llm-clean -q --recipe no-such-recipe doc.jsonl 2>err &&
+	test_grep "llm-clean: no-such-recipe: No such file" err &&
+	mkdir -p here && printf "not a recipe\n" >here/default &&
+	{ (cd here && "$TRASH/inst/bin/llm-clean" -q --recipe default "$TRASH/doc.jsonl") 2>err
+	  test $? = 2; } && test_grep "llm-clean: default:1: expected" err
+'
+
+test_expect_success 'make -f the installed pipelines/Makefile help, from anywhere, needs no CONFIG' '
+	(cd / && make -s -f "$TRASH/inst/share/llmkit/pipelines/Makefile" help) >help.out &&
+	test_grep "a whole llmkit run as file targets" help.out &&
+	test_grep "clean-stage STAGE=tox" help.out &&
+	test_grep "$TRASH/inst/share/llmkit/pipelines/demo.mk" help.out
+'
+
 test_expect_success 'the installed pipeline runs the installed programs' '
 	mkdir -p pipe/raw && cp $SAMPLES/corpus/code.jsonl pipe/raw/ &&
 	(cd pipe && make -s -f "$TRASH/inst/share/llmkit/pipelines/Makefile" \

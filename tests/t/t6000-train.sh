@@ -135,6 +135,14 @@ test_expect_success 'spike skip leaves the weights alone for that step' '
 	grep "\"skipped_steps\": 1," sk/ckpt/step-0000004/state.json
 '
 
+test_expect_success 'train.json and metrics.prom: the shortest number that reads back, integers exact' '
+	train --steps 2 --warmup 4 --lr 3e-4 --weight-decay 0.1 --run-dir fmt &&
+	grep "^  \"lr\": 0.0003,$" fmt/train.json && grep "^  \"weight_decay\": 0.1,$" fmt/train.json &&
+	grep "^  \"beta2\": 0.95,$" fmt/train.json && grep "^  \"warmup\": 4,$" fmt/train.json &&
+	grep "^llm_train_lr 0.00015$" fmt/metrics.prom && grep "^llm_train_tokens 128$" fmt/metrics.prom &&
+	grep "^llm_train_step 2$" fmt/metrics.prom
+'
+
 test_expect_success 'plateau: two evaluations above the best halve the learning rate' '
 	train --steps 6 --run-dir pl --lr 0.3 --eval-every 1 --eval-batches 2 --plateau 2,0,0.5 &&
 	grep "\"step\": 3, \"event\": \"plateau\", \"lr_factor\": 0.5}" pl/metrics.jsonl &&

@@ -137,7 +137,8 @@ llm_tox *tox_make(const struct cfg *c)
 			memcpy(lang, arg, (size_t)(colon - arg));
 			file = colon + 1;
 		}
-		if (llm_tox_add_words(t, *lang ? lang : NULL, file) != LLM_OK)
+		if (llm_tox_add_words(t, *lang ? lang : NULL,
+		                      tool_data_find(file, "samples/wordlists", NULL)) != LLM_OK)
 			die_lib();
 	}
 	if (!c->no_model) {
