@@ -30,16 +30,16 @@ FILTERS = ["gopher-rep", "fineweb", "gopher-quality"]
 LANG = "cmn_Hani"
 
 
-def datatrove_filters(cfg):
+def datatrove_filters(cfg, lang=LANG):
     """The three filters exactly as fineweb-2-pipeline.py builds them for one language."""
     from datatrove.pipeline.filters import FineWebQualityFilter, GopherQualityFilter, GopherRepetitionFilter
     return [
-        GopherRepetitionFilter(language=LANG, dup_para_frac=0, dup_line_char_frac=0, dup_para_char_frac=0,
+        GopherRepetitionFilter(language=lang, dup_para_frac=0, dup_line_char_frac=0, dup_para_char_frac=0,
                                dup_line_frac=cfg["dup_line_frac"], top_n_grams=cfg["top_n_grams"],
                                dup_n_grams=cfg["dup_n_grams"]),
-        FineWebQualityFilter(language=LANG, short_line_thr=999, char_duplicates_ratio=0.1,
+        FineWebQualityFilter(language=lang, short_line_thr=999, char_duplicates_ratio=0.1,
                              line_punct_thr=cfg["line_punct_thr"], new_line_ratio=cfg["new_line_ratio"]),
-        GopherQualityFilter(language=LANG, max_avg_word_length=cfg["max_avg_word_length"],
+        GopherQualityFilter(language=lang, max_avg_word_length=cfg["max_avg_word_length"],
                             min_avg_word_length=cfg["min_avg_word_length"], stop_words=cfg["stopwords"],
                             max_non_alpha_words_ratio=cfg["max_non_alpha_words_ratio"], min_stop_words=2),
     ]

@@ -25,6 +25,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clean_fineweb2 import datatrove_filters  # noqa: E402
+
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 FW2 = {"ar": "arb_Arab", "de": "deu_Latn", "fr": "fra_Latn", "id": "ind_Latn", "it": "ita_Latn",
        "ja": "jpn_Jpan", "ko": "kor_Hang", "nl": "nld_Latn", "pl": "pol_Latn", "pt": "por_Latn",
@@ -59,26 +62,12 @@ def man_docs(lang, limit):
     return docs
 
 
-def datatrove_row(cfg, name):
-    from datatrove.pipeline.filters import FineWebQualityFilter, GopherQualityFilter, GopherRepetitionFilter
-    return [
-        GopherRepetitionFilter(language=name, dup_para_frac=0, dup_line_char_frac=0, dup_para_char_frac=0,
-                               dup_line_frac=cfg["dup_line_frac"], top_n_grams=cfg["top_n_grams"],
-                               dup_n_grams=cfg["dup_n_grams"]),
-        FineWebQualityFilter(language=name, short_line_thr=999, char_duplicates_ratio=0.1,
-                             line_punct_thr=cfg["line_punct_thr"], new_line_ratio=cfg["new_line_ratio"]),
-        GopherQualityFilter(language=name, max_avg_word_length=cfg["max_avg_word_length"],
-                            min_avg_word_length=cfg["min_avg_word_length"], stop_words=cfg["stopwords"],
-                            max_non_alpha_words_ratio=cfg["max_non_alpha_words_ratio"], min_stop_words=2),
-    ]
-
-
 def run_datatrove(docs, name):
     import yaml
     from datatrove.data import Document
     with open(os.path.join(TOP, "lib", "text", "fineweb2", name + ".yml"), encoding="utf-8") as f:
         cfg = yaml.safe_load(f)
-    filters = datatrove_row(cfg, name)
+    filters = datatrove_filters(cfg, name)
     out = []
     for d in docs:
         row = []

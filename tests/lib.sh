@@ -116,6 +116,21 @@ test_must_fail() {
 
 test_cmp() { diff -u "$1" "$2"; }
 
+# test_tiny_run: in the current directory, docs.jsonl (16 English documents of each curated
+# sample, cut to 1,000 characters), a 384-token BPE trained on them (tok.json), their tokens
+# (docs.tok), shards/ with a quarter held out, and run/: the tiny preset trained 8 steps.
+test_tiny_run() {
+	for d in books legal qa web wiki; do
+		jq -c "select(.lang == \"en\") | .text |= .[0:1000]" "$SAMPLES/corpus/$d.jsonl" |
+			head -n 16 || return 1
+	done >docs.jsonl &&
+	llm-tokenize train -q --vocab-size 384 -o tok.json docs.jsonl &&
+	llm-tokenize -q -t tok.json docs.jsonl >docs.tok &&
+	llm-shard -q --val-fraction 0.25 --tokenizer tok.json -o shards docs.tok &&
+	llm-train -q --data shards --model tiny --batch 4 --seq-len 32 --steps 8 --warmup 2 \
+		--lr 3e-3 --tokenizer tok.json --run-dir run
+}
+
 # Lines in a file (portable wc -l without padding).
 test_line_count() {
 	n=$(wc -l <"$3" | tr -d ' ')

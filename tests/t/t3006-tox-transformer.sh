@@ -3,15 +3,7 @@ test_description='llm-tox: a transformer classifier as the second stage, on what
 . "$(dirname "$0")/../lib.sh"
 
 test_expect_success 'setup: a tiny pretrained run and a classifier fine-tuned from it' '
-	for d in books legal qa web wiki; do
-		jq -c "select(.lang == \"en\") | .text |= .[0:1000]" "$SAMPLES/corpus/$d.jsonl" |
-			head -n 16 || exit 1
-	done >docs.jsonl &&
-	llm-tokenize train -q --vocab-size 384 -o tok.json docs.jsonl &&
-	llm-tokenize -q -t tok.json docs.jsonl >docs.tok &&
-	llm-shard -q --val-fraction 0.25 --tokenizer tok.json -o shards docs.tok &&
-	llm-train -q --data shards --model tiny --batch 4 --seq-len 32 --steps 8 --warmup 2 \
-		--lr 3e-3 --tokenizer tok.json --run-dir run &&
+	test_tiny_run &&
 	jq -c "{text, lang, label: (if .label == 1 then \"toxic\" else \"clean\" end)}" \
 		$SAMPLES/corpus/toxicity_sample.jsonl >tox.jsonl &&
 	llm-train classify -q --init run --batch 8 --seq-len 48 --steps 6 --lr 1e-3 -o clf tox.jsonl

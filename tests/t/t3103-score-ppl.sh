@@ -4,15 +4,7 @@ test_description='llm-score: perplexity under a language model (CCNet), its sket
 
 # A tiny model trained for a few steps (as t7000): its perplexities differ by document.
 test_expect_success 'setup: a tokenizer and a tiny trained run' '
-	for d in books legal qa web wiki; do
-		jq -c "select(.lang == \"en\") | .text |= .[0:1000]" "$SAMPLES/corpus/$d.jsonl" |
-			head -n 16 || exit 1
-	done >docs.jsonl &&
-	llm-tokenize train -q --vocab-size 384 -o tok.json docs.jsonl &&
-	llm-tokenize -q -t tok.json docs.jsonl >docs.tok &&
-	llm-shard -q --val-fraction 0.25 --tokenizer tok.json -o shards docs.tok &&
-	llm-train -q --data shards --model tiny --batch 4 --seq-len 32 --steps 8 --warmup 2 \
-		--lr 3e-3 --tokenizer tok.json --run-dir run &&
+	test_tiny_run &&
 	test -f run/tokenizer.json
 '
 
