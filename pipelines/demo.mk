@@ -19,6 +19,12 @@ DECON_OPTS     :=
 # tox_words, tox_threshold); a --threshold here would win over the recipe's.
 TOX_OPTS       :=
 # A domain tokenizer trained on the cleaned samples (TOKENIZER := file to use a given one).
+# Size the model with the vocabulary: the presets' widths suit a few thousand tokens; with a
+# 150k-token tokenizer (Qwen2.5's) tiny is 20M parameters, 19.4M of them the embedding that
+# is also its output layer, and each step costs 16 times the products. Give such a
+# vocabulary a wider model (--config FILE in place of --model tiny in TRAIN_OPTS) or train
+# a smaller tokenizer here (TOKENIZER_OPTS);
+# llm-train's start line says the vocabulary's share (llm-train(1), Sizing).
 TOKENIZER      :=
 TOKENIZER_OPTS := --vocab-size 4096
 TOKENIZE_OPTS  := --eos

@@ -957,13 +957,23 @@ static int open_model(llm_trainer *t, const char *resume_dir)
 static void say_model(const llm_trainer *t)
 {
 	const llm_train_options *o = &t->o;
-	llm_info("%s: %d layers, width %d, %d/%d heads, vocab %d: %.2fM parameters; %llu train "
-	         "tokens (mix %s); %d process%s, %s, peak %.1f GFLOP/s",
-	         o->config ? o->config : o->model, t->cfg.num_hidden_layers, t->cfg.hidden_size,
-	         t->cfg.num_attention_heads, t->cfg.num_key_value_heads, t->cfg.vocab_size,
-	         llm_model_config_params(&t->cfg) / 1e6, (unsigned long long)llm_loader_tokens(t->train),
+	const llm_model_config *c = &t->cfg;
+	double params = (double)llm_model_config_params(c);
+	/* the vocabulary's parameters: the embedding, and the output layer unless tied; the
+	 * output layer's product is 6 V C of a token's 6 N + attention FLOPs */
+	double vocab = (double)c->vocab_size * c->hidden_size * (c->tie_word_embeddings ? 1 : 2);
+	double head = 6.0 * c->vocab_size * c->hidden_size;
+	llm_info("%s: %d layers, width %d, %d/%d heads, vocab %d: %.2fM parameters, %.0f%% of them "
+	         "the vocabulary's; %llu train tokens (mix %s); %d process%s, %s, peak %.1f GFLOP/s",
+	         o->config ? o->config : o->model, c->num_hidden_layers, c->hidden_size,
+	         c->num_attention_heads, c->num_key_value_heads, c->vocab_size, params / 1e6,
+	         100 * vocab / params, (unsigned long long)llm_loader_tokens(t->train),
 	         llm_loader_mix(t->train), world(t), world(t) > 1 ? "es" : "", llm_backend_name(t->be),
 	         llm_backend_peak_flops(t->be) / 1e9);
+	if (2 * vocab > params)
+		llm_info("the output layer over %d tokens is %.0f%% of each step's products: a smaller "
+		         "vocabulary trains this width faster (llm-train(1), Sizing)", c->vocab_size,
+		         100 * head / t->flops_tok);
 }
 
 int llm_trainer_open(llm_trainer **out, const llm_train_options *o)

@@ -54,6 +54,16 @@ test_expect_success 'smoke loop: load, train, eval, checkpoint, resume, compare'
 	cp -r smoke/smoke-data data && cp smoke/smoke-config.json cfg.json
 '
 
+test_expect_success JQ 'the start line says how much of the model is the vocabulary, and warns when most is' '
+	llm-train --data data --config cfg.json --steps 1 --batch 2 --seq-len 32 --run-dir v1 2>err &&
+	grep -q "vocab 61: .* parameters, [0-9]*% of them the vocabulary.s;" err &&
+	test_must_fail grep -q "output layer" err &&
+	jq ".vocab_size = 60000" cfg.json >big.json &&
+	llm-train --data data --config big.json --steps 1 --batch 2 --seq-len 32 --run-dir v2 2>err &&
+	grep -q "vocab 60000: 3.86M parameters, 100% of them the vocabulary.s;" err &&
+	grep -q "the output layer over 60000 tokens is 99% of each step.s products" err
+'
+
 test_expect_success 'training lowers the loss and writes the run directory' '
 	train --steps 12 --run-dir r1 --eval-every 6 --eval-batches 2 --layer-norms &&
 	losses r1/metrics.jsonl >l && test_line_count = 12 l &&
