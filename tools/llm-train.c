@@ -7,15 +7,14 @@
  * exactly). Several processes under mpirun train data-parallel (gradients all-reduced; rank 0
  * logs and checkpoints). Memory: the model's parameters, gradients and AdamW moments (16 bytes
  * per parameter, 20 with --accum > 1) plus the activations of one micro-batch (model.h).
- * The run itself is lib/model/train.h; this file is its options, its progress line and main.
+ * The run itself is lib/model/train.h; this file is its options and main, its progress line
+ * is llm-train/progress.c.
  */
 #include <errno.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/tmpfile.h"
@@ -23,7 +22,6 @@
 #include "model/model.h"
 #include "model/mpirt.h"
 #include "model/ops.h"
-#include "model/report.h"
 #include "model/runlog.h"
 #include "model/train.h"
 #include "llm-train/llm-train.h"
@@ -164,79 +162,6 @@ static const struct tool_option cli_options[] = {
 
 static const struct tool_cli cli = { usage, cli_options, "classify\0" };
 
-typedef struct {
-	llm_train_options t;
-	int log_every, report_every, precision_given;
-	uint64_t *skip;
-	size_t nskip;
-} options;
-
-/* ---- the progress line ------------------------------------------------------------------ */
-
-typedef struct {
-	const options *o;
-	double t_begin;
-	int64_t first, tok0;
-	int started;
-	llm_runlog *rl;      /* --report-every: the run read back, as it grows */
-} progress;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/*
- * --report-every: llm-report's page of the run (with its diagnosis) into RUN_DIR/report.html,
- * replaced atomically. While training, the page names this trainer and asks the browser to
- * reload it at about the pace it is rewritten. A failure is warned about; training goes on.
- */
-static void report_page(progress *p, int64_t steps_done, int live)
-{
-	double per_step = (now() - p->t_begin) / (double)(steps_done > 0 ? steps_done : 1);
-	if (llm_report_run(&p->rl, p->o->t.run_dir, live, per_step * p->o->report_every) != LLM_OK)
-		llm_warn("--report-every: %s", llm_last_error());
-}
-
-static void show_progress(void *ctx, const llm_trainer *t, const llm_train_step *s)
-{
-	progress *p = ctx;
-	const options *o = p->o;
-	llm_train_status st;
-	llm_trainer_status(t, &st);
-	if (!p->started) {
-		/* A smoke run's lives: the clock starts at their first step. */
-		p->started = 1;
-		p->t_begin = now();
-		p->first = st.step - 1;
-		p->tok0 = st.tokens - (int64_t)o->t.batch * o->t.seq * o->t.accum * o->t.backend.world;
-	}
-	if (o->report_every && o->t.backend.rank == 0 && st.step % o->report_every == 0)
-		report_page(p, st.step - p->first, 1);
-	int tty = isatty(2);
-	if (o->t.backend.rank || llm_verbosity() < 1 ||
-	    (!tty && st.step % o->log_every && st.step != o->t.steps))
-		return;
-	double el = now() - p->t_begin, rate = (st.step - p->first) / (el > 0 ? el : 1e-9);
-	double eta = rate > 0 ? (o->t.steps - st.step) / rate : 0;
-	double tps = (double)(st.tokens - p->tok0) / (el > 0 ? el : 1e-9);
-	char v[32] = "";
-	if (isfinite(s->val_loss))
-		snprintf(v, sizeof v, " val %.4f", s->val_loss);
-	fprintf(stderr, "%sllm-train: step %lld/%lld loss %.4f (smoothed %.4f)%s lr %.3g | "
-	                "%.0f tok/s, %.0f s, eta %.0f s%s",
-	        tty ? "\r" : "", (long long)st.step, (long long)o->t.steps, s->loss, st.smoothed_loss,
-	        v, st.lr, tps, el, eta, tty ? "\033[K" : "\n");
-}
-
-static void end_progress(const options *o)
-{
-	if (o->t.backend.rank == 0 && llm_verbosity() >= 1 && isatty(2))
-		fputc('\n', stderr);
-}
-
 /* ---- main ---------------------------------------------------------------------------------- */
 
 static void parse_option(options *o, int c, const char *arg)
@@ -338,8 +263,8 @@ static int smoke(options *o)
 	progress p = { o, 0, 0, 0, 0, NULL };
 	o->log_every = 1;
 	o->report_every = 0; /* the smoke run's lives are no run to show */
-	int same, rc = llm_train_smoke(&o->t, show_progress, &p, &report, &same);
-	end_progress(o);
+	int same, rc = llm_train_smoke(&o->t, train_show_progress, &p, &report, &same);
+	train_end_progress(o);
 	if (rc)
 		die_lib();
 	fwrite(report.p, 1, report.len, stdout);
@@ -381,16 +306,16 @@ static int train(options *o)
 		open_failed(rc);
 	llm_train_status st;
 	llm_trainer_status(t, &st);
-	progress p = { o, now(), st.step, st.tokens, 1, NULL };
+	progress p = { o, train_now(), st.step, st.tokens, 1, NULL };
 	int stopped;
-	rc = llm_train_run(t, show_progress, &p, &stop_signal, &stopped);
-	end_progress(o);
+	rc = llm_train_run(t, train_show_progress, &p, &stop_signal, &stopped);
+	train_end_progress(o);
 	llm_trainer_status(t, &st);
 	int rc2 = llm_trainer_close(t);
 	if (rc || rc2)
 		die_lib();
 	if (o->report_every && o->t.backend.rank == 0) {
-		report_page(&p, 0, 0); /* the trainer has gone: the last page */
+		train_report_page(&p, 0, 0); /* the trainer has gone: the last page */
 		llm_runlog_free(p.rl);
 	}
 	if (o->t.backend.rank == 0)
