@@ -262,16 +262,6 @@ test_expect_success 'records in = out + rejected over all samples' '
 	test $(wc -l <out) = $(jq .records_out s.json)
 '
 
-test_expect_success ZSTD 'the man page EXAMPLES run' '
-	head -n 5 $C/news.jsonl | zstd -q >crawl-00.jsonl.zst &&
-	head -n 5 $C/wiki.jsonl | zstd -q >crawl-01.jsonl.zst &&
-	cp $TESTDATA/cat/dolma-sample-0000.warc.gz CC-MAIN-00000.warc.gz &&
-	printf "A first paragraph.\n\nA second one.\n" >book.txt &&
-	sed -n "s/^\.Dl //p" $TOP/man/man1/llm-cat.1 >examples &&
-	test_line_count = 3 examples &&
-	while read -r cmd; do eval "$cmd" 2>/dev/null || { echo "failed: $cmd"; exit 1; }; done <examples &&
-	test_line_count = 22 docs.jsonl && test -e rejects.jsonl &&
-	zstd -dc book.jsonl.zst >book.jsonl && test_line_count = 2 book.jsonl
-'
+# The man page's examples and what they print: t0007.
 
 test_done

@@ -40,7 +40,7 @@ test_expect_success 'PORTABLE=1: its own tree, no OpenBLAS, the data libraries s
 	test_grep "PORTABLE=1 and SAN=1 do not go together" err &&
 	make -n -B -C "$TOP" SAN=0 PORTABLE=1 build/portable/bin/llm-tokenize >dry 2>&1 &&
 	grep -- "-o build/portable/bin/llm-tokenize" dry >link &&
-	grep -- "-Wl,-Bstatic -lzstd -lpcre2-8 -lutf8proc -lxxhash -Wl,-Bdynamic" link &&
+	grep -- "-Wl,-Bstatic -lzstd -lpcre2-8 -lutf8proc -lprotobuf-c -lxxhash -Wl,-Bdynamic" link &&
 	! grep -- "-lopenblas" link && ! grep -- "-DLLM_HAVE_BLAS" dry &&
 	grep "BLAS=0" "$TOP/build/portable/config.vars"
 '

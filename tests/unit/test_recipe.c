@@ -61,11 +61,12 @@ static void test_table(void)
 	CHECK_EQ_INT(p.min_chars, 7);
 	CHECK_EQ_INT(llm_filter_param_unknown("min_char", 8), LLM_EINVAL);
 	CHECK(strstr(llm_last_error(), "did you mean 'min_chars'?") != NULL);
-	/* --list-filters: every step, and values that differ for Chinese */
+	/* --list-filters: every step, and the values of FineWeb-2's languages that differ */
 	llm_buf_reset(&b);
 	llm_filter_list(&b);
 	CHECK(strstr(b.p, "length  document length (default)\n  reasons: too_short too_long too_few_words\n"));
-	CHECK(strstr(b.p, "  dup_line_frac = 0.3 (zh 0.287)\n"));
+	CHECK(strstr(b.p, "  dup_line_frac = 0.3 (ar 0.304, zh 0.287, de 0.263, "));
+	CHECK(strstr(b.p, "  dup_para_frac = 0.3 (FineWeb-2 languages: 0)\n"));
 	CHECK(strstr(b.p, "  counts lines: c4_lines_policy\n"));
 	CHECK(strstr(b.p, "  code_max_line_length = 1000\n"));
 	llm_buf_release(&b);
