@@ -45,9 +45,9 @@ def datatrove_filters(cfg, lang=LANG):
     ]
 
 
-def run_datatrove(docs, cfg):
+def run_datatrove(docs, cfg, lang=LANG):
     from datatrove.data import Document
-    filters = datatrove_filters(cfg)
+    filters = datatrove_filters(cfg, lang)
     out = []
     for d in docs:
         row = []

@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from clean_fineweb2 import datatrove_filters  # noqa: E402
+from clean_fineweb2 import run_datatrove as fw2_run_datatrove  # noqa: E402
 
 TOP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 FW2 = {"ar": "arb_Arab", "de": "deu_Latn", "fr": "fra_Latn", "id": "ind_Latn", "it": "ita_Latn",
@@ -64,18 +64,8 @@ def man_docs(lang, limit):
 
 def run_datatrove(docs, name):
     import yaml
-    from datatrove.data import Document
     with open(os.path.join(TOP, "lib", "text", "fineweb2", name + ".yml"), encoding="utf-8") as f:
-        cfg = yaml.safe_load(f)
-    filters = datatrove_filters(cfg, name)
-    out = []
-    for d in docs:
-        row = []
-        for f in filters:
-            r = f.filter(Document(text=d["text"], id=d["id"]))
-            row.append("keep" if r is True else r[1])
-        out.append(row)
-    return out
+        return fw2_run_datatrove(docs, yaml.safe_load(f), name)
 
 
 def run_ours(binary, docs, lang, flt):
