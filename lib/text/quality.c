@@ -313,7 +313,8 @@ const char *llm_quality_word(llm_quality *q, size_t i, size_t *len)
 static const char *const gopher_stop[] = { "the", "be", "to", "of", "and", "that", "have", "with",
 	                                   NULL };
 /* The stop words of each FineWeb-2 language (its config's "stopwords"), in column order */
-#define STOP_LIST(name, iso1, alias) static const char *const stop_##name[] = { LLM_FW2_STOP_##name, NULL };
+#define STOP_LIST(name, iso1, alias) \
+	static const char *const stop_##name[] = { LLM_FW2_STOP_##name, NULL };
 LLM_FW2_LANGS(STOP_LIST)
 #undef STOP_LIST
 static const struct fw2_lang {
