@@ -187,12 +187,18 @@ static void parse_option(struct cfg *c, int ch, const char *arg)
 		parse_by_lang("--threshold", &c->threshold, arg, 1);
 		c->threshold_set = 1;
 		break;
-	case OPT_RECIPE:
+	case OPT_RECIPE: {
 		if (!c->recipe)
 			c->recipe = llm_recipe_new();
-		if (llm_recipe_load(c->recipe, tool_data_find(arg, "recipes", NULL)) != LLM_OK)
+		/* as llm-clean's: a recipe that does not parse, or sets a value outside its bounds,
+		 * is a usage error (2); one that cannot be read is 1 */
+		int rc = llm_recipe_load(c->recipe, tool_data_find(arg, "recipes", NULL));
+		if (rc == LLM_EFORMAT || rc == LLM_EINVAL)
+			usage_error("%s", llm_last_error());
+		if (rc != LLM_OK)
 			die_lib();
 		break;
+	}
 	case OPT_MAX_FPR:
 	case OPT_MIN_RECALL:
 		if (c->ntargets == MAX_TARGETS)

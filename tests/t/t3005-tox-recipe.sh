@@ -68,8 +68,8 @@ test_expect_success 'eval follows the recipe: exempt documents count as kept' '
 
 test_expect_success 'recipe errors: a bad file names its line; --recipe where it does not apply' '
 	printf "[domain legal]\ntox_words = maybe\n" >bad &&
-	test_must_fail llm-tox --recipe bad </dev/null 2>err && test_grep "bad:2: tox_words" err &&
-	test_must_fail llm-tox --recipe nowhere </dev/null 2>err && test_grep "nowhere" err &&
+	test_must_fail --code=2 llm-tox --recipe bad </dev/null 2>err && test_grep "bad:2: tox_words" err &&
+	test_must_fail --code=1 llm-tox --recipe nowhere </dev/null 2>err && test_grep "nowhere" err &&
 	test_must_fail --code=2 llm-tox train --recipe nowords -o m.bin $S 2>err &&
 	test_grep "filtering and eval" err
 '
