@@ -853,45 +853,6 @@ static inline uint32_t pair_rank(llm_bpe_enc *e, uint32_t l, uint32_t r, uint32_
 	return bpe_pair_cached(e->bpe, e->pcache, l, r, res);
 }
 
-/* The leftmost of the lowest of rank[0..n) (n > 0), its value in *best: the pair BPE merges
- * next (NO_TOKEN: none merges). */
-static inline size_t lowest(const uint32_t *rank, size_t n, uint32_t *best)
-{
-	size_t bi = 0;
-	*best = NO_TOKEN;
-	for (size_t i = 0; i < n; i++)
-		if (rank[i] < *best) {
-			*best = rank[i];
-			bi = i;
-		}
-	return bi;
-}
-
-size_t bpe_merge_linear(const llm_bpe *b, bpe_pcache *pc, uint32_t *id, uint32_t *rank,
-                        uint32_t *res, size_t n, size_t stop)
-{
-	while (n > stop) {
-		uint32_t best;
-		size_t bi = lowest(rank, n - 1, &best);
-		if (best == NO_TOKEN)
-			break;
-		/* Symbols after the pair shift left by one; so do the pairs after it. */
-		size_t tail = n - bi - 2;
-		id[bi] = res[bi];
-		memmove(id + bi + 1, id + bi + 2, tail * sizeof *id);
-		if (tail > 1) {
-			memmove(rank + bi + 1, rank + bi + 2, (tail - 1) * sizeof *rank);
-			memmove(res + bi + 1, res + bi + 2, (tail - 1) * sizeof *res);
-		}
-		n--;
-		if (bi > 0)
-			rank[bi - 1] = bpe_pair_cached(b, pc, id[bi - 1], id[bi], &res[bi - 1]);
-		if (bi + 1 < n)
-			rank[bi] = bpe_pair_cached(b, pc, id[bi], id[bi + 1], &res[bi]);
-	}
-	return n;
-}
-
 /* Merge by linear scan: O(n^2) but with tiny constants for the short pieces of real text.
  * The symbols are in e->id; the ranks and results of their pairs in e->rank and e->next. */
 static size_t merge_linear(llm_bpe_enc *e, size_t n)
@@ -1020,7 +981,7 @@ static size_t merge_ranked(llm_bpe_enc *e, const unsigned char *p, size_t n)
 		at[i] = (uint32_t)i;
 	while (n > 1) {
 		uint32_t best;
-		size_t bi = lowest(rank, n - 1, &best);
+		size_t bi = bpe_lowest(rank, n - 1, &best);
 		if (best == NO_TOKEN)
 			break;
 		/* Symbol bi + 1 joins bi; those after it and their pairs shift left by one. */

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "bpe.h"
 #include "core/buf.h"
@@ -187,11 +188,49 @@ static inline uint32_t bpe_pair_cached(const llm_bpe *b, bpe_pcache *pc, uint32_
 	return c->rank;
 }
 
+/* The leftmost of the lowest of rank[0..n) (n > 0), its value in *best: the pair BPE merges
+ * next (NO_TOKEN: none merges). */
+static inline size_t bpe_lowest(const uint32_t *rank, size_t n, uint32_t *best)
+{
+	size_t bi = 0;
+	*best = NO_TOKEN;
+	for (size_t i = 0; i < n; i++)
+		if (rank[i] < *best) {
+			*best = rank[i];
+			bi = i;
+		}
+	return bi;
+}
+
 /* Merge the n symbols in id, whose pairs have their ranks and results in rank and res, by
  * lowest rank, leftmost first, until stop symbols are left or no pair merges (the reference
- * BPE, for short pieces); returns the count left. */
-size_t bpe_merge_linear(const llm_bpe *b, bpe_pcache *pc, uint32_t *id, uint32_t *rank,
-                        uint32_t *res, size_t n, size_t stop);
+ * BPE, for short pieces); returns the count left. The rank encoder (bpe.c) and backtracking
+ * BPE (bpe_bt.c, to check a token's own merges) both merge with it; inline, as it sits on the
+ * rank encoder's path for every short piece. */
+static inline size_t bpe_merge_linear(const llm_bpe *b, bpe_pcache *pc, uint32_t *id,
+                                      uint32_t *rank, uint32_t *res, size_t n, size_t stop)
+{
+	while (n > stop) {
+		uint32_t best;
+		size_t bi = bpe_lowest(rank, n - 1, &best);
+		if (best == NO_TOKEN)
+			break;
+		/* Symbols after the pair shift left by one; so do the pairs after it. */
+		size_t tail = n - bi - 2;
+		id[bi] = res[bi];
+		memmove(id + bi + 1, id + bi + 2, tail * sizeof *id);
+		if (tail > 1) {
+			memmove(rank + bi + 1, rank + bi + 2, (tail - 1) * sizeof *rank);
+			memmove(res + bi + 1, res + bi + 2, (tail - 1) * sizeof *res);
+		}
+		n--;
+		if (bi > 0)
+			rank[bi - 1] = bpe_pair_cached(b, pc, id[bi - 1], id[bi], &res[bi - 1]);
+		if (bi + 1 < n)
+			rank[bi] = bpe_pair_cached(b, pc, id[bi], id[bi + 1], &res[bi]);
+	}
+	return n;
+}
 
 /*
  * Backtracking BPE (bpe_bt.c): exact linear-time encoding for byte-level vocabularies.
