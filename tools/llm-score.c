@@ -90,21 +90,6 @@ static const struct tool_cli cli = { usage, cli_options, "train\0sketch\0merge\0
 
 /* ---- options ---- */
 
-/* The subcommand argv[1] names (CMD_SCORE when none); *argi is set to its options' start. */
-static int subcommand(int argc, char **argv, int *argi)
-{
-	*argi = 1;
-	if (argc < 2 || argv[1][0] == '-')
-		return CMD_SCORE;
-	int i = 0;
-	for (const char *w = cli.commands; *w; w += strlen(w) + 1, i++)
-		if (strcmp(argv[1], w) == 0) {
-			*argi = 2;
-			return i + 1;
-		}
-	return CMD_SCORE;
-}
-
 static void add_file(const char **list, int *n, const char *opt, const char *arg)
 {
 	if (*n == SCORE_MAX_FILES)
@@ -178,7 +163,7 @@ int main(int argc, char **argv)
 	struct cfg c;
 	cfg_init(&c);
 	int argi;
-	c.cmd = subcommand(argc, argv, &argi);
+	c.cmd = tool_subcommand(&cli, argc, argv, &argi);
 	/* the subcommand's options are parsed as a command line of their own */
 	int ac = argc - argi + 1;
 	char **av = argv + argi - 1;

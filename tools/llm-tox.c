@@ -147,21 +147,6 @@ static void cfg_init(struct cfg *c)
 	c->ft.bucket = 200000;
 }
 
-/* The subcommand argv[1] names (CMD_FILTER when none); *argi is set to its options' start. */
-static int subcommand(int argc, char **argv, int *argi)
-{
-	*argi = 1;
-	if (argc < 2 || argv[1][0] == '-')
-		return CMD_FILTER;
-	int i = 0;
-	for (const char *w = cli.commands; *w; w += strlen(w) + 1, i++)
-		if (strcmp(argv[1], w) == 0) {
-			*argi = 2;
-			return i + 1;
-		}
-	return CMD_FILTER;
-}
-
 static void parse_option(struct cfg *c, int ch, const char *arg)
 {
 	if (tool_ftopt_parse(&c->ft, ch, arg))
@@ -249,7 +234,7 @@ int main(int argc, char **argv)
 	struct cfg c;
 	cfg_init(&c);
 	int argi;
-	c.cmd = subcommand(argc, argv, &argi);
+	c.cmd = tool_subcommand(&cli, argc, argv, &argi);
 	/* the subcommand's options are parsed as a command line of their own */
 	int ac = argc - argi + 1;
 	char **av = argv + argi - 1;

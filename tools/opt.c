@@ -219,3 +219,17 @@ int tool_getopt(struct tool_common *co, int argc, char **argv)
 			return c;
 	}
 }
+
+int tool_subcommand(const struct tool_cli *cli, int argc, char **argv, int *argi)
+{
+	*argi = 1;
+	if (argc < 2 || argv[1][0] == '-')
+		return 0;
+	int i = 1;
+	for (const char *w = cli->commands; w && *w; w += strlen(w) + 1, i++)
+		if (strcmp(argv[1], w) == 0) {
+			*argi = 2;
+			return i;
+		}
+	return 0;
+}

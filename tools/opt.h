@@ -82,6 +82,10 @@ struct tool_cli {
 
 struct tool_common;
 
+/* The subcommand argv[1] names: its place in cli->commands from 1, with *argi = 2 (its
+ * options start at argv[2]); else 0 (the default command) with *argi = 1. */
+int tool_subcommand(const struct tool_cli *cli, int argc, char **argv, int *argi);
+
 /* The next option of argv, as getopt_long would return it, with its argument in optarg: the
  * row's id, or -1 after the last option (optind is then the first operand). Common options
  * are handled here (into co; --help, --version and --list-options print and exit 0); an
